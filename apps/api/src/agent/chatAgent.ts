@@ -1,0 +1,42 @@
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { Agent } from '@mastra/core/agent';
+import { Memory } from '@mastra/memory';
+import { PostgresStore } from '@mastra/pg';
+
+export const CHAT_INSTRUCTIONS = [
+  'You are a helpful, concise assistant in a web chat.',
+  'People may send follow-up messages while you are still answering; those arrive as later turns.',
+  'Use Markdown for structure and code blocks for code.',
+].join(' ');
+
+export interface ChatAgent {
+  agent: Agent;
+  memory: Memory;
+  close(): Promise<void>;
+}
+
+/**
+ * The Mastra agent and its Postgres memory: the canonical store of every branch's executed
+ * transcript (O1). Mastra's tables live in their own schema so drizzle-kit never sees them.
+ */
+export async function createChatAgent(options: { databaseUrl: string; model: LanguageModelV4 }): Promise<ChatAgent> {
+  const storage = new PostgresStore({
+    id: 'chat-memory',
+    connectionString: options.databaseUrl,
+    schemaName: 'mastra',
+  });
+  await storage.init();
+  const memory = new Memory({
+    storage,
+    // Transcripts are recalled in full; no semantic recall or working memory.
+    options: { lastMessages: 200, semanticRecall: false, generateTitle: false },
+  });
+  const agent = new Agent({
+    id: 'chat',
+    name: 'Chat',
+    instructions: CHAT_INSTRUCTIONS,
+    model: options.model,
+    memory,
+  });
+  return { agent, memory, close: () => storage.close() };
+}

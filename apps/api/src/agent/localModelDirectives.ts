@@ -1,0 +1,57 @@
+export interface LocalModelDirectives {
+  words: number;
+  delayMs: number | undefined;
+  fail: boolean;
+  failAfter: number | undefined;
+  tool: string | undefined;
+  history: boolean;
+  cleanText: string;
+}
+
+export const DEFAULT_REPLY_WORDS = 40;
+const MAX_REPLY_WORDS = 20_000;
+const MAX_DELAY_MS = 60_000;
+
+// Only well-formed tokens are directives; anything else in [[...]] stays in the text.
+const DIRECTIVE_TOKEN = /\[\[(?:(words|delay|fail-after):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history))\]\]/g;
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}
+
+export function parseDirectives(text: string): LocalModelDirectives {
+  const directives: LocalModelDirectives = {
+    words: DEFAULT_REPLY_WORDS,
+    delayMs: undefined,
+    fail: false,
+    failAfter: undefined,
+    tool: undefined,
+    history: false,
+    cleanText: '',
+  };
+
+  // When a directive repeats, the last one wins.
+  const withoutTokens = text.replace(
+    DIRECTIVE_TOKEN,
+    (
+      _token,
+      numericName?: string,
+      numericValue?: string,
+      toolKeyword?: string,
+      toolName?: string,
+      flag?: string,
+    ) => {
+      const amount = Number(numericValue);
+      if (numericName === 'words') directives.words = clamp(amount, 1, MAX_REPLY_WORDS);
+      else if (numericName === 'delay') directives.delayMs = clamp(amount, 0, MAX_DELAY_MS);
+      else if (numericName === 'fail-after') directives.failAfter = clamp(amount, 0, MAX_REPLY_WORDS);
+      else if (toolKeyword === 'tool') directives.tool = toolName;
+      else if (flag === 'fail') directives.fail = true;
+      else if (flag === 'history') directives.history = true;
+      return ' ';
+    },
+  );
+
+  directives.cleanText = withoutTokens.replace(/\s+/g, ' ').trim();
+  return directives;
+}

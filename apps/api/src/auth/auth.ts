@@ -1,0 +1,41 @@
+import { type Database, schema } from '@chat/db';
+import { betterAuth } from 'better-auth';
+import { drizzleAdapter } from 'better-auth/adapters/drizzle';
+import { anonymous } from 'better-auth/plugins';
+
+export interface AuthOptions {
+  db: Database;
+  secret: string;
+  /** The origin people use (the web app); cookies and CSRF checks are for it. */
+  webOrigin: string;
+}
+
+/** Accounts: a guest account on first visit (anonymous sign-in), optional email + password. */
+export function createAuth(options: AuthOptions) {
+  return betterAuth({
+    basePath: '/api/auth',
+    baseURL: options.webOrigin,
+    secret: options.secret,
+    trustedOrigins: [options.webOrigin],
+    database: drizzleAdapter(options.db, {
+      provider: 'pg',
+      schema: {
+        user: schema.user,
+        session: schema.session,
+        account: schema.account,
+        verification: schema.verification,
+      },
+    }),
+    emailAndPassword: { enabled: true },
+    plugins: [anonymous()],
+    telemetry: { enabled: false },
+  });
+}
+
+export type Auth = ReturnType<typeof createAuth>;
+
+/** The signed-in user's id, or null. */
+export async function userIdOf(auth: Auth, headers: Headers): Promise<string | null> {
+  const session = await auth.api.getSession({ headers });
+  return session?.user.id ?? null;
+}

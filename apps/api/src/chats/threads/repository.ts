@@ -1,0 +1,99 @@
+import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
+import { schema } from '@chat/db';
+import { and, desc, eq } from 'drizzle-orm';
+import { InvariantError } from '../../platform/errors';
+
+const { threads, branches } = schema;
+
+export async function insertThreadWithRootBranch(
+  q: Queryable,
+  values: { ownerId: string; title: string; titled: boolean },
+): Promise<{ thread: ThreadRow; branch: BranchRow }> {
+  const [created] = await q.insert(threads).values(values).returning();
+  if (!created) throw new InvariantError('insert returned no thread');
+  const branchId = crypto.randomUUID();
+  const [branch] = await q
+    .insert(branches)
+    .values({ id: branchId, threadId: created.id, memoryThreadId: branchId })
+    .returning();
+  if (!branch) throw new InvariantError('insert returned no branch');
+  const [thread] = await q
+    .update(threads)
+    .set({ activeBranchId: branch.id })
+    .where(eq(threads.id, created.id))
+    .returning();
+  if (!thread) throw new InvariantError('thread vanished');
+  return { thread, branch };
+}
+
+export async function findOwnedThread(
+  q: Queryable,
+  threadId: string,
+  ownerId: string,
+): Promise<ThreadRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(threads)
+    .where(and(eq(threads.id, threadId), eq(threads.ownerId, ownerId)));
+  return row;
+}
+
+/**
+ * Locks the thread row for the rest of the transaction. Every decision about a thread's turns
+ * (accept, claim, settle, edit) takes this lock first, so they serialise per thread across instances.
+ */
+export async function lockOwnedThread(
+  q: Queryable,
+  threadId: string,
+  ownerId: string,
+): Promise<ThreadRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(threads)
+    .where(and(eq(threads.id, threadId), eq(threads.ownerId, ownerId)))
+    .for('update');
+  return row;
+}
+
+export async function lockThread(q: Queryable, threadId: string): Promise<ThreadRow | undefined> {
+  const [row] = await q.select().from(threads).where(eq(threads.id, threadId)).for('update');
+  return row;
+}
+
+export async function listThreadsByOwner(q: Queryable, ownerId: string): Promise<ThreadRow[]> {
+  return await q
+    .select()
+    .from(threads)
+    .where(eq(threads.ownerId, ownerId))
+    .orderBy(desc(threads.updatedAt), desc(threads.createdAt));
+}
+
+export async function updateThread(
+  q: Queryable,
+  threadId: string,
+  changes: Partial<Pick<ThreadRow, 'title' | 'titled' | 'activeBranchId'>>,
+): Promise<ThreadRow> {
+  const [row] = await q
+    .update(threads)
+    .set({ ...changes, updatedAt: new Date() })
+    .where(eq(threads.id, threadId))
+    .returning();
+  if (!row) throw new InvariantError(`thread ${threadId} vanished`);
+  return row;
+}
+
+export async function deleteThreadRow(q: Queryable, threadId: string): Promise<void> {
+  // Branch rows reference the thread and each other; the thread's own FK to its active branch
+  // must be cleared first so the cascade can run.
+  await q.update(threads).set({ activeBranchId: null }).where(eq(threads.id, threadId));
+  await q.delete(threads).where(eq(threads.id, threadId));
+}
+
+export async function findBranch(q: Queryable, branchId: string): Promise<BranchRow | undefined> {
+  const [row] = await q.select().from(branches).where(eq(branches.id, branchId));
+  return row;
+}
+
+export async function listBranches(q: Queryable, threadId: string): Promise<BranchRow[]> {
+  return await q.select().from(branches).where(eq(branches.threadId, threadId));
+}

@@ -1,0 +1,31 @@
+import type { TurnStatus } from '@chat/contracts';
+import { InvariantError } from '../../platform/errors';
+
+/**
+ * The one transition table of a ChatTurnRequest. Every status write goes through `assertTransition`
+ * (see repository.transitionTurn); anything not listed is a bug.
+ *
+ *   queued  -> running -> completed | interrupted | failed
+ *   queued  -> cancelled            (deleted from the dock)
+ *   failed  -> queued               (edited; Q11)
+ *   failed  -> cancelled            (deleted)
+ */
+const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
+  queued: ['running', 'cancelled'],
+  running: ['completed', 'interrupted', 'failed'],
+  failed: ['queued', 'cancelled'],
+  completed: [],
+  interrupted: [],
+  cancelled: [],
+};
+
+export function canTransition(from: TurnStatus, to: TurnStatus): boolean {
+  return transitions[from].includes(to);
+}
+
+export function assertTransition(from: TurnStatus, to: TurnStatus): void {
+  if (!canTransition(from, to)) throw new InvariantError(`illegal turn transition ${from} -> ${to}`);
+}
+
+/** Statuses that hold the thread's single active slot (Q5). */
+export const ACTIVE_STATUSES = ['running'] as const satisfies readonly TurnStatus[];

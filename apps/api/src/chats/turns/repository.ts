@@ -1,0 +1,125 @@
+import type { Queryable, TurnRow } from '@chat/db';
+import { schema } from '@chat/db';
+import { and, asc, eq, lt, or, type SQL, sql } from 'drizzle-orm';
+import { InvariantError } from '../../platform/errors';
+import { assertTransition } from './lifecycle';
+
+const turns = schema.chatTurnRequests;
+
+/** A queued turn, or a failed one that never produced reply text (it blocks the head, Q11). */
+const inQueue = or(eq(turns.status, 'queued'), and(eq(turns.status, 'failed'), eq(turns.partialText, '')));
+
+export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.threadId, threadId), eq(turns.id, turnId)));
+  return row;
+}
+
+export async function findTurnByClientRequestId(
+  q: Queryable,
+  threadId: string,
+  clientRequestId: string,
+): Promise<TurnRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.threadId, threadId), eq(turns.clientRequestId, clientRequestId)));
+  return row;
+}
+
+export async function findActiveTurn(q: Queryable, threadId: string): Promise<TurnRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.threadId, threadId), eq(turns.status, 'running')));
+  return row;
+}
+
+/** The thread's queue in run order. */
+export async function listQueuedTurns(q: Queryable, threadId: string): Promise<TurnRow[]> {
+  return await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.threadId, threadId), inQueue))
+    .orderBy(asc(turns.createdAt), asc(turns.id));
+}
+
+export function isInQueue(turn: TurnRow): boolean {
+  return turn.status === 'queued' || (turn.status === 'failed' && turn.partialText === '');
+}
+
+export async function insertQueuedTurn(
+  q: Queryable,
+  values: { threadId: string; branchId: string; clientRequestId: string; text: string },
+): Promise<TurnRow> {
+  const [row] = await q
+    .insert(turns)
+    .values({ ...values, status: 'queued' })
+    .returning();
+  if (!row) throw new InvariantError('insert returned no turn');
+  return row;
+}
+
+type TurnColumns = Omit<typeof turns.$inferInsert, 'id' | 'threadId' | 'status'>;
+type TurnChanges = { [K in keyof TurnColumns]?: TurnColumns[K] | SQL };
+
+/**
+ * Moves a turn along the lifecycle table. The update is conditional on the status the caller saw,
+ * so a concurrent move makes this one fail loudly instead of overwriting it.
+ */
+export async function transitionTurn(
+  q: Queryable,
+  turn: Pick<TurnRow, 'id' | 'status'>,
+  to: TurnRow['status'],
+  changes: TurnChanges = {},
+): Promise<TurnRow> {
+  assertTransition(turn.status, to);
+  const [row] = await q
+    .update(turns)
+    .set({ ...changes, status: to })
+    .where(and(eq(turns.id, turn.id), eq(turns.status, turn.status)))
+    .returning();
+  if (!row) throw new InvariantError(`turn ${turn.id} is no longer ${turn.status}`);
+  return row;
+}
+
+export async function updateQueuedTurnText(q: Queryable, turnId: string, text: string): Promise<TurnRow> {
+  const [row] = await q.update(turns).set({ text }).where(eq(turns.id, turnId)).returning();
+  if (!row) throw new InvariantError(`turn ${turnId} vanished`);
+  return row;
+}
+
+/** Heartbeat of a running turn: extends the lease and checkpoints the visible reply so far. */
+export async function checkpointRunningTurn(
+  q: Queryable,
+  turnId: string,
+  runnerId: string,
+  leaseMs: number,
+  progress: { partialText: string; assistantMessageId: string | null },
+): Promise<boolean> {
+  const rows = await q
+    .update(turns)
+    .set({
+      partialText: progress.partialText,
+      assistantMessageId: progress.assistantMessageId,
+      leaseExpiresAt: leaseFromNow(leaseMs),
+    })
+    .where(and(eq(turns.id, turnId), eq(turns.status, 'running'), eq(turns.runnerId, runnerId)))
+    .returning({ id: turns.id });
+  return rows.length > 0;
+}
+
+/** Running turns whose runner stopped renewing its lease (a crashed or hung process). */
+export async function listOrphanedTurns(q: Queryable): Promise<TurnRow[]> {
+  return await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.status, 'running'), lt(turns.leaseExpiresAt, sql`now()`)));
+}
+
+/** The database's clock plus the lease, so instances with skewed clocks agree on expiry. */
+export function leaseFromNow(leaseMs: number): SQL {
+  return sql`now() + ${`${leaseMs} milliseconds`}::interval`;
+}

@@ -1,0 +1,203 @@
+import type { BranchRow, Database, TurnRow } from '@chat/db';
+import { toAISdkStream } from '@mastra/ai-sdk';
+import type { UIMessageChunk } from 'ai';
+import type { ChatAgent } from '../../agent/chatAgent';
+import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
+import type { Logger } from '../../platform/logger';
+import type { Signals } from '../../platform/notifications';
+import { lockThread } from '../threads/repository';
+import { ensureReplyPersisted } from '../transcript';
+import { checkpointRunningTurn, findTurn, transitionTurn } from './repository';
+import { TurnStream } from './turnStream';
+
+export interface TurnRunnerDeps {
+  db: Database;
+  chatAgent: ChatAgent;
+  signals: Signals;
+  logger: Logger;
+  /** This instance's id, written on the turns it runs. */
+  runnerId: string;
+  leaseMs: number;
+}
+
+interface RunningTurn {
+  controller: AbortController;
+  stream: TurnStream;
+  done: Promise<void>;
+}
+
+type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; error: string };
+
+/**
+ * Runs claimed turns on this instance, independent of any HTTP connection. It streams the model's
+ * reply into a TurnStream, checkpoints the visible text with a heartbeat, and settles the turn
+ * (which releases the thread's active slot) only after the reply is in memory.
+ */
+export class TurnRunner {
+  private readonly running = new Map<string, RunningTurn>();
+  private readonly stopListening: () => void;
+
+  constructor(private readonly deps: TurnRunnerDeps) {
+    // Interrupts may arrive from any instance (S1); only the one running the turn acts.
+    this.stopListening = deps.signals.subscribe((signal) => {
+      if (signal.kind === 'interrupt') this.abort(signal.turnId);
+    });
+  }
+
+  /** Starts a turn that was just claimed (status running, runnerId = ours). */
+  start(turn: TurnRow, context: { branch: BranchRow; ownerId: string }): TurnStream {
+    const controller = new AbortController();
+    const stream = new TurnStream();
+    const done = this.run(turn, context, controller, stream)
+      .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
+      .finally(() => this.running.delete(turn.id));
+    this.running.set(turn.id, { controller, stream, done });
+    return stream;
+  }
+
+  streamOf(turnId: string): TurnStream | undefined {
+    return this.running.get(turnId)?.stream;
+  }
+
+  isRunningHere(turnId: string): boolean {
+    return this.running.has(turnId);
+  }
+
+  abort(turnId: string): boolean {
+    const running = this.running.get(turnId);
+    if (!running) return false;
+    running.controller.abort(new Error('interrupted'));
+    return true;
+  }
+
+  /** Interrupts every turn of this instance and waits until each is settled (shutdown). */
+  async stop(): Promise<void> {
+    this.stopListening();
+    for (const turnId of this.running.keys()) this.abort(turnId);
+    await Promise.all([...this.running.values()].map((running) => running.done));
+  }
+
+  private async run(
+    turn: TurnRow,
+    context: { branch: BranchRow; ownerId: string },
+    controller: AbortController,
+    stream: TurnStream,
+  ): Promise<void> {
+    const { chatAgent, logger } = this.deps;
+    const userMessageId = turn.userMessageId ?? crypto.randomUUID();
+    const progress = { partialText: '', assistantMessageId: null as string | null };
+    let streamError: string | undefined;
+    const heartbeat = setInterval(() => void this.checkpoint(turn.id, progress, controller), this.deps.leaseMs / 3);
+
+    try {
+      const output = await chatAgent.agent.stream(
+        [{ id: userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
+        {
+          memory: { thread: context.branch.memoryThreadId, resource: context.ownerId },
+          abortSignal: controller.signal,
+          // S5: hidden, for this one call only; Mastra does not store `system`.
+          ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
+        },
+      );
+      const chunks = toAISdkStream(output, { from: 'agent', version: 'v7' }) as ReadableStream<UIMessageChunk>;
+      for await (const chunk of chunks) {
+        if (chunk.type === 'start' && chunk.messageId) progress.assistantMessageId = chunk.messageId;
+        else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
+        else if (chunk.type === 'error') streamError = chunk.errorText;
+        // The stream's own end is sent after the turn is settled (below), so a client that
+        // refetches on finish sees the settled state.
+        if (chunk.type === 'finish' || chunk.type === 'abort') continue;
+        stream.push(chunk);
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) streamError = error instanceof Error ? error.message : String(error);
+    } finally {
+      clearInterval(heartbeat);
+    }
+
+    const outcome: Outcome = controller.signal.aborted
+      ? { status: 'interrupted' }
+      : streamError !== undefined
+        ? { status: 'failed', error: streamError || 'The model call failed.' }
+        : { status: 'completed' };
+
+    try {
+      await this.persistTranscript(turn, context, userMessageId, progress, outcome);
+    } catch (error) {
+      logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
+    }
+    await this.settle(turn, progress, outcome);
+    if (outcome.status === 'interrupted') stream.push({ type: 'abort' });
+    stream.push({ type: 'finish', ...(outcome.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}) });
+    stream.close();
+  }
+
+  /**
+   * Mastra saves the user message and the reply when the stream ends, aborted or not. Two cases need
+   * more: a failed turn with no reply text goes back to the queue head (Q11), so its user message
+   * leaves the transcript; an interrupted or failed one keeps its visible partial reply.
+   */
+  private async persistTranscript(
+    turn: TurnRow,
+    context: { branch: BranchRow; ownerId: string },
+    userMessageId: string,
+    progress: { partialText: string; assistantMessageId: string | null },
+    outcome: Outcome,
+  ): Promise<void> {
+    const { memory } = this.deps.chatAgent;
+    if (outcome.status === 'failed' && progress.partialText === '') {
+      await memory.deleteMessages([userMessageId]);
+      return;
+    }
+    if (outcome.status === 'completed') return;
+    await ensureReplyPersisted(memory, {
+      memoryThreadId: context.branch.memoryThreadId,
+      resourceId: context.ownerId,
+      userMessage: { id: userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
+      assistantMessage: {
+        id: progress.assistantMessageId ?? crypto.randomUUID(),
+        text: progress.partialText,
+      },
+    });
+  }
+
+  private async settle(
+    turn: TurnRow,
+    progress: { partialText: string; assistantMessageId: string | null },
+    outcome: Outcome,
+  ): Promise<void> {
+    const settled = await this.deps.db.transaction(async (tx) => {
+      await lockThread(tx, turn.threadId);
+      const current = await findTurn(tx, turn.threadId, turn.id);
+      // Recovery may have settled it already if this instance stalled past its lease.
+      if (!current || current.status !== 'running' || current.runnerId !== this.deps.runnerId) return null;
+      return await transitionTurn(tx, current, outcome.status, {
+        finishedAt: new Date(),
+        partialText: progress.partialText,
+        assistantMessageId: progress.assistantMessageId,
+        error: outcome.status === 'failed' ? outcome.error : null,
+        leaseExpiresAt: null,
+      });
+    });
+    if (settled) await this.deps.signals.publish({ kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
+  }
+
+  private async checkpoint(
+    turnId: string,
+    progress: { partialText: string; assistantMessageId: string | null },
+    controller: AbortController,
+  ): Promise<void> {
+    try {
+      const stillOurs = await checkpointRunningTurn(
+        this.deps.db,
+        turnId,
+        this.deps.runnerId,
+        this.deps.leaseMs,
+        progress,
+      );
+      if (!stillOurs) controller.abort(new Error('lease lost'));
+    } catch (error) {
+      this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { UIMessageChunk } from 'ai';
+
+/**
+ * The reply stream of one running turn, fanned out to any number of subscribers (the sender, a
+ * reloaded page, another tab). A late subscriber first gets every chunk so far, then live ones.
+ * The turn runs whatever the subscribers do: a subscriber leaving never stops it (S1).
+ */
+export class TurnStream {
+  private readonly chunks: UIMessageChunk[] = [];
+  private readonly subscribers = new Set<ReadableStreamDefaultController<UIMessageChunk>>();
+  private closed = false;
+
+  push(chunk: UIMessageChunk): void {
+    if (this.closed) return;
+    this.chunks.push(chunk);
+    for (const controller of this.subscribers) controller.enqueue(chunk);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const controller of this.subscribers) controller.close();
+    this.subscribers.clear();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  subscribe(): ReadableStream<UIMessageChunk> {
+    let self: ReadableStreamDefaultController<UIMessageChunk> | undefined;
+    return new ReadableStream<UIMessageChunk>({
+      start: (controller) => {
+        for (const chunk of this.chunks) controller.enqueue(chunk);
+        if (this.closed) controller.close();
+        else {
+          self = controller;
+          this.subscribers.add(controller);
+        }
+      },
+      cancel: () => {
+        if (self) this.subscribers.delete(self);
+      },
+    });
+  }
+}

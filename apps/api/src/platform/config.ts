@@ -1,0 +1,43 @@
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+
+const port = z.coerce.number().int().min(0).max(65535);
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+
+const configSchema = z.object({
+  API_HOST: z.string().default('127.0.0.1'),
+  API_PORT: port.default(3001),
+  WEB_ORIGIN: z.url().default('http://localhost:3000'),
+  DATABASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  DATA_DIR: z.string().default(`${repoRoot}.data`),
+  EMBEDDED_PG_PORT: z.preprocess(emptyAsUndefined, port.optional()),
+  CHAT_MODEL: z
+    .string()
+    .regex(/^(local|openai:.+)$/, 'must be "local" or "openai:<model>"')
+    .default('local'),
+  OPENAI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
+  BETTER_AUTH_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32).optional()),
+  TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Reads the environment once at start; a bad value stops the process with a message naming it. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.CHAT_MODEL.startsWith('openai:') && !parsed.data.OPENAI_API_KEY && !parsed.data.OPENAI_BASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  OPENAI_API_KEY: required when CHAT_MODEL is openai:<model>');
+  }
+  return parsed.data;
+}

@@ -1,0 +1,56 @@
+import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
+import { getRouterParam, type H3Event } from 'h3';
+import { z } from 'zod';
+import { ApiError, notFound } from './errors';
+
+/** Bodies past this size are refused before parsing (the longest message is 32,000 characters). */
+const MAX_BODY_BYTES = 512 * 1024;
+
+/** Reads and validates a JSON body; anything malformed is `400 bad_request`, changing nothing. */
+export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): Promise<z.infer<T>> {
+  const declared = Number(event.req.headers.get('content-length') ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
+  const raw = await event.req.text();
+  if (raw.length > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
+  let body: unknown;
+  try {
+    body = raw === '' ? {} : JSON.parse(raw);
+  } catch {
+    throw new ApiError('bad_request', 'Request body is not valid JSON.');
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+    throw new ApiError('bad_request', `Invalid request body: ${where}${issue?.message ?? 'invalid'}.`);
+  }
+  return parsed.data;
+}
+
+const uuid = z.uuid();
+
+/** A route's id parameter; anything that is not an id cannot name a resource, so `404`. */
+export function idParam(event: H3Event, name: string, what = 'Thread'): string {
+  const value = getRouterParam(event, name);
+  if (!uuid.safeParse(value).success) throw notFound(what);
+  return value as string;
+}
+
+/** A turn's reply as an AI SDK UI message stream (SSE), with its id in `x-turn-id`. */
+export function turnStreamResponse(turnId: string, stream: ReadableStream<UIMessageChunk>): Response {
+  return createUIMessageStreamResponse({
+    stream,
+    headers: { 'x-turn-id': turnId, 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' },
+  });
+}
+
+export function eventStreamResponse(stream: ReadableStream<Uint8Array>): Response {
+  return new Response(stream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    },
+  });
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect, type DatabaseHandle } from '@chat/db';
+import { createChatAgent } from './agent/chatAgent';
+import { resolveChatModel } from './agent/models';
+import { createAuth } from './auth/auth';
+import type { ChatServices } from './chats/context';
+import { ThreadService } from './chats/threads/threadService';
+import { startOrphanSweeper } from './chats/turns/recovery';
+import { TurnRunner } from './chats/turns/runner';
+import { TurnService } from './chats/turns/turnService';
+import type { Config } from './platform/config';
+import type { Logger } from './platform/logger';
+import { Signals } from './platform/notifications';
+
+export interface Runtime {
+  services: ChatServices;
+  database: DatabaseHandle;
+  runnerId: string;
+  /** Interrupts this instance's turns, then closes everything it opened. */
+  close(): Promise<void>;
+}
+
+/** Wires the API's parts together from the validated config. */
+export async function createRuntime(config: Config, logger: Logger): Promise<Runtime> {
+  const database = await connect({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    embeddedPort: config.EMBEDDED_PG_PORT,
+    onLog: (message) => logger.debug({ postgres: message.trim() }),
+  });
+  const { db } = database;
+  const model = resolveChatModel({
+    chatModel: config.CHAT_MODEL,
+    openaiApiKey: config.OPENAI_API_KEY,
+    openaiBaseUrl: config.OPENAI_BASE_URL,
+    localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
+  });
+  const chatAgent = await createChatAgent({ databaseUrl: database.url, model });
+  const signals = new Signals(database.sql, logger);
+  await signals.start();
+  const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const leaseMs = config.TURN_LEASE_MS;
+  const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
+  const turns = new TurnService({ db, chatAgent, signals, logger, runner, runnerId, leaseMs });
+  const threads = new ThreadService({ db, chatAgent, signals, turns });
+  const auth = createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN });
+  const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
+
+  return {
+    services: { db, auth, threads, turns, signals, logger },
+    database,
+    runnerId,
+    close: async () => {
+      stopSweeper();
+      await runner.stop();
+      await signals.stop();
+      await chatAgent.close();
+      await database.close();
+    },
+  };
+}
+
+/** BETTER_AUTH_SECRET, or one generated once and kept under DATA_DIR so sessions survive restarts. */
+function authSecret(config: Config): string {
+  if (config.BETTER_AUTH_SECRET) return config.BETTER_AUTH_SECRET;
+  const file = join(config.DATA_DIR, 'auth-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}

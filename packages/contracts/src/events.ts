@@ -1,0 +1,12 @@
+import type { Turn, TurnQueue } from './turns';
+
+/**
+ * Thread events sent over `GET /api/threads/:id/events` (SSE, one JSON object per `data:` line).
+ * Every open tab follows these; the viewer claims the queue head on `turn.settled`.
+ */
+export type ThreadEvent =
+  | { type: 'turn.started'; threadId: string; turn: Turn; turnQueue: TurnQueue }
+  | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue }
+  | { type: 'queue.changed'; threadId: string; turnQueue: TurnQueue }
+  | { type: 'thread.changed'; threadId: string }
+  | { type: 'thread.deleted'; threadId: string };

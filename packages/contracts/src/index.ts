@@ -1,0 +1,4 @@
+export * from './errors';
+export * from './events';
+export * from './threads';
+export * from './turns';

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import type { TurnQueue } from './turns';
+
+export interface Thread {
+  id: string;
+  title: string;
+  activeBranchId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const createThreadBody = z.object({ title: z.string().trim().min(1).max(200).optional() });
+export type CreateThreadBody = z.infer<typeof createThreadBody>;
+
+export const renameThreadBody = z.object({ title: z.string().trim().min(1).max(200) });
+export type RenameThreadBody = z.infer<typeof renameThreadBody>;
+
+/** Version info on a user message that has siblings (B2). `index` is 1-based. */
+export interface MessageVersion {
+  index: number;
+  count: number;
+  branchIds: string[];
+}
+
+export interface ChatMessageMetadata {
+  /** Assistant reply cut short by an interrupt (S2). */
+  interrupted?: boolean;
+  /** Assistant reply that ended in an error after some text. */
+  error?: string;
+  version?: MessageVersion;
+  createdAt?: string;
+  turnId?: string;
+}
+
+/** An AI SDK UIMessage as the API returns it (parts kept loose; the web casts to UIMessage). */
+export interface ChatMessage {
+  id: string;
+  role: 'user' | 'assistant' | 'system';
+  parts: Array<{ type: string; [key: string]: unknown }>;
+  metadata: ChatMessageMetadata;
+}
+
+export interface ThreadDetail {
+  thread: Thread;
+  messages: ChatMessage[];
+  turnQueue: TurnQueue;
+  hitl: unknown[];
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/** Most queued turns a thread holds, not counting the running one (Q4). */
+export const QUEUE_CAPACITY = 5;
+/** Longest message text, counted after trimming. */
+export const MAX_TEXT_LENGTH = 32_000;
+
+export const turnStatuses = [
+  'queued',
+  'running',
+  'completed',
+  'interrupted',
+  'failed',
+  'cancelled',
+] as const;
+export type TurnStatus = (typeof turnStatuses)[number];
+
+export interface Turn {
+  id: string;
+  threadId: string;
+  branchId: string;
+  status: TurnStatus;
+  text: string;
+  clientRequestId: string;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+}
+
+export interface TurnQueue {
+  activeTurn: Turn | null;
+  /** Queued (and failed, blocking) turns in the order they will run. */
+  items: Turn[];
+}
+
+/**
+ * Message text as the person typed it. Emptiness and length are checked after
+ * trimming, but the text is kept as typed (leading indentation can matter in code).
+ */
+export const messageText = z.string();
+
+export const sendTurnBody = z.object({
+  clientRequestId: z.string().min(1).max(200),
+  text: messageText,
+});
+export type SendTurnBody = z.infer<typeof sendTurnBody>;
+
+export const editQueuedTurnBody = z.object({ text: messageText });
+export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
+
+/** Why the queue head cannot be claimed right now (409 not_eligible). */
+export type NotEligibleReason = 'turn_active' | 'queue_empty' | 'head_failed' | 'hitl_pending';

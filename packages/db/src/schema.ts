@@ -1,0 +1,180 @@
+import { sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  boolean,
+  check,
+  index,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () =>
+  timestamp('updated_at', { withTimezone: true })
+    .notNull()
+    .defaultNow()
+    .$onUpdate(() => new Date());
+
+// --- Accounts (better-auth's tables, with the anonymous plugin's column) ---
+
+export const user = pgTable('user', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  email: text('email').notNull().unique(),
+  emailVerified: boolean('email_verified').notNull().default(false),
+  image: text('image'),
+  isAnonymous: boolean('is_anonymous').default(false),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const session = pgTable(
+  'session',
+  {
+    id: text('id').primaryKey(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    token: text('token').notNull().unique(),
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    userId: text('user_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('session_user_id_idx').on(t.userId)],
+);
+
+export const account = pgTable(
+  'account',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    providerId: text('provider_id').notNull(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    accessToken: text('access_token'),
+    refreshToken: text('refresh_token'),
+    idToken: text('id_token'),
+    accessTokenExpiresAt: timestamp('access_token_expires_at', { withTimezone: true }),
+    refreshTokenExpiresAt: timestamp('refresh_token_expires_at', { withTimezone: true }),
+    scope: text('scope'),
+    password: text('password'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('account_user_id_idx').on(t.userId)],
+);
+
+export const verification = pgTable('verification', {
+  id: text('id').primaryKey(),
+  identifier: text('identifier').notNull(),
+  value: text('value').notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+// --- Chat ---
+
+export const threads = pgTable(
+  'threads',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    /** False until the first message names the thread (or the owner renames it). */
+    titled: boolean('titled').notNull().default(false),
+    activeBranchId: uuid('active_branch_id').references((): AnyPgColumn => branches.id),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('threads_owner_updated_idx').on(t.ownerId, t.updatedAt)],
+);
+
+/**
+ * A version of a thread's conversation. Each branch is its own Mastra memory thread, because
+ * Mastra's recall knows nothing of branches: siblings sharing one would leak into each other's context.
+ */
+export const branches = pgTable(
+  'branches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    memoryThreadId: text('memory_thread_id').notNull().unique(),
+    parentBranchId: uuid('parent_branch_id').references((): AnyPgColumn => branches.id, {
+      onDelete: 'cascade',
+    }),
+    /** The parent's user message this branch replaces (null for the root branch). */
+    forkMessageId: text('fork_message_id'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('branches_thread_idx').on(t.threadId)],
+);
+
+export const turnStatusValues = [
+  'queued',
+  'running',
+  'completed',
+  'interrupted',
+  'failed',
+  'cancelled',
+] as const;
+
+/**
+ * ChatTurnRequest: one row per send. Recording it is acceptance (Q1). Status moves only through
+ * apps/api/src/chats/turns/lifecycle.ts.
+ */
+export const chatTurnRequests = pgTable(
+  'chat_turn_requests',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    branchId: uuid('branch_id')
+      .notNull()
+      .references(() => branches.id, { onDelete: 'cascade' }),
+    clientRequestId: text('client_request_id').notNull(),
+    text: text('text').notNull(),
+    status: text('status', { enum: turnStatusValues }).notNull(),
+    error: text('error'),
+    /** Run with the hidden interrupt-handoff instruction (Stop & send, S5). */
+    handoff: boolean('handoff').notNull().default(false),
+    userMessageId: text('user_message_id'),
+    assistantMessageId: text('assistant_message_id'),
+    /** Visible reply text checkpointed while running; what a crash leaves behind. */
+    partialText: text('partial_text').notNull().default(''),
+    /** The API instance running it, and until when its heartbeat vouches for it. */
+    runnerId: text('runner_id'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+    createdAt: createdAt(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('turns_thread_client_request_uq').on(t.threadId, t.clientRequestId),
+    // Q5: at most one active turn per thread, whatever the number of API instances.
+    uniqueIndex('turns_one_active_per_thread_uq')
+      .on(t.threadId)
+      .where(sql`${t.status} = 'running'`),
+    index('turns_thread_status_created_idx').on(t.threadId, t.status, t.createdAt),
+    check(
+      'turns_status_check',
+      sql`${t.status} in ('queued','running','completed','interrupted','failed','cancelled')`,
+    ),
+  ],
+);
+
+export type ThreadRow = typeof threads.$inferSelect;
+export type BranchRow = typeof branches.$inferSelect;
+export type TurnRow = typeof chatTurnRequests.$inferSelect;
