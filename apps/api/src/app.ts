@@ -1,12 +1,13 @@
 import { H3, type HTTPError } from 'h3';
+import type { ChatServices } from './chats/context';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
-import type { ChatServices } from './chats/context';
 import { ApiError, apiErrorResponse, errorResponse } from './platform/errors';
 
 /** The HTTP app: error mapping, auth mount and route registration, nothing else. */
 export function createApp(services: ChatServices): H3 {
   const app = new H3({
+    silent: true,
     onError: (error: HTTPError) => toErrorResponse(error, services),
   });
 
@@ -14,9 +15,7 @@ export function createApp(services: ChatServices): H3 {
   app.all('/api/auth/**', (event) => services.auth.handler(event.req));
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
-  app.all('/**', () => {
-    throw new ApiError('not_found', 'No such route.');
-  });
+  app.all('/**', () => errorResponse('not_found', 'No such route.', 404));
   return app;
 }
 

@@ -26,7 +26,12 @@ async function main() {
   });
   await server.ready();
   logger.info(
-    { url: server.url, embeddedPostgres: runtime.database.embedded, model: config.CHAT_MODEL, runner: runtime.runnerId },
+    {
+      url: server.url,
+      embeddedPostgres: runtime.database.embedded,
+      model: config.CHAT_MODEL,
+      runner: runtime.runnerId,
+    },
     'api listening',
   );
 

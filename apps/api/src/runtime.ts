@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type DatabaseHandle } from '@chat/db';
-import { createChatAgent } from './agent/chatAgent';
+import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { createAuth } from './auth/auth';
 import type { ChatServices } from './chats/context';
@@ -17,6 +17,7 @@ import { Signals } from './platform/notifications';
 export interface Runtime {
   services: ChatServices;
   database: DatabaseHandle;
+  chatAgent: ChatAgent;
   runnerId: string;
   /** Interrupts this instance's turns, then closes everything it opened. */
   close(): Promise<void>;
@@ -51,6 +52,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   return {
     services: { db, auth, threads, turns, signals, logger },
     database,
+    chatAgent,
     runnerId,
     close: async () => {
       stopSweeper();

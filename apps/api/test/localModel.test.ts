@@ -312,12 +312,13 @@ describe('local model stream contract', () => {
     });
     const reader = stream.getReader();
     const types: string[] = [];
-    while (!types.includes('text-delta')) types.push((await reader.read()).value?.type ?? 'done');
-    const waitingForSecondWord = reader.read();
+    while (!types.includes('text-start')) types.push((await reader.read()).value?.type ?? 'done');
+    // Every word waits its delay, the first one included.
+    const waitingForFirstWord = reader.read();
     await new Promise((resolve) => setImmediate(resolve));
     expect(pendingTimeouts()).toBe(before + 1);
     controller.abort();
-    await expect(waitingForSecondWord).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(waitingForFirstWord).rejects.toMatchObject({ name: 'AbortError' });
     expect(pendingTimeouts()).toBe(before);
   });
 

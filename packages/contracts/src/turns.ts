@@ -5,14 +5,7 @@ export const QUEUE_CAPACITY = 5;
 /** Longest message text, counted after trimming. */
 export const MAX_TEXT_LENGTH = 32_000;
 
-export const turnStatuses = [
-  'queued',
-  'running',
-  'completed',
-  'interrupted',
-  'failed',
-  'cancelled',
-] as const;
+export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
 
 export interface Turn {

@@ -2,5 +2,5 @@ export * from './client';
 export * from './connect';
 export * from './embedded';
 export * from './migrate';
-export * as schema from './schema';
 export type { BranchRow, ThreadRow, TurnRow } from './schema';
+export * as schema from './schema';

@@ -164,9 +164,7 @@ export const chatTurnRequests = pgTable(
   (t) => [
     uniqueIndex('turns_thread_client_request_uq').on(t.threadId, t.clientRequestId),
     // Q5: at most one active turn per thread, whatever the number of API instances.
-    uniqueIndex('turns_one_active_per_thread_uq')
-      .on(t.threadId)
-      .where(sql`${t.status} = 'running'`),
+    uniqueIndex('turns_one_active_per_thread_uq').on(t.threadId).where(sql`${t.status} = 'running'`),
     index('turns_thread_status_created_idx').on(t.threadId, t.status, t.createdAt),
     check(
       'turns_status_check',

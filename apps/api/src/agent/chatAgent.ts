@@ -19,7 +19,10 @@ export interface ChatAgent {
  * The Mastra agent and its Postgres memory: the canonical store of every branch's executed
  * transcript (O1). Mastra's tables live in their own schema so drizzle-kit never sees them.
  */
-export async function createChatAgent(options: { databaseUrl: string; model: LanguageModelV4 }): Promise<ChatAgent> {
+export async function createChatAgent(options: {
+  databaseUrl: string;
+  model: LanguageModelV4;
+}): Promise<ChatAgent> {
   const storage = new PostgresStore({
     id: 'chat-memory',
     connectionString: options.databaseUrl,

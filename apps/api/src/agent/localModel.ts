@@ -96,8 +96,9 @@ function fillerWords(count: number, seed: number): string[] {
   }
   const kept = words.slice(0, count);
   const lastWord = kept.at(-1);
-  if (lastWord !== undefined && !lastWord.endsWith('.'))
+  if (lastWord !== undefined && !lastWord.endsWith('.')) {
     kept[kept.length - 1] = `${lastWord.replace(/[,;:]$/, '')}.`;
+  }
   return kept;
 }
 
@@ -205,11 +206,12 @@ async function* streamParts(
   yield { type: 'response-metadata', id: responseId, modelId: MODEL_ID, timestamp: new Date() };
   yield { type: 'text-start', id: textId };
 
-  // Deadlines are measured from the first word so slow consumers do not add drift.
+  // Every word, the first included, waits its turn (a real model has a time to first token).
+  // Deadlines count from the start so timer overshoot does not accumulate over long replies.
   const startedAt = performance.now();
   for (const [index, word] of plan.words.entries()) {
     if (index === failAt) break;
-    if (index > 0) await sleepUntil(startedAt + index * delayMs, signal);
+    await sleepUntil(startedAt + (index + 1) * delayMs, signal);
     yield { type: 'text-delta', id: textId, delta: index === 0 ? word : ` ${word}` };
   }
 

@@ -35,7 +35,8 @@ export function threadEventStream(deps: ThreadEventsDeps, threadId: string, abor
         chain = chain
           .then(build)
           .then((event) => {
-            if (event && !abort.aborted) controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
+            if (event && !abort.aborted)
+              controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
           })
           .catch((error: unknown) => deps.logger.warn({ err: error, threadId }, 'thread event failed'));
       };
@@ -70,7 +71,12 @@ async function toThreadEvent(deps: ThreadEventsDeps, signal: Signal): Promise<Th
     case 'turn.settled': {
       const turn = await findTurn(deps.db, threadId, signal.turnId);
       if (!turn) return null;
-      return { type: signal.kind, threadId, turn: toTurn(turn), turnQueue: await deps.turns.turnQueue(deps.db, threadId) };
+      return {
+        type: signal.kind,
+        threadId,
+        turn: toTurn(turn),
+        turnQueue: await deps.turns.turnQueue(deps.db, threadId),
+      };
     }
     case 'queue.changed':
       return { type: 'queue.changed', threadId, turnQueue: await deps.turns.turnQueue(deps.db, threadId) };

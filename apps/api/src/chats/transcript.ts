@@ -28,13 +28,20 @@ export function toChatMessages(
       const metadata: ChatMessageMetadata = stored
         ? { createdAt: stored.createdAt.toISOString(), ...metadataOf(stored) }
         : {};
-      return {
-        id: message.id,
-        role: message.role,
-        parts: message.parts as ChatMessage['parts'],
-        metadata,
-      };
+      return { id: message.id, role: message.role, parts: visibleParts(message.parts), metadata };
     });
+}
+
+type Part = { type: string; [key: string]: unknown };
+
+/**
+ * The parts a browser renders. Mastra keeps its own bookkeeping on parts (timestamps, provider
+ * metadata) and stores model errors as parts; those stay on the server.
+ */
+function visibleParts(parts: readonly unknown[]): ChatMessage['parts'] {
+  return (parts as Part[])
+    .filter((part) => part.type !== 'error')
+    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...part }) => part);
 }
 
 export function textOf(message: MastraDBMessage): string {
@@ -49,38 +56,49 @@ interface ReplyRecord {
   resourceId: string;
   userMessage: { id: string; text: string; createdAt: Date };
   /** The visible reply text so far; nothing is written for an empty one. */
-  assistantMessage: { id: string; text: string };
+  assistantText: string;
 }
 
 /**
- * Makes sure a turn's user message and its visible partial reply are in memory. Mastra saves both
- * when a stream ends, even an aborted one, but not when the process dies mid-stream: recovery and
- * the runner's own checks call this, and it only writes what is missing.
+ * Makes sure a turn's user message and its visible partial reply are in memory, and returns the id
+ * of the reply as stored (null when there is none). Mastra saves both when a stream ends, even an
+ * aborted one (under an id of its own), but not when the process dies mid-stream: the runner and
+ * crash recovery call this, and it only writes what is missing.
  */
-export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord): Promise<void> {
-  const existing = new Set((await recallBranch(memory, record.memoryThreadId)).map((message) => message.id));
+export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord): Promise<string | null> {
+  const stored = await recallBranch(memory, record.memoryThreadId);
+  const userIndex = stored.findIndex((message) => message.id === record.userMessage.id);
+  const savedReplies =
+    userIndex >= 0 ? stored.slice(userIndex + 1).filter((m) => m.role === 'assistant') : [];
+  // An abort before the first word leaves an assistant message with nothing visible in it.
+  const emptyReplies = savedReplies.filter((message) => textOf(message) === '');
+  if (emptyReplies.length > 0) await memory.deleteMessages(emptyReplies.map((message) => message.id));
+  const savedReply = savedReplies.find((message) => textOf(message) !== '');
+  if (savedReply) return savedReply.id;
+
   const missing: MastraDBMessage[] = [];
-  if (!existing.has(record.userMessage.id)) {
+  const base = { threadId: record.memoryThreadId, resourceId: record.resourceId };
+  if (userIndex < 0) {
     missing.push({
+      ...base,
       id: record.userMessage.id,
       role: 'user',
       createdAt: record.userMessage.createdAt,
-      threadId: record.memoryThreadId,
-      resourceId: record.resourceId,
       content: { format: 2, parts: [{ type: 'text', text: record.userMessage.text }] },
     });
   }
-  if (record.assistantMessage.text && !existing.has(record.assistantMessage.id)) {
+  const replyId = record.assistantText ? crypto.randomUUID() : null;
+  if (replyId) {
+    const userCreatedAt = stored[userIndex]?.createdAt ?? record.userMessage.createdAt;
     missing.push({
-      id: record.assistantMessage.id,
+      ...base,
+      id: replyId,
       role: 'assistant',
-      createdAt: new Date(record.userMessage.createdAt.getTime() + 1),
-      threadId: record.memoryThreadId,
-      resourceId: record.resourceId,
-      content: { format: 2, parts: [{ type: 'text', text: record.assistantMessage.text }] },
+      createdAt: new Date(Math.max(Date.now(), userCreatedAt.getTime() + 1)),
+      content: { format: 2, parts: [{ type: 'text', text: record.assistantText }] },
     });
   }
-  if (missing.length === 0) return;
+  if (missing.length === 0) return null;
   if (!(await memory.getThreadById({ threadId: record.memoryThreadId }))) {
     await memory.saveThread({
       thread: {
@@ -94,4 +112,5 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
     });
   }
   await memory.saveMessages({ messages: missing });
+  return replyId;
 }

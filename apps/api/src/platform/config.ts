@@ -36,8 +36,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  if (parsed.data.CHAT_MODEL.startsWith('openai:') && !parsed.data.OPENAI_API_KEY && !parsed.data.OPENAI_BASE_URL) {
-    throw new ConfigError('Invalid configuration:\n  OPENAI_API_KEY: required when CHAT_MODEL is openai:<model>');
+  if (
+    parsed.data.CHAT_MODEL.startsWith('openai:') &&
+    !parsed.data.OPENAI_API_KEY &&
+    !parsed.data.OPENAI_BASE_URL
+  ) {
+    throw new ConfigError(
+      'Invalid configuration:\n  OPENAI_API_KEY: required when CHAT_MODEL is openai:<model>',
+    );
   }
   return parsed.data;
 }

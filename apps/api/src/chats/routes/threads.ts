@@ -5,8 +5,11 @@ import type { ChatServices } from '../context';
 import { authedRoute } from './route';
 
 export function registerThreadRoutes(app: H3, services: ChatServices) {
-  const route = (method: Parameters<typeof authedRoute>[2], path: string, handler: Parameters<typeof authedRoute>[4]) =>
-    authedRoute(app, services, method, path, handler);
+  const route = (
+    method: Parameters<typeof authedRoute>[2],
+    path: string,
+    handler: Parameters<typeof authedRoute>[4],
+  ) => authedRoute(app, services, method, path, handler);
 
   route('post', '/api/threads', async (event, userId) => {
     const body = await readJson(event, createThreadBody);

@@ -7,8 +7,11 @@ import { toTurn } from '../turns/dto';
 import { authedRoute } from './route';
 
 export function registerTurnRoutes(app: H3, services: ChatServices) {
-  const route = (method: Parameters<typeof authedRoute>[2], path: string, handler: Parameters<typeof authedRoute>[4]) =>
-    authedRoute(app, services, method, path, handler);
+  const route = (
+    method: Parameters<typeof authedRoute>[2],
+    path: string,
+    handler: Parameters<typeof authedRoute>[4],
+  ) => authedRoute(app, services, method, path, handler);
   const { turns } = services;
 
   route('post', '/api/threads/:id/turns', async (event, userId) => {
@@ -53,7 +56,11 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
   });
 
   route('post', '/api/threads/:id/queue/:turnId/send-now', async (event, userId) => {
-    const { turn, stream } = await turns.sendNow(userId, idParam(event, 'id'), idParam(event, 'turnId', 'Turn'));
+    const { turn, stream } = await turns.sendNow(
+      userId,
+      idParam(event, 'id'),
+      idParam(event, 'turnId', 'Turn'),
+    );
     return turnStreamResponse(turn.id, stream.subscribe());
   });
 

@@ -54,7 +54,10 @@ export class ThreadService {
     const thread = await this.requireOwned(ownerId, threadId);
     const branch = thread.activeBranchId ? await findBranch(this.deps.db, thread.activeBranchId) : undefined;
     const stored = branch ? await recallBranch(this.deps.chatAgent.memory, branch.memoryThreadId) : [];
-    const replies = await this.replyOutcomes(threadId, stored.map((message) => message.id));
+    const replies = await this.replyOutcomes(
+      threadId,
+      stored.map((message) => message.id),
+    );
     const messages = toChatMessages(stored, (message) => replies.get(message.id) ?? {});
     return {
       thread: toThread(thread),
@@ -88,7 +91,10 @@ export class ThreadService {
   }
 
   /** Interrupted and failed replies, keyed by assistant message id (the API owns interrupt state, O2). */
-  private async replyOutcomes(threadId: string, messageIds: string[]): Promise<Map<string, ChatMessageMetadata>> {
+  private async replyOutcomes(
+    threadId: string,
+    messageIds: string[],
+  ): Promise<Map<string, ChatMessageMetadata>> {
     const outcomes = new Map<string, ChatMessageMetadata>();
     if (messageIds.length === 0) return outcomes;
     const turns = schema.chatTurnRequests;

@@ -21,22 +21,28 @@ export interface RecoveryDeps {
 export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): Promise<TurnRow | null> {
   const branch = await findBranch(deps.db, orphan.branchId);
   const thread = await deps.db.query.threads.findFirst({ where: (t, { eq }) => eq(t.id, orphan.threadId) });
+  let replyId = orphan.assistantMessageId;
   if (branch && thread && orphan.userMessageId) {
-    await ensureReplyPersisted(deps.chatAgent.memory, {
+    replyId = await ensureReplyPersisted(deps.chatAgent.memory, {
       memoryThreadId: branch.memoryThreadId,
       resourceId: thread.ownerId,
-      userMessage: { id: orphan.userMessageId, text: orphan.text, createdAt: orphan.startedAt ?? orphan.createdAt },
-      assistantMessage: { id: orphan.assistantMessageId ?? crypto.randomUUID(), text: orphan.partialText },
+      userMessage: {
+        id: orphan.userMessageId,
+        text: orphan.text,
+        createdAt: orphan.startedAt ?? orphan.createdAt,
+      },
+      assistantText: orphan.partialText,
     });
   }
   const settled = await deps.db.transaction(async (tx) => {
     await lockThread(tx, orphan.threadId);
     const current = await findTurn(tx, orphan.threadId, orphan.id);
-    if (!current || current.status !== 'running' || !current.leaseExpiresAt) return null;
+    if (current?.status !== 'running' || !current.leaseExpiresAt) return null;
     if (current.leaseExpiresAt.getTime() > Date.now()) return null;
     return await transitionTurn(tx, current, 'interrupted', {
       finishedAt: new Date(),
       leaseExpiresAt: null,
+      assistantMessageId: replyId,
       error: 'The server running this turn stopped; the reply was cut off.',
     });
   });

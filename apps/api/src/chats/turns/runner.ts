@@ -6,7 +6,7 @@ import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { lockThread } from '../threads/repository';
-import { ensureReplyPersisted } from '../transcript';
+import { ensureReplyPersisted, recallBranch } from '../transcript';
 import { checkpointRunningTurn, findTurn, transitionTurn } from './repository';
 import { TurnStream } from './turnStream';
 
@@ -87,7 +87,10 @@ export class TurnRunner {
     const userMessageId = turn.userMessageId ?? crypto.randomUUID();
     const progress = { partialText: '', assistantMessageId: null as string | null };
     let streamError: string | undefined;
-    const heartbeat = setInterval(() => void this.checkpoint(turn.id, progress, controller), this.deps.leaseMs / 3);
+    const heartbeat = setInterval(
+      () => void this.checkpoint(turn.id, progress, controller),
+      this.deps.leaseMs / 3,
+    );
 
     try {
       const output = await chatAgent.agent.stream(
@@ -99,18 +102,26 @@ export class TurnRunner {
           ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
         },
       );
-      const chunks = toAISdkStream(output, { from: 'agent', version: 'v7' }) as ReadableStream<UIMessageChunk>;
+      const chunks = toAISdkStream(output, {
+        from: 'agent',
+        version: 'v7',
+      }) as ReadableStream<UIMessageChunk>;
       for await (const chunk of chunks) {
         if (chunk.type === 'start' && chunk.messageId) progress.assistantMessageId = chunk.messageId;
         else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
-        else if (chunk.type === 'error') streamError = chunk.errorText;
+        else if (chunk.type === 'error') {
+          streamError = describeModelError(chunk.errorText);
+          stream.push({ type: 'error', errorText: streamError });
+          continue;
+        }
         // The stream's own end is sent after the turn is settled (below), so a client that
         // refetches on finish sees the settled state.
         if (chunk.type === 'finish' || chunk.type === 'abort') continue;
         stream.push(chunk);
       }
     } catch (error) {
-      if (!controller.signal.aborted) streamError = error instanceof Error ? error.message : String(error);
+      if (!controller.signal.aborted)
+        streamError = describeModelError(error instanceof Error ? error.message : String(error));
     } finally {
       clearInterval(heartbeat);
     }
@@ -122,20 +133,30 @@ export class TurnRunner {
         : { status: 'completed' };
 
     try {
-      await this.persistTranscript(turn, context, userMessageId, progress, outcome);
+      progress.assistantMessageId = await this.persistTranscript(
+        turn,
+        context,
+        userMessageId,
+        progress,
+        outcome,
+      );
     } catch (error) {
       logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
     }
     await this.settle(turn, progress, outcome);
     if (outcome.status === 'interrupted') stream.push({ type: 'abort' });
-    stream.push({ type: 'finish', ...(outcome.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}) });
+    stream.push({
+      type: 'finish',
+      ...(outcome.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}),
+    });
     stream.close();
   }
 
   /**
    * Mastra saves the user message and the reply when the stream ends, aborted or not. Two cases need
    * more: a failed turn with no reply text goes back to the queue head (Q11), so its user message
-   * leaves the transcript; an interrupted or failed one keeps its visible partial reply.
+   * (and the error Mastra stored after it) leaves the transcript; an interrupted or failed one keeps
+   * its visible partial reply. Returns the id of the reply as stored.
    */
   private async persistTranscript(
     turn: TurnRow,
@@ -143,21 +164,20 @@ export class TurnRunner {
     userMessageId: string,
     progress: { partialText: string; assistantMessageId: string | null },
     outcome: Outcome,
-  ): Promise<void> {
+  ): Promise<string | null> {
     const { memory } = this.deps.chatAgent;
     if (outcome.status === 'failed' && progress.partialText === '') {
-      await memory.deleteMessages([userMessageId]);
-      return;
+      const stored = await recallBranch(memory, context.branch.memoryThreadId);
+      const userIndex = stored.findIndex((message) => message.id === userMessageId);
+      if (userIndex >= 0) await memory.deleteMessages(stored.slice(userIndex).map((message) => message.id));
+      return null;
     }
-    if (outcome.status === 'completed') return;
-    await ensureReplyPersisted(memory, {
+    if (outcome.status === 'completed') return progress.assistantMessageId;
+    return await ensureReplyPersisted(memory, {
       memoryThreadId: context.branch.memoryThreadId,
       resourceId: context.ownerId,
       userMessage: { id: userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
-      assistantMessage: {
-        id: progress.assistantMessageId ?? crypto.randomUUID(),
-        text: progress.partialText,
-      },
+      assistantText: progress.partialText,
     });
   }
 
@@ -170,7 +190,7 @@ export class TurnRunner {
       await lockThread(tx, turn.threadId);
       const current = await findTurn(tx, turn.threadId, turn.id);
       // Recovery may have settled it already if this instance stalled past its lease.
-      if (!current || current.status !== 'running' || current.runnerId !== this.deps.runnerId) return null;
+      if (current?.status !== 'running' || current.runnerId !== this.deps.runnerId) return null;
       return await transitionTurn(tx, current, outcome.status, {
         finishedAt: new Date(),
         partialText: progress.partialText,
@@ -179,7 +199,8 @@ export class TurnRunner {
         leaseExpiresAt: null,
       });
     });
-    if (settled) await this.deps.signals.publish({ kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
+    if (settled)
+      await this.deps.signals.publish({ kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
   }
 
   private async checkpoint(
@@ -200,4 +221,18 @@ export class TurnRunner {
       this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
     }
   }
+}
+
+/**
+ * A model error as a person may read it: Mastra serialises errors (stack included) into the
+ * stream's error text; only the message is kept.
+ */
+export function describeModelError(errorText: string): string {
+  try {
+    const parsed = JSON.parse(errorText) as { message?: unknown };
+    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
+  } catch {
+    // Plain text already.
+  }
+  return errorText.split('\n')[0]?.trim() || 'The model call failed.';
 }

@@ -61,7 +61,11 @@ export class TurnService {
   }
 
   /** Q1-Q4: record the send (acceptance), then run it at once when idle or queue it. */
-  async send(ownerId: string, threadId: string, input: { clientRequestId: string; text: string }): Promise<SendResult> {
+  async send(
+    ownerId: string,
+    threadId: string,
+    input: { clientRequestId: string; text: string },
+  ): Promise<SendResult> {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
       const thread = await lockOwnedThread(tx, threadId, ownerId);
@@ -72,20 +76,31 @@ export class TurnService {
       const queue = await listQueuedTurns(tx, threadId);
       const branchId = this.activeBranchOf(thread);
       if (!active && queue.length === 0) {
-        const turn = await insertQueuedTurn(tx, { threadId, branchId, clientRequestId: input.clientRequestId, text });
+        const turn = await insertQueuedTurn(tx, {
+          threadId,
+          branchId,
+          clientRequestId: input.clientRequestId,
+          text,
+        });
         await this.nameThreadAfterFirstMessage(tx, thread, text);
         return { turn: await this.claim(tx, turn, false), claimed: true as const, retry: false };
       }
       if (queue.length >= QUEUE_CAPACITY) {
         throw new ApiError('queue_full', `The queue already holds ${QUEUE_CAPACITY} messages.`);
       }
-      const turn = await insertQueuedTurn(tx, { threadId, branchId, clientRequestId: input.clientRequestId, text });
+      const turn = await insertQueuedTurn(tx, {
+        threadId,
+        branchId,
+        clientRequestId: input.clientRequestId,
+        text,
+      });
       await this.nameThreadAfterFirstMessage(tx, thread, text);
       return { turn, claimed: false as const, retry: false };
     });
 
     if (result.retry) return await this.replay(result.turn);
-    if (result.claimed) return { kind: 'streaming', turn: result.turn, stream: await this.startClaimed(result.turn, ownerId) };
+    if (result.claimed)
+      return { kind: 'streaming', turn: result.turn, stream: await this.startClaimed(result.turn, ownerId) };
     await this.deps.signals.publish({ kind: 'queue.changed', threadId });
     return { kind: 'queued', turn: result.turn, turnQueue: await this.turnQueue(this.deps.db, threadId) };
   }
@@ -118,7 +133,8 @@ export class TurnService {
     if (!turn) throw notFound('Turn');
     if (!isInQueue(turn)) throw new ApiError('not_queued', 'This message is not in the queue.');
     const [head] = await listQueuedTurns(this.deps.db, threadId);
-    if (head?.id !== turnId) throw new ApiError('not_queue_head', 'Only the first queued message can be sent now.');
+    if (head?.id !== turnId)
+      throw new ApiError('not_queue_head', 'Only the first queued message can be sent now.');
     const interrupted = await this.interrupt(ownerId, threadId);
     return await this.claimHead(ownerId, threadId, { handoff: interrupted !== null, turnId });
   }
@@ -143,7 +159,8 @@ export class TurnService {
     const turn = await this.deps.db.transaction(async (tx) => {
       const turn = await this.lockQueuedTurn(tx, ownerId, threadId, turnId);
       // Q11: editing a failed head makes it runnable again.
-      const edited = turn.status === 'failed' ? await transitionTurn(tx, turn, 'queued', { error: null }) : turn;
+      const edited =
+        turn.status === 'failed' ? await transitionTurn(tx, turn, 'queued', { error: null }) : turn;
       return await updateQueuedTurnText(tx, edited.id, text);
     });
     await this.deps.signals.publish({ kind: 'queue.changed', threadId });
@@ -233,7 +250,8 @@ export class TurnService {
         const settled = await settleOrphanedTurn(this.deps, current);
         if (settled) return settled;
       }
-      if (Date.now() > deadline) throw new ApiError('thread_busy', 'The running turn did not stop in time; try again.');
+      if (Date.now() > deadline)
+        throw new ApiError('thread_busy', 'The running turn did not stop in time; try again.');
       await pause(20);
     }
   }

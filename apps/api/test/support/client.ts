@@ -1,0 +1,167 @@
+import type { ChatMessage, ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
+
+export interface JsonResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface StreamChunk {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A signed-in guest talking to the API over real HTTP, keeping its session cookie. */
+export class ApiClient {
+  private constructor(
+    readonly baseUrl: string,
+    private cookie: string,
+  ) {}
+
+  static async signIn(baseUrl: string): Promise<ApiClient> {
+    const response = await fetch(`${baseUrl}/api/auth/sign-in/anonymous`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    if (response.status !== 200)
+      throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
+    const cookie = response.headers
+      .getSetCookie()
+      .map((value) => value.split(';')[0])
+      .join('; ');
+    return new ApiClient(baseUrl, cookie);
+  }
+
+  /** The same user, through another API instance. */
+  via(baseUrl: string): ApiClient {
+    return new ApiClient(baseUrl, this.cookie);
+  }
+
+  async fetch(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<Response> {
+    return await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: {
+        cookie: this.cookie,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      ...init,
+    });
+  }
+
+  async json<T = unknown>(method: string, path: string, body?: unknown): Promise<JsonResponse<T>> {
+    const response = await this.fetch(method, path, body);
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (text ? JSON.parse(text) : null) as T,
+    };
+  }
+
+  async createThread(title?: string): Promise<string> {
+    const { status, body } = await this.json<{ id: string }>('POST', '/api/threads', title ? { title } : {});
+    if (status !== 201) throw new Error(`create thread: ${status}`);
+    return body.id;
+  }
+
+  async detail(threadId: string): Promise<ThreadDetail> {
+    const { status, body } = await this.json<ThreadDetail>('GET', `/api/threads/${threadId}`);
+    if (status !== 200) throw new Error(`thread detail: ${status}`);
+    return body;
+  }
+
+  async turnQueue(threadId: string): Promise<TurnQueue> {
+    return (await this.detail(threadId)).turnQueue;
+  }
+
+  /** POST a send; the response is returned unread (SSE when claimed). */
+  async send(
+    threadId: string,
+    text: string,
+    clientRequestId: string = crypto.randomUUID(),
+  ): Promise<Response> {
+    return await this.fetch('POST', `/api/threads/${threadId}/turns`, { clientRequestId, text });
+  }
+
+  /** Sends and reads the whole reply stream. */
+  async sendAndRead(threadId: string, text: string): Promise<{ turnId: string; chunks: StreamChunk[] }> {
+    const response = await this.send(threadId, text);
+    if (response.status !== 200) throw new Error(`send: ${response.status} ${await response.text()}`);
+    return { turnId: response.headers.get('x-turn-id') ?? '', chunks: await readChunks(response) };
+  }
+
+  async queued(threadId: string, text: string): Promise<Turn> {
+    const response = await this.send(threadId, text);
+    if (response.status !== 202)
+      throw new Error(`expected 202, got ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { turn: Turn }).turn;
+  }
+}
+
+/** Parses an AI SDK UI message stream (SSE) into its chunks. */
+export async function readChunks(response: Response): Promise<StreamChunk[]> {
+  const chunks: StreamChunk[] = [];
+  for await (const chunk of iterateChunks(response)) chunks.push(chunk);
+  return chunks;
+}
+
+export async function* iterateChunks(response: Response): AsyncGenerator<StreamChunk> {
+  if (!response.body) return;
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const bytes of response.body) {
+    buffer += decoder.decode(bytes, { stream: true });
+    let end = buffer.indexOf('\n\n');
+    while (end >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      for (const line of frame.split('\n')) {
+        if (!line.startsWith('data: ')) continue;
+        const data = line.slice(6);
+        if (data !== '[DONE]') yield JSON.parse(data) as StreamChunk;
+      }
+      end = buffer.indexOf('\n\n');
+    }
+  }
+}
+
+/** Reads a stream until its text holds at least `words` words, then drops the connection. */
+export async function readUntilWords(response: Response, words: number): Promise<string> {
+  let text = '';
+  for await (const chunk of iterateChunks(response)) {
+    if (chunk.type === 'text-delta') text += String(chunk.delta);
+    if (text.trim().split(/\s+/).length >= words) break;
+  }
+  return text;
+}
+
+export function textOfChunks(chunks: StreamChunk[]): string {
+  return chunks
+    .filter((chunk) => chunk.type === 'text-delta')
+    .map((chunk) => String(chunk.delta))
+    .join('');
+}
+
+export function textOfMessage(message: ChatMessage | undefined): string {
+  return (message?.parts ?? [])
+    .filter((part) => part.type === 'text')
+    .map((part) => String(part.text))
+    .join('');
+}
+
+export async function waitFor<T>(
+  probe: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (accept(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

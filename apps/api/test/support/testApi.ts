@@ -1,0 +1,52 @@
+import { createTestDatabase, type TestDatabase } from '@chat/db/testing';
+import { serve } from 'h3';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app';
+import { type Config, loadConfig } from '../../src/platform/config';
+import { createLogger } from '../../src/platform/logger';
+import { createRuntime, type Runtime } from '../../src/runtime';
+import { ApiClient } from './client';
+
+export interface TestApi {
+  baseUrl: string;
+  runtime: Runtime;
+  client(): Promise<ApiClient>;
+  close(): Promise<void>;
+}
+
+/** A fresh database on the run's test server. */
+export async function freshDatabase(): Promise<TestDatabase> {
+  return await createTestDatabase(inject('adminDatabaseUrl'));
+}
+
+export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    API_PORT: '0',
+    LOCAL_MODEL_DELAY_MS: '5',
+    BETTER_AUTH_SECRET: 'test-secret-test-secret-test-secret-0123',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+}
+
+/** A real API instance on a real HTTP port, against `databaseUrl`. */
+export async function startTestApi(
+  databaseUrl: string,
+  overrides: Record<string, string> = {},
+): Promise<TestApi> {
+  const config = testConfig(databaseUrl, overrides);
+  const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL));
+  const server = serve(createApp(runtime.services), { port: 0, hostname: '127.0.0.1', silent: true });
+  await server.ready();
+  const baseUrl = (server.url ?? '').replace(/\/$/, '');
+  return {
+    baseUrl,
+    runtime,
+    client: () => ApiClient.signIn(baseUrl),
+    close: async () => {
+      await server.close(true);
+      await runtime.close();
+    },
+  };
+}

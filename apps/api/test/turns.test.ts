@@ -1,0 +1,168 @@
+import { schema } from '@chat/db';
+import type { TestDatabase } from '@chat/db/testing';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recallBranch } from '../src/chats/transcript';
+import {
+  type ApiClient,
+  readChunks,
+  readUntilWords,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
+import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
+
+let database: TestDatabase;
+let api: TestApi;
+let client: ApiClient;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  api = await startTestApi(database.url);
+  client = await api.client();
+});
+
+afterAll(async () => {
+  await api?.close();
+  await database?.drop();
+});
+
+const wordsOf = (text: string) => text.trim().split(/\s+/).length;
+
+async function turnRows(threadId: string) {
+  return await api.runtime.services.db
+    .select()
+    .from(schema.chatTurnRequests)
+    .where(eq(schema.chatTurnRequests.threadId, threadId));
+}
+
+describe('a send on an idle thread (Q1, Q2)', () => {
+  it('streams the reply as an AI SDK UI message stream and persists both messages in memory', async () => {
+    const threadId = await client.createThread();
+    const response = await client.send(threadId, 'Tell me about tides [[words:12]]');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    const turnId = response.headers.get('x-turn-id');
+    expect(turnId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const chunks = await readChunks(response);
+    expect(chunks[0]?.type).toBe('start');
+    expect(chunks.at(-1)?.type).toBe('finish');
+    const streamed = textOfChunks(chunks);
+    expect(streamed.startsWith('You said: "Tell me about tides".')).toBe(true);
+    expect(wordsOf(streamed)).toBe(12);
+
+    const detail = await client.detail(threadId);
+    expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(textOfMessage(detail.messages[0])).toBe('Tell me about tides [[words:12]]');
+    expect(textOfMessage(detail.messages[1])).toBe(streamed);
+    expect(detail.messages[1]?.id).toBe(chunks[0]?.messageId);
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+
+    // Thread detail reads Mastra memory, the canonical transcript (O1).
+    const branch = detail.thread.activeBranchId;
+    const stored = await recallBranch(api.runtime.chatAgent.memory, branch);
+    expect(stored).toHaveLength(2);
+
+    const [row] = await turnRows(threadId);
+    expect(row?.id).toBe(turnId);
+    expect(row?.status).toBe('completed');
+    expect(row?.finishedAt).not.toBeNull();
+  });
+
+  it('returns every message of a long conversation, not just the last page', async () => {
+    const threadId = await client.createThread();
+    for (let i = 0; i < 12; i += 1)
+      await client.sendAndRead(threadId, `message ${i} [[words:2]] [[delay:0]]`);
+    const detail = await client.detail(threadId);
+    expect(detail.messages).toHaveLength(24);
+    expect(textOfMessage(detail.messages[0])).toBe('message 0 [[words:2]] [[delay:0]]');
+  });
+
+  it('never creates a second turn for a retried clientRequestId (Q1)', async () => {
+    const threadId = await client.createThread();
+    const first = await client.send(threadId, 'once [[words:3]]', 'retry-me');
+    await readChunks(first);
+    const retry = await client.send(threadId, 'once [[words:3]]', 'retry-me');
+    expect(retry.status).toBe(202);
+    const body = (await retry.json()) as { turn: { id: string; status: string } };
+    expect(body.turn.id).toBe(first.headers.get('x-turn-id'));
+    expect(body.turn.status).toBe('completed');
+    expect(await turnRows(threadId)).toHaveLength(1);
+    expect((await client.detail(threadId)).messages).toHaveLength(2);
+  });
+
+  it('keeps running when the client disconnects: closing the tab is not an interrupt (S1)', async () => {
+    const threadId = await client.createThread();
+    const response = await client.send(threadId, 'keep going [[words:30]] [[delay:15]]');
+    const seen = await readUntilWords(response, 4);
+    expect(wordsOf(seen)).toBeLessThan(30);
+    const detail = await waitFor(
+      () => client.detail(threadId),
+      (d) => d.turnQueue.activeTurn === null,
+    );
+    const reply = detail.messages[1];
+    expect(wordsOf(textOfMessage(reply))).toBe(30);
+    expect(reply?.metadata.interrupted).toBeUndefined();
+    expect((await turnRows(threadId))[0]?.status).toBe('completed');
+  });
+
+  it('lets a reload attach to a running turn: what streamed so far, then live; 204 once finished', async () => {
+    const threadId = await client.createThread();
+    const sender = await client.send(threadId, 'attach to me [[words:25]] [[delay:20]]');
+    const turnId = sender.headers.get('x-turn-id');
+    await readUntilWords(sender, 5);
+    const attached = await client.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`);
+    expect(attached.status).toBe(200);
+    expect(attached.headers.get('x-turn-id')).toBe(turnId);
+    const chunks = await readChunks(attached);
+    expect(chunks[0]?.type).toBe('start');
+    const text = textOfChunks(chunks);
+    expect(text.startsWith('You said: "attach to me".')).toBe(true);
+    expect(wordsOf(text)).toBe(25);
+
+    const after = await client.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`);
+    expect(after.status).toBe(204);
+  });
+});
+
+describe('failures', () => {
+  it('puts a turn that fails before any text back at the queue head as failed (Q11)', async () => {
+    const threadId = await client.createThread();
+    const response = await client.send(threadId, 'break [[fail]]');
+    expect(response.status).toBe(200);
+    const chunks = await readChunks(response);
+    expect(chunks.some((chunk) => chunk.type === 'error')).toBe(true);
+
+    const detail = await client.detail(threadId);
+    expect(detail.messages).toEqual([]);
+    expect(detail.turnQueue.activeTurn).toBeNull();
+    expect(detail.turnQueue.items).toHaveLength(1);
+    expect(detail.turnQueue.items[0]).toMatchObject({ status: 'failed', text: 'break [[fail]]' });
+    expect(detail.turnQueue.items[0]?.error).toMatch(/fail/i);
+
+    // It blocks the queue: a new send waits behind it, and nothing can be claimed.
+    const queued = await client.queued(threadId, 'next one [[words:3]]');
+    expect(queued.status).toBe('queued');
+    const claim = await client.json<{ error: { code: string; reason: string } }>(
+      'POST',
+      `/api/threads/${threadId}/queue/claim`,
+    );
+    expect(claim.status).toBe(409);
+    expect(claim.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
+  });
+
+  it('keeps the partial reply of a turn that fails after some text, marked with its error', async () => {
+    const threadId = await client.createThread();
+    const { chunks } = await client.sendAndRead(threadId, 'half [[fail-after:4]]');
+    expect(wordsOf(textOfChunks(chunks))).toBe(4);
+    const detail = await client.detail(threadId);
+    expect(detail.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(wordsOf(textOfMessage(detail.messages[1]))).toBe(4);
+    expect(detail.messages[1]?.metadata.error).toBeTruthy();
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect((await turnRows(threadId))[0]?.status).toBe('failed');
+  });
+});
