@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type DatabaseHandle } from '@chat/db';
+import { connect, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { createAuth } from './auth/auth';
@@ -38,7 +38,11 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     openaiBaseUrl: config.OPENAI_BASE_URL,
     localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
   });
-  const chatAgent = await createChatAgent({ databaseUrl: database.url, model });
+  const chatAgent = await createChatAgent({
+    databaseUrl: database.url,
+    model,
+    startupLock: (work) => withStartupLock(database.sql, work),
+  });
   const signals = new Signals(database.sql, logger);
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;

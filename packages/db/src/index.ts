@@ -4,3 +4,4 @@ export * from './embedded';
 export * from './migrate';
 export type { BranchRow, ThreadRow, TurnRow } from './schema';
 export * as schema from './schema';
+export * from './startupLock';

@@ -22,13 +22,15 @@ export interface ChatAgent {
 export async function createChatAgent(options: {
   databaseUrl: string;
   model: LanguageModelV4;
+  /** Serialises schema creation with other instances starting at the same time. */
+  startupLock: <T>(work: () => Promise<T>) => Promise<T>;
 }): Promise<ChatAgent> {
   const storage = new PostgresStore({
     id: 'chat-memory',
     connectionString: options.databaseUrl,
     schemaName: 'mastra',
   });
-  await storage.init();
+  await options.startupLock(() => storage.init());
   const memory = new Memory({
     storage,
     // Transcripts are recalled in full; no semantic recall or working memory.

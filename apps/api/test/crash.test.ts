@@ -1,0 +1,73 @@
+import type { TestDatabase } from '@chat/db/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiProcess, startApiProcess } from './support/apiProcess';
+import { ApiClient, readUntilWords, textOfMessage, waitFor } from './support/client';
+import { freshDatabase } from './support/testApi';
+
+let database: TestDatabase;
+const processes: ApiProcess[] = [];
+
+beforeAll(async () => {
+  database = await freshDatabase();
+});
+
+afterAll(async () => {
+  await Promise.all(processes.map((api) => api.stop()));
+  await database?.drop();
+});
+
+async function start(): Promise<ApiProcess> {
+  const api = await startApiProcess({
+    DATABASE_URL: database.url,
+    TURN_LEASE_MS: '1500',
+    LOCAL_MODEL_DELAY_MS: '25',
+  });
+  processes.push(api);
+  return api;
+}
+
+describe('a crash mid-turn loses nothing that was accepted', () => {
+  it('settles the orphaned turn as interrupted with its checkpointed text, frees the lock, keeps the queue', async () => {
+    const first = await start();
+    const client = await ApiClient.signIn(first.baseUrl);
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'a long story [[words:2000]]');
+    expect(reply.status).toBe(200);
+    const turnId = reply.headers.get('x-turn-id');
+    // Past at least one heartbeat (every lease / 3), so some text is checkpointed.
+    const seen = await readUntilWords(reply, 40);
+    const queued = await client.queued(threadId, 'after the crash [[words:5]]');
+
+    await first.kill();
+
+    const second = await start();
+    const again = client.via(second.baseUrl);
+    const detail = await waitFor(
+      () => again.detail(threadId),
+      (d) => d.turnQueue.activeTurn === null,
+      15_000,
+    );
+    expect(detail.turnQueue.items.map((item) => [item.id, item.status])).toEqual([[queued.id, 'queued']]);
+    expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(textOfMessage(detail.messages[0])).toBe('a long story [[words:2000]]');
+    const partial = detail.messages[1];
+    expect(partial?.metadata.interrupted).toBe(true);
+    const partialText = textOfMessage(partial);
+    expect(partialText.length).toBeGreaterThan(0);
+    expect(seen.startsWith(partialText) || partialText.startsWith(seen.trim())).toBe(true);
+    expect(partialText.split(/\s+/).length).toBeLessThan(2000);
+
+    const turn = await again.json<{ turn: { id: string } | null }>(
+      'POST',
+      `/api/threads/${threadId}/interrupt`,
+    );
+    expect(turn.body.turn).toBeNull();
+
+    // The lock is free: the queue head can be claimed and runs.
+    const claimed = await again.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(claimed.status).toBe(200);
+    expect(claimed.headers.get('x-turn-id')).toBe(queued.id);
+    await claimed.text();
+    expect(turnId).toBeTruthy();
+  });
+});
