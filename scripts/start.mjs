@@ -21,9 +21,17 @@ const env = {
 };
 
 const services = [
-  { name: 'api', cwd: `${root}apps/api`, args: dev ? ['--import', 'tsx', '--watch', 'src/main.ts'] : ['--import', 'tsx', 'src/main.ts'] },
+  {
+    name: 'api',
+    cwd: `${root}apps/api`,
+    args: dev ? ['--import', 'tsx', '--watch', 'src/main.ts'] : ['--import', 'tsx', 'src/main.ts'],
+  },
   dev
-    ? { name: 'web', cwd: `${root}apps/web`, args: [`${root}apps/web/node_modules/nuxt/bin/nuxt.mjs`, 'dev', '--port', webPort] }
+    ? {
+        name: 'web',
+        cwd: `${root}apps/web`,
+        args: [`${root}apps/web/node_modules/nuxt/bin/nuxt.mjs`, 'dev', '--port', webPort],
+      }
     : { name: 'web', cwd: `${root}apps/web`, args: ['.output/server/index.mjs'] },
 ];
 
@@ -47,9 +55,9 @@ function stop(code) {
   stopping = true;
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
   setTimeout(() => process.exit(code), 5000).unref();
-  Promise.all(children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null))).then(
-    () => process.exit(code),
-  );
+  Promise.all(
+    children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : null)),
+  ).then(() => process.exit(code));
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));

@@ -1,5 +1,6 @@
 import { H3, type HTTPError } from 'h3';
 import type { ChatServices } from './chats/context';
+import { registerBranchRoutes } from './chats/routes/branches';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { ApiError, apiErrorResponse, errorResponse } from './platform/errors';
@@ -15,6 +16,7 @@ export function createApp(services: ChatServices): H3 {
   app.all('/api/auth/**', (event) => services.auth.handler(event.req));
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
+  registerBranchRoutes(app, services);
   app.all('/**', () => errorResponse('not_found', 'No such route.', 404));
   return app;
 }

@@ -5,6 +5,7 @@ import { connect, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { createAuth } from './auth/auth';
+import { BranchService } from './chats/branches/branchService';
 import type { ChatServices } from './chats/context';
 import { ThreadService } from './chats/threads/threadService';
 import { startOrphanSweeper } from './chats/turns/recovery';
@@ -49,12 +50,13 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const leaseMs = config.TURN_LEASE_MS;
   const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
   const turns = new TurnService({ db, chatAgent, signals, logger, runner, runnerId, leaseMs });
-  const threads = new ThreadService({ db, chatAgent, signals, turns });
+  const branches = new BranchService({ db, chatAgent, signals, turns });
+  const threads = new ThreadService({ db, chatAgent, signals, turns, branches });
   const auth = createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN });
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
 
   return {
-    services: { db, auth, threads, turns, signals, logger },
+    services: { db, auth, threads, turns, branches, signals, logger },
     database,
     chatAgent,
     runnerId,

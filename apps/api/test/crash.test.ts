@@ -69,5 +69,5 @@ describe('a crash mid-turn loses nothing that was accepted', () => {
     expect(claimed.headers.get('x-turn-id')).toBe(queued.id);
     await claimed.text();
     expect(turnId).toBeTruthy();
-  });
+  }, 90_000);
 });

@@ -46,3 +46,13 @@ export interface ThreadDetail {
   turnQueue: TurnQueue;
   hitl: unknown[];
 }
+
+/** `POST /api/threads/:id/messages/:messageId/versions`: the edited text of a user message. */
+export const editMessageBody = z.object({
+  clientRequestId: z.string().min(1).max(200),
+  text: z.string(),
+});
+export type EditMessageBody = z.infer<typeof editMessageBody>;
+
+export const switchBranchBody = z.object({ branchId: z.uuid() });
+export type SwitchBranchBody = z.infer<typeof switchBranchBody>;

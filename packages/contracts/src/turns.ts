@@ -27,10 +27,7 @@ export interface TurnQueue {
   items: Turn[];
 }
 
-/**
- * Message text as the person typed it. Emptiness and length are checked after
- * trimming, but the text is kept as typed (leading indentation can matter in code).
- */
+/** Message text. The API trims it, then requires 1 to 32,000 characters (400 / 413 otherwise). */
 export const messageText = z.string();
 
 export const sendTurnBody = z.object({

@@ -5,6 +5,7 @@ import {
   check,
   index,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -110,14 +111,34 @@ export const branches = pgTable(
       .notNull()
       .references(() => threads.id, { onDelete: 'cascade' }),
     memoryThreadId: text('memory_thread_id').notNull().unique(),
+    /** Lineage only: a parent may go (its last version deleted) while its children stay. */
     parentBranchId: uuid('parent_branch_id').references((): AnyPgColumn => branches.id, {
-      onDelete: 'cascade',
+      onDelete: 'set null',
     }),
-    /** The parent's user message this branch replaces (null for the root branch). */
+    /** The parent's user message (by origin id) this branch replaces; null for the root branch. */
     forkMessageId: text('fork_message_id'),
     createdAt: createdAt(),
+    /** When the person last had this branch selected; picks the branch shown for a version. */
+    lastActiveAt: timestamp('last_active_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('branches_thread_idx').on(t.threadId)],
+);
+
+/**
+ * Cloned messages get new ids in Mastra. This maps each copy to the message it was first created
+ * as (its origin), so a message keeps one id for the person across versions. Messages created in a
+ * branch itself have no row: their origin is their own id.
+ */
+export const messageOrigins = pgTable(
+  'message_origins',
+  {
+    branchId: uuid('branch_id')
+      .notNull()
+      .references(() => branches.id, { onDelete: 'cascade' }),
+    messageId: text('message_id').notNull(),
+    originId: text('origin_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.branchId, t.messageId] })],
 );
 
 export const turnStatusValues = [

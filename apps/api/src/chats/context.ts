@@ -2,6 +2,7 @@ import type { Database } from '@chat/db';
 import type { Auth } from '../auth/auth';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
+import type { BranchService } from './branches/branchService';
 import type { ThreadService } from './threads/threadService';
 import type { TurnService } from './turns/turnService';
 
@@ -11,6 +12,7 @@ export interface ChatServices {
   auth: Auth;
   threads: ThreadService;
   turns: TurnService;
+  branches: BranchService;
   signals: Signals;
   logger: Logger;
 }

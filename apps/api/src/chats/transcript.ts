@@ -15,20 +15,25 @@ export async function recallBranch(memory: Memory, memoryThreadId: string): Prom
   return messages;
 }
 
-/** Converts stored messages to AI SDK UIMessages, with metadata from the API's own records. */
+/**
+ * Converts stored messages to AI SDK UIMessages with the ids the person sees (`idOf`) and metadata
+ * from the API's own records.
+ */
 export function toChatMessages(
   messages: MastraDBMessage[],
-  metadataOf: (message: MastraDBMessage) => ChatMessageMetadata,
+  options: { idOf: (messageId: string) => string; metadataOf: (id: string) => ChatMessageMetadata },
 ): ChatMessage[] {
   const byId = new Map(messages.map((message) => [message.id, message]));
   return toAISdkMessages(messages, { version: 'v7' })
     .filter((message) => message.role === 'user' || message.role === 'assistant')
     .map((message) => {
-      const stored = byId.get(message.id);
-      const metadata: ChatMessageMetadata = stored
-        ? { createdAt: stored.createdAt.toISOString(), ...metadataOf(stored) }
-        : {};
-      return { id: message.id, role: message.role, parts: visibleParts(message.parts), metadata };
+      const id = options.idOf(message.id);
+      const createdAt = byId.get(message.id)?.createdAt.toISOString();
+      const metadata: ChatMessageMetadata = {
+        ...(createdAt ? { createdAt } : {}),
+        ...options.metadataOf(id),
+      };
+      return { id, role: message.role, parts: visibleParts(message.parts), metadata };
     });
 }
 

@@ -10,8 +10,9 @@ const MAX_BODY_BYTES = 512 * 1024;
 export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): Promise<z.infer<T>> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
   if (declared > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
-  const raw = await event.req.text();
-  if (raw.length > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
+  const bytes = await event.req.arrayBuffer();
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
+  const raw = new TextDecoder().decode(bytes);
   let body: unknown;
   try {
     body = raw === '' ? {} : JSON.parse(raw);

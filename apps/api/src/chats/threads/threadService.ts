@@ -4,15 +4,17 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
-import { recallBranch, toChatMessages } from '../transcript';
+import type { BranchService } from '../branches/branchService';
+import { toChatMessages } from '../transcript';
+import { findActiveTurn } from '../turns/repository';
 import type { TurnService } from '../turns/turnService';
 import {
   deleteThreadRow,
-  findBranch,
   findOwnedThread,
   insertThreadWithRootBranch,
   listBranches,
   listThreadsByOwner,
+  lockOwnedThread,
   updateThread,
 } from './repository';
 
@@ -21,6 +23,7 @@ export interface ThreadServiceDeps {
   chatAgent: ChatAgent;
   signals: Signals;
   turns: TurnService;
+  branches: BranchService;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -52,13 +55,18 @@ export class ThreadService {
 
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
     const thread = await this.requireOwned(ownerId, threadId);
-    const branch = thread.activeBranchId ? await findBranch(this.deps.db, thread.activeBranchId) : undefined;
-    const stored = branch ? await recallBranch(this.deps.chatAgent.memory, branch.memoryThreadId) : [];
+    const { messages: stored, originOf, versions } = await this.deps.branches.activeTranscript(thread);
     const replies = await this.replyOutcomes(
       threadId,
-      stored.map((message) => message.id),
+      stored.map((message) => originOf(message.id)),
     );
-    const messages = toChatMessages(stored, (message) => replies.get(message.id) ?? {});
+    const messages = toChatMessages(stored, {
+      idOf: originOf,
+      metadataOf: (id) => {
+        const version = versions.get(id);
+        return { ...replies.get(id), ...(version ? { version } : {}) };
+      },
+    });
     return {
       thread: toThread(thread),
       messages,
@@ -77,10 +85,20 @@ export class ThreadService {
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */
   async remove(ownerId: string, threadId: string): Promise<void> {
     await this.requireOwned(ownerId, threadId);
-    await this.deps.turns.interrupt(ownerId, threadId);
-    const branches = await listBranches(this.deps.db, threadId);
-    await this.deps.db.transaction((tx) => deleteThreadRow(tx, threadId));
-    for (const branch of branches) await this.deps.chatAgent.memory.deleteThread(branch.memoryThreadId);
+    // A viewer may claim a queued turn between the interrupt and the delete: interrupt again then.
+    for (let attempt = 0; ; attempt += 1) {
+      await this.deps.turns.interrupt(ownerId, threadId);
+      const branches = await this.deps.db.transaction(async (tx) => {
+        if (!(await lockOwnedThread(tx, threadId, ownerId))) throw notFound();
+        if (attempt < 5 && (await findActiveTurn(tx, threadId))) return null;
+        const branches = await listBranches(tx, threadId);
+        await deleteThreadRow(tx, threadId);
+        return branches;
+      });
+      if (!branches) continue;
+      for (const branch of branches) await this.deps.chatAgent.memory.deleteThread(branch.memoryThreadId);
+      break;
+    }
     await this.deps.signals.publish({ kind: 'thread.deleted', threadId });
   }
 
@@ -90,7 +108,10 @@ export class ThreadService {
     return thread;
   }
 
-  /** Interrupted and failed replies, keyed by assistant message id (the API owns interrupt state, O2). */
+  /**
+   * Interrupted and failed replies, keyed by assistant message id (the API owns interrupt state, O2).
+   * A reply's origin id is the id it was streamed under, so copies in other versions share the mark.
+   */
   private async replyOutcomes(
     threadId: string,
     messageIds: string[],

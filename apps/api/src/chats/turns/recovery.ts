@@ -4,7 +4,7 @@ import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch, lockThread } from '../threads/repository';
 import { ensureReplyPersisted } from '../transcript';
-import { findTurn, listOrphanedTurns, transitionTurn } from './repository';
+import { findOrphanedTurn, listOrphanedTurns, transitionTurn } from './repository';
 
 export interface RecoveryDeps {
   db: Database;
@@ -19,26 +19,26 @@ export interface RecoveryDeps {
  * turns are not touched. Safe to call from any instance, any number of times.
  */
 export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): Promise<TurnRow | null> {
-  const branch = await findBranch(deps.db, orphan.branchId);
-  const thread = await deps.db.query.threads.findFirst({ where: (t, { eq }) => eq(t.id, orphan.threadId) });
-  let replyId = orphan.assistantMessageId;
-  if (branch && thread && orphan.userMessageId) {
-    replyId = await ensureReplyPersisted(deps.chatAgent.memory, {
-      memoryThreadId: branch.memoryThreadId,
-      resourceId: thread.ownerId,
-      userMessage: {
-        id: orphan.userMessageId,
-        text: orphan.text,
-        createdAt: orphan.startedAt ?? orphan.createdAt,
-      },
-      assistantText: orphan.partialText,
-    });
-  }
   const settled = await deps.db.transaction(async (tx) => {
-    await lockThread(tx, orphan.threadId);
-    const current = await findTurn(tx, orphan.threadId, orphan.id);
-    if (current?.status !== 'running' || !current.leaseExpiresAt) return null;
-    if (current.leaseExpiresAt.getTime() > Date.now()) return null;
+    // Under the thread lock, so concurrent settlers (two sweepers, a sweeper and an interrupt)
+    // run one after the other and only the first writes the reply.
+    const thread = await lockThread(tx, orphan.threadId);
+    const current = await findOrphanedTurn(tx, orphan.id);
+    if (!thread || !current) return null;
+    const branch = await findBranch(tx, current.branchId);
+    let replyId = current.assistantMessageId;
+    if (branch && current.userMessageId) {
+      replyId = await ensureReplyPersisted(deps.chatAgent.memory, {
+        memoryThreadId: branch.memoryThreadId,
+        resourceId: thread.ownerId,
+        userMessage: {
+          id: current.userMessageId,
+          text: current.text,
+          createdAt: current.startedAt ?? current.createdAt,
+        },
+        assistantText: current.partialText,
+      });
+    }
     return await transitionTurn(tx, current, 'interrupted', {
       finishedAt: new Date(),
       leaseExpiresAt: null,

@@ -91,6 +91,14 @@ export async function updateQueuedTurnText(q: Queryable, turnId: string, text: s
   return row;
 }
 
+/** Marks a queued turn to run with the interrupt handoff, whoever claims it (Stop & send, S5). */
+export async function setHandoffRequested(q: Queryable, turnId: string, handoff: boolean): Promise<void> {
+  await q
+    .update(turns)
+    .set({ handoff })
+    .where(and(eq(turns.id, turnId), eq(turns.status, 'queued')));
+}
+
 /** Heartbeat of a running turn: extends the lease and checkpoints the visible reply so far. */
 export async function checkpointRunningTurn(
   q: Queryable,
@@ -109,6 +117,15 @@ export async function checkpointRunningTurn(
     .where(and(eq(turns.id, turnId), eq(turns.status, 'running'), eq(turns.runnerId, runnerId)))
     .returning({ id: turns.id });
   return rows.length > 0;
+}
+
+/** The turn if it is running with an expired lease, by the database's clock (all instances share it). */
+export async function findOrphanedTurn(q: Queryable, turnId: string): Promise<TurnRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.id, turnId), eq(turns.status, 'running'), lt(turns.leaseExpiresAt, sql`now()`)));
+  return row;
 }
 
 /** Running turns whose runner stopped renewing its lease (a crashed or hung process). */

@@ -14,6 +14,7 @@ import {
   isInQueue,
   leaseFromNow,
   listQueuedTurns,
+  setHandoffRequested,
   transitionTurn,
   updateQueuedTurnText,
 } from './repository';
@@ -105,6 +106,56 @@ export class TurnService {
     return { kind: 'queued', turn: result.turn, turnQueue: await this.turnQueue(this.deps.db, threadId) };
   }
 
+  /**
+   * Starts a turn on a branch made for it (an edit into a new version, B1): under the thread lock,
+   * refuses while anything runs or waits (thread_busy), lets `createBranch` make the branch, makes
+   * it active and claims the turn at once. A retried clientRequestId replays the first answer.
+   */
+  async runOnNewBranch(
+    ownerId: string,
+    threadId: string,
+    input: { clientRequestId: string; text: string },
+    createBranch: (tx: Queryable, thread: ThreadRow, text: string) => Promise<string>,
+  ): Promise<SendResult> {
+    const text = validMessageText(input.text);
+    const result = await this.deps.db.transaction(async (tx) => {
+      const thread = await lockOwnedThread(tx, threadId, ownerId);
+      if (!thread) throw notFound();
+      const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
+      if (existing) return { turn: existing, retry: true };
+      await this.assertIdle(tx, threadId);
+      const branchId = await createBranch(tx, thread, text);
+      await updateThread(tx, threadId, { activeBranchId: branchId });
+      const turn = await insertQueuedTurn(tx, {
+        threadId,
+        branchId,
+        clientRequestId: input.clientRequestId,
+        text,
+      });
+      return { turn: await this.claim(tx, turn, false), retry: false };
+    });
+    if (result.retry) return await this.replay(result.turn);
+    await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+    return { kind: 'streaming', turn: result.turn, stream: await this.startClaimed(result.turn, ownerId) };
+  }
+
+  /**
+   * Branch changes (edit, switch, delete) wait until the thread is quiet: nothing running, nothing
+   * queued. Queued turns belong to the branch they were sent on, so the queue must drain (or be
+   * cleared) before the person moves to another branch.
+   */
+  async assertIdle(q: Queryable, threadId: string): Promise<void> {
+    if (await findActiveTurn(q, threadId)) {
+      throw new ApiError(
+        'thread_busy',
+        'Wait for the reply to finish, or stop it, before changing versions.',
+      );
+    }
+    if ((await listQueuedTurns(q, threadId)).length > 0) {
+      throw new ApiError('thread_busy', 'Send or delete the queued messages before changing versions.');
+    }
+  }
+
   /** Q10: a viewer claims the queue head when the thread is idle. */
   async claimHead(ownerId: string, threadId: string, options: { handoff: boolean; turnId?: string }) {
     const turn = await this.deps.db.transaction(async (tx) => {
@@ -120,7 +171,7 @@ export class TurnService {
       if (head.status === 'failed') {
         throw notEligible('head_failed', 'The first queued message failed; edit or delete it first.');
       }
-      return await this.claim(tx, head, options.handoff);
+      return await this.claim(tx, head, options.handoff || head.handoff);
     });
     return { turn, stream: await this.startClaimed(turn, ownerId) };
   }
@@ -135,8 +186,23 @@ export class TurnService {
     const [head] = await listQueuedTurns(this.deps.db, threadId);
     if (head?.id !== turnId)
       throw new ApiError('not_queue_head', 'Only the first queued message can be sent now.');
-    const interrupted = await this.interrupt(ownerId, threadId);
-    return await this.claimHead(ownerId, threadId, { handoff: interrupted !== null, turnId });
+    if (!(await findActiveTurn(this.deps.db, threadId))) {
+      return await this.claimHead(ownerId, threadId, { handoff: false, turnId });
+    }
+    // Reserve the handoff on the head first: once the interrupt settles, another tab may claim
+    // the head before this request does, and it must still run as the person's priority (S5).
+    await setHandoffRequested(this.deps.db, turnId, true);
+    let interrupted: TurnRow | null;
+    try {
+      interrupted = await this.interrupt(ownerId, threadId);
+    } catch (error) {
+      await setHandoffRequested(this.deps.db, turnId, false);
+      throw error;
+    }
+    // The running reply may have finished on its own meanwhile: then nothing was cut off.
+    const handoff = interrupted?.status === 'interrupted';
+    if (!handoff) await setHandoffRequested(this.deps.db, turnId, false);
+    return await this.claimHead(ownerId, threadId, { handoff, turnId });
   }
 
   /**
@@ -245,8 +311,9 @@ export class TurnService {
       const current = await findTurn(this.deps.db, turn.threadId, turn.id);
       if (!current) throw notFound('Turn');
       if (current.status !== 'running') return current;
-      if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() < Date.now()) {
-        // Its runner is gone: settle it here rather than wait for the sweeper.
+      // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
+      // only decides when to ask; the database's clock decides (settleOrphanedTurn).
+      if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
         const settled = await settleOrphanedTurn(this.deps, current);
         if (settled) return settled;
       }

@@ -1,0 +1,203 @@
+import type { MessageVersion } from '@chat/contracts';
+import type { BranchRow, Database, Queryable, ThreadRow } from '@chat/db';
+import type { MastraDBMessage } from '@mastra/core/agent';
+import type { ChatAgent } from '../../agent/chatAgent';
+import { ApiError, InvariantError, notFound } from '../../platform/errors';
+import type { Signals } from '../../platform/notifications';
+import { listBranches, lockOwnedThread, updateThread } from '../threads/repository';
+import { recallBranch } from '../transcript';
+import type { SendResult, TurnService } from '../turns/turnService';
+import { versionsOfActiveBranch } from './lineage';
+import {
+  deleteBranchRow,
+  findThreadBranch,
+  insertBranch,
+  insertMessageOrigins,
+  listMessageOrigins,
+  markBranchActive,
+  mostRecentOtherBranch,
+} from './repository';
+
+export interface BranchServiceDeps {
+  db: Database;
+  chatAgent: ChatAgent;
+  signals: Signals;
+  turns: TurnService;
+}
+
+/** The active branch's transcript, with the ids the person sees and version info. */
+export interface ActiveTranscript {
+  branch: BranchRow;
+  messages: MastraDBMessage[];
+  /** Stored id -> the id the person sees (its origin). */
+  originOf(messageId: string): string;
+  versions: Map<string, MessageVersion>;
+}
+
+/**
+ * Versions of a conversation (B1-B5). Each branch is its own Mastra memory thread: a new version
+ * is a clone of the parent's messages before the edited one, plus the edit and a fresh reply, so
+ * nothing is ever mutated and siblings never share model context. The API owns the lineage.
+ */
+export class BranchService {
+  constructor(private readonly deps: BranchServiceDeps) {}
+
+  async activeTranscript(thread: ThreadRow): Promise<ActiveTranscript> {
+    const { memory } = this.deps.chatAgent;
+    const [branches, origins] = await Promise.all([
+      listBranches(this.deps.db, thread.id),
+      listMessageOrigins(this.deps.db, thread.id),
+    ]);
+    const active = branches.find((branch) => branch.id === thread.activeBranchId);
+    if (!active) throw new InvariantError(`thread ${thread.id} has no active branch`);
+    const transcripts = await Promise.all(
+      branches.map((branch) => recallBranch(memory, branch.memoryThreadId)),
+    );
+    const originOf = (messageId: string) => origins.get(messageId) ?? messageId;
+    const versions = versionsOfActiveBranch(
+      branches.map((branch, i) => ({
+        branchId: branch.id,
+        lastActiveAt: branch.lastActiveAt,
+        messages: (transcripts[i] ?? []).map((message) => ({
+          originId: originOf(message.id),
+          role: message.role,
+          createdAt: message.createdAt,
+        })),
+      })),
+      active.id,
+    );
+    const messages = transcripts[branches.indexOf(active)] ?? [];
+    return { branch: active, messages, originOf, versions };
+  }
+
+  /** B1: edits a user message of the active branch into a new version and answers it (SSE). */
+  async editMessage(
+    ownerId: string,
+    threadId: string,
+    messageId: string,
+    input: { clientRequestId: string; text: string },
+  ): Promise<SendResult> {
+    const { memory } = this.deps.chatAgent;
+    const newBranchId = crypto.randomUUID();
+    let cloned = false;
+    try {
+      return await this.deps.turns.runOnNewBranch(ownerId, threadId, input, async (tx, thread) => {
+        const { branch, stored, index, originOf } = await this.userMessageOfActiveBranch(
+          tx,
+          thread,
+          messageId,
+        );
+        const before = stored.slice(0, index);
+        if (before.length > 0) {
+          // Exact ids, not a date: several messages can share one millisecond.
+          const { messageIdMap } = await memory.cloneThread({
+            sourceThreadId: branch.memoryThreadId,
+            newThreadId: newBranchId,
+            resourceId: ownerId,
+            options: { messageFilter: { messageIds: before.map((message) => message.id) } },
+          });
+          cloned = true;
+          await insertBranch(tx, {
+            id: newBranchId,
+            threadId,
+            parentBranchId: branch.id,
+            forkMessageId: messageId,
+          });
+          await insertMessageOrigins(
+            tx,
+            newBranchId,
+            Object.entries(messageIdMap ?? {}).map(([sourceId, copyId]) => ({
+              messageId: copyId,
+              originId: originOf(sourceId),
+            })),
+          );
+        } else {
+          await insertBranch(tx, {
+            id: newBranchId,
+            threadId,
+            parentBranchId: branch.id,
+            forkMessageId: messageId,
+          });
+        }
+        await markBranchActive(tx, newBranchId);
+        return newBranchId;
+      });
+    } catch (error) {
+      // The transaction rolled back: drop the memory thread it cloned, if any.
+      if (cloned) await memory.deleteThread(newBranchId).catch(() => {});
+      throw error;
+    }
+  }
+
+  /** B2, B5: selects a branch; the choice is stored on the thread, so a reload shows it. */
+  async switchBranch(ownerId: string, threadId: string, branchId: string): Promise<void> {
+    await this.deps.db.transaction(async (tx) => {
+      const thread = await lockOwnedThread(tx, threadId, ownerId);
+      if (!thread) throw notFound();
+      const branch = await findThreadBranch(tx, threadId, branchId);
+      if (!branch) throw notFound('Branch');
+      if (thread.activeBranchId === branchId) return;
+      await this.deps.turns.assertIdle(tx, threadId);
+      await updateThread(tx, threadId, { activeBranchId: branchId });
+      await markBranchActive(tx, branchId);
+    });
+    await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+  }
+
+  /**
+   * B4: deletes the latest user message of the active branch and its reply, from that branch only.
+   * When that leaves a version with nothing of its own (the edit itself was deleted), the version
+   * goes too and the person lands on the version they had selected before it.
+   */
+  async deleteLatestTurn(ownerId: string, threadId: string, messageId: string): Promise<void> {
+    const { memory } = this.deps.chatAgent;
+    let removedBranch: BranchRow | undefined;
+    await this.deps.db.transaction(async (tx) => {
+      const thread = await lockOwnedThread(tx, threadId, ownerId);
+      if (!thread) throw notFound();
+      await this.deps.turns.assertIdle(tx, threadId);
+      const { branch, stored, index } = await this.userMessageOfActiveBranch(tx, thread, messageId);
+      if (stored.slice(index + 1).some((message) => message.role === 'user')) {
+        throw new ApiError('not_latest_turn', 'Only the latest message can be deleted.');
+      }
+      const ownMessagesLeft = await this.ownMessagesBefore(tx, branch, stored.slice(0, index));
+      if (branch.parentBranchId !== null && ownMessagesLeft === 0) {
+        const fallback =
+          (await findThreadBranch(tx, threadId, branch.parentBranchId)) ??
+          (await mostRecentOtherBranch(tx, threadId, branch.id));
+        if (fallback) {
+          await updateThread(tx, threadId, { activeBranchId: fallback.id });
+          await markBranchActive(tx, fallback.id);
+          await deleteBranchRow(tx, branch.id);
+          removedBranch = branch;
+          return;
+        }
+      }
+      await memory.deleteMessages(stored.slice(index).map((message) => message.id));
+    });
+    if (removedBranch) await memory.deleteThread(removedBranch.memoryThreadId);
+    await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+  }
+
+  /** Messages a non-root branch holds that are not copies of its parent's (its edit and what followed). */
+  private async ownMessagesBefore(
+    tx: Queryable,
+    branch: BranchRow,
+    messages: MastraDBMessage[],
+  ): Promise<number> {
+    const origins = await listMessageOrigins(tx, branch.threadId);
+    return messages.filter((message) => !origins.has(message.id)).length;
+  }
+
+  private async userMessageOfActiveBranch(tx: Queryable, thread: ThreadRow, messageId: string) {
+    if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
+    const branch = await findThreadBranch(tx, thread.id, thread.activeBranchId);
+    if (!branch) throw new InvariantError(`thread ${thread.id} lost its active branch`);
+    const origins = await listMessageOrigins(tx, thread.id);
+    const originOf = (id: string) => origins.get(id) ?? id;
+    const stored = await recallBranch(this.deps.chatAgent.memory, branch.memoryThreadId);
+    const index = stored.findIndex((message) => originOf(message.id) === messageId);
+    if (index < 0 || stored[index]?.role !== 'user') throw notFound('Message');
+    return { branch, stored, index, originOf };
+  }
+}

@@ -1,0 +1,73 @@
+import type { BranchRow, Queryable } from '@chat/db';
+import { schema } from '@chat/db';
+import { and, desc, eq, ne } from 'drizzle-orm';
+import { InvariantError } from '../../platform/errors';
+
+const { branches, messageOrigins } = schema;
+
+export async function insertBranch(
+  q: Queryable,
+  values: { id: string; threadId: string; parentBranchId: string; forkMessageId: string },
+): Promise<BranchRow> {
+  const [row] = await q
+    .insert(branches)
+    .values({ ...values, memoryThreadId: values.id })
+    .returning();
+  if (!row) throw new InvariantError('insert returned no branch');
+  return row;
+}
+
+/** Records which message each copy in a new branch stands for (copy id -> origin id). */
+export async function insertMessageOrigins(
+  q: Queryable,
+  branchId: string,
+  origins: Array<{ messageId: string; originId: string }>,
+): Promise<void> {
+  if (origins.length === 0) return;
+  await q.insert(messageOrigins).values(origins.map((origin) => ({ ...origin, branchId })));
+}
+
+/** copy id -> origin id for every copied message of the thread's branches. */
+export async function listMessageOrigins(q: Queryable, threadId: string): Promise<Map<string, string>> {
+  const rows = await q
+    .select({ messageId: messageOrigins.messageId, originId: messageOrigins.originId })
+    .from(messageOrigins)
+    .innerJoin(branches, eq(branches.id, messageOrigins.branchId))
+    .where(eq(branches.threadId, threadId));
+  return new Map(rows.map((row) => [row.messageId, row.originId]));
+}
+
+export async function findThreadBranch(
+  q: Queryable,
+  threadId: string,
+  branchId: string,
+): Promise<BranchRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(branches)
+    .where(and(eq(branches.threadId, threadId), eq(branches.id, branchId)));
+  return row;
+}
+
+export async function markBranchActive(q: Queryable, branchId: string): Promise<void> {
+  await q.update(branches).set({ lastActiveAt: new Date() }).where(eq(branches.id, branchId));
+}
+
+export async function deleteBranchRow(q: Queryable, branchId: string): Promise<void> {
+  await q.delete(branches).where(eq(branches.id, branchId));
+}
+
+/** The thread's other branch the person had selected most recently. */
+export async function mostRecentOtherBranch(
+  q: Queryable,
+  threadId: string,
+  exceptBranchId: string,
+): Promise<BranchRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(branches)
+    .where(and(eq(branches.threadId, threadId), ne(branches.id, exceptBranchId)))
+    .orderBy(desc(branches.lastActiveAt))
+    .limit(1);
+  return row;
+}

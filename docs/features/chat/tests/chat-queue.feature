@@ -1,0 +1,165 @@
+# The Playwright flows of the chat, in Gherkin.
+# Automated in apps/web/e2e/chat.spec.ts (@foundation) and apps/web/e2e/queue.spec.ts (@queue),
+# against the production build, the real API and the built-in local model.
+# The local model's reply starts with: You said: "<message without directives>".
+# Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text.
+# The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
+
+Feature: Chat with queued turns and interrupts
+  A person can keep sending messages while the assistant answers. Follow-ups wait in a
+  Queue Dock above the composer, where they can be edited or deleted. Stop interrupts the
+  server. Stop & send interrupts and sends the queue head as the new priority.
+
+  Background:
+    Given a new guest visits the start page
+    And the page is interactive
+
+  # --- Foundation -----------------------------------------------------------------------
+
+  @foundation
+  Scenario: A reply streams, and the transcript survives a reload
+    When I send "[[words:60]] [[delay:50]] hello"
+    Then I am on the new thread's page
+    And the reply shows "You said: "hello"" while it is still being written
+    And the reply keeps growing while the Stop button is shown
+    When the reply is finished
+    And I reload the page
+    Then I see 1 user message "[[words:60]] [[delay:50]] hello"
+    And I see 1 reply, with the same text as before the reload
+
+  @foundation
+  Scenario: HTML in a message is shown as text and never runs
+    When I send "<script>alert(1)</script> and <img src=x onerror=alert(1)>"
+    Then my message shows that text literally
+    And the reply quotes "<script>alert(1)</script>" and "<img src=x onerror=alert(1)>" as text
+    And the transcript contains no img or script element
+    And no dialog is opened
+
+  @foundation
+  Scenario: The sidebar lists the new thread
+    When I send "[[words:5]] sidebar check"
+    Then the "Chats" navigation has a link to the thread, marked as the current page
+
+  # --- Queue ----------------------------------------------------------------------------
+
+  @queue @Q3 @Q7 @Q10
+  Scenario: A message sent while a reply streams is queued, then runs next
+    Given I sent "[[words:120]] [[delay:30]] first" and its reply is streaming
+    When I send "second"
+    Then the Queue Dock shows "second" with the counter "1 / 5"
+    And the transcript still has 1 user message
+    When the first reply ends
+    Then the transcript has 2 user messages, the last one "second"
+    And the last reply contains "You said: "second""
+    And the Queue Dock is hidden
+
+  @queue @Q8
+  Scenario: A queued message is edited in place and deleted; the composer waits during an edit
+    Given I sent "[[words:400]] [[delay:30]] long one" and its reply is streaming
+    And I queued "alpha" and then "beta"
+    When I start editing item 1 of the Queue Dock
+    Then the editor has focus
+    And the composer is disabled
+    When I type "something else" and press Escape
+    Then the editor closes
+    And the composer is enabled
+    And the Queue Dock shows "alpha", "beta"
+    When I edit item 1 to "alpha, edited" and press Enter
+    Then the Queue Dock shows "alpha, edited", "beta"
+    When I delete item 2
+    Then the Queue Dock shows "alpha, edited"
+    When I reload the page
+    Then the Queue Dock shows "alpha, edited"
+    And the transcript has 1 user message
+
+  @queue @Q4
+  Scenario: The queue holds at most five
+    Given I sent "[[words:400]] [[delay:30]] cap" and its reply is streaming
+    When I queue "queued 1", "queued 2", "queued 3", "queued 4" and "queued 5"
+    Then the Queue Dock counter shows "5 / 5"
+    And the composer says "Queue is full"
+    When I type "one too many" and press Enter
+    Then the composer still holds "one too many"
+    And the Queue Dock shows "queued 1" to "queued 5" only
+
+  @queue @S1 @S2 @S3
+  Scenario: Stop keeps the queue, and the head runs next
+    Given I sent "[[words:400]] [[delay:30]] stop me" and its reply shows "You said: "stop me""
+    And I queued "after the stop"
+    When I press Stop
+    Then the first reply is marked "Interrupted"
+    And the transcript has 2 user messages, the last one "after the stop"
+    And the second reply contains "You said: "after the stop""
+    And the second reply does not start with "(after interruption)"
+    And the Queue Dock is hidden
+
+  @queue @S4 @S5
+  Scenario: Stop & send interrupts the reply, and the head answers as the new priority
+    Given I sent "[[words:400]] [[delay:30]] tell me a long story" and its reply is streaming
+    And I queued "actually, make it short"
+    When I press "Stop & send" on the head of the Queue Dock
+    Then the transcript has 2 user messages, the last one "actually, make it short"
+    And the second reply starts with "(after interruption)"
+    And the first reply is marked "Interrupted"
+    And the Queue Dock is hidden
+    When the reply is finished and I reload the page
+    Then the first reply is still marked "Interrupted"
+    And the second reply is not marked "Interrupted"
+
+  @queue @Q11
+  Scenario: A failed head stays at the head and blocks the queue until it is edited
+    Given I sent "[[words:150]] [[delay:30]] before the failure" and its reply is streaming
+    And I queued "[[fail]] this one breaks" and then "waits behind it"
+    When the first reply ends and the head runs and fails
+    Then item 1 of the Queue Dock shows its error and has the status "failed"
+    And item 1 has no "Send now" button
+    And the Stop button is hidden
+    And the Queue Dock shows "[[fail]] this one breaks", "waits behind it"
+    When I edit item 1 to "fixed now"
+    Then the transcript has 1 user message "fixed now" with a reply containing "You said: "fixed now""
+    And then a reply containing "You said: "waits behind it""
+    And the Queue Dock is hidden
+
+  @queue @Q10
+  Scenario: With no viewer attached the queue waits; Send now runs its head
+    Given I sent "[[words:60]] [[delay:30]] nobody watching" and its reply is streaming
+    And I queued "waiting for a viewer"
+    When I leave for the start page
+    And the reply ends on the server
+    And I open the thread again
+    Then the Queue Dock shows "waiting for a viewer"
+    And the transcript has 1 reply
+    And the Stop button is hidden
+    When I press "Send now" on the head of the Queue Dock
+    Then the second reply contains "You said: "waiting for a viewer""
+    And it does not start with "(after interruption)"
+    And the Queue Dock is hidden
+
+  @queue
+  Scenario: A reload in the middle of a reply attaches to it and keeps streaming
+    Given I sent "[[words:8]] an earlier exchange" and its reply is finished
+    And I sent "[[words:150]] [[delay:40]] keep going" and its reply shows "You said: "keep going""
+    When I reload the page
+    Then the Stop button is shown
+    And the last reply contains "You said: "keep going"" and keeps growing
+    And the transcript has 2 user messages, the first one "an earlier exchange"
+    When the reply is finished
+    Then the transcript has 2 user messages and 2 replies
+    And after another reload the last reply has the same text
+
+  @queue
+  Scenario: Two tabs on one thread show the same stream and the same Queue Dock
+    Given I sent "[[words:400]] [[delay:30]] shared" and its reply is streaming
+    When I open the same thread in a second tab
+    Then the second tab shows the reply "You said: "shared"" streaming, with a Stop button
+    When I queue "from tab one" in the first tab
+    Then the second tab's Queue Dock shows "from tab one"
+    When I queue "from tab two" in the second tab
+    Then the first tab's Queue Dock shows "from tab one", "from tab two"
+    When I delete item 2 in the second tab
+    Then the first tab's Queue Dock shows "from tab one"
+    When I press "Stop & send" on the head in the second tab
+    Then the first tab has 2 user messages
+    And the first tab's second reply contains "(after interruption)"
+    And both tabs become idle with empty Queue Docks
+    And both tabs show the same second reply
