@@ -6,6 +6,7 @@ import {
   readChunks,
   readUntilWords,
   type StreamChunk,
+  textOfMessage,
   waitFor,
 } from './support/client';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
@@ -116,6 +117,25 @@ describe('two API instances on one database', () => {
     expect(seen.find((event) => event.type === 'turn.started')).toMatchObject({ turn: { id: turnId } });
     controller.abort();
     await reading;
+  });
+
+  it('lets a reload on instance B follow a reply running on instance A to its end', async () => {
+    const threadId = await viaA.createThread();
+    const reply = await viaA.send(threadId, 'follow me [[words:60]] [[delay:20]]');
+    const turnId = reply.headers.get('x-turn-id');
+    await readUntilWords(reply, 5);
+    const attached = await viaB.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`);
+    expect(attached.status).toBe(200);
+    const chunks = await readChunks(attached);
+    expect(chunks[0]?.type).toBe('start');
+    expect(chunks.at(-1)?.type).toBe('finish');
+    const text = chunks
+      .filter((chunk) => chunk.type === 'text-delta')
+      .map((chunk) => chunk.delta)
+      .join('');
+    const detail = await viaB.detail(threadId);
+    expect(text).toBe(textOfMessage(detail.messages[1]));
+    expect(text.split(/\s+/)).toHaveLength(60);
   });
 
   it('queues a send on B behind a turn on A, and B can Stop & send it', async () => {

@@ -25,7 +25,7 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
   route('get', '/api/threads/:id/turns/:turnId/stream', async (event, userId) => {
     const turnId = idParam(event, 'turnId', 'Turn');
     const stream = await turns.attach(userId, idParam(event, 'id'), turnId);
-    return stream ? turnStreamResponse(turnId, stream.subscribe()) : new Response(null, { status: 204 });
+    return stream ? turnStreamResponse(turnId, stream) : new Response(null, { status: 204 });
   });
 
   route('post', '/api/threads/:id/interrupt', async (event, userId) => {

@@ -26,6 +26,12 @@ interface RunningTurn {
   done: Promise<void>;
 }
 
+/**
+ * At most this long between checkpoints of the visible reply: what a crash can lose, and the pace
+ * at which viewers on other instances see it grow.
+ */
+const CHECKPOINT_MS = 500;
+
 type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; error: string };
 
 /**
@@ -89,7 +95,7 @@ export class TurnRunner {
     let streamError: string | undefined;
     const heartbeat = setInterval(
       () => void this.checkpoint(turn.id, progress, controller),
-      this.deps.leaseMs / 3,
+      Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
     try {

@@ -1,11 +1,13 @@
 import { MAX_TEXT_LENGTH, type NotEligibleReason, QUEUE_CAPACITY, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import type { UIMessageChunk } from 'ai';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
 import { findBranch, findOwnedThread, lockOwnedThread, updateThread } from '../threads/repository';
 import { titleFromMessage } from '../threads/title';
 import { toTurnQueue } from './dto';
 import { type RecoveryDeps, settleOrphanedTurn } from './recovery';
+import { remoteTurnStream } from './remoteTurnStream';
 import {
   findActiveTurn,
   findTurn,
@@ -242,14 +244,21 @@ export class TurnService {
     return { turn, turnQueue: await this.turnQueue(this.deps.db, threadId) };
   }
 
-  /** The live stream of a running turn (replay + live), or null when it has finished. */
-  async attach(ownerId: string, threadId: string, turnId: string): Promise<TurnStream | null> {
+  /**
+   * The stream of a running turn (what streamed so far, then live), or null when it has finished.
+   * A turn running on another instance is followed through its checkpoints.
+   */
+  async attach(
+    ownerId: string,
+    threadId: string,
+    turnId: string,
+  ): Promise<ReadableStream<UIMessageChunk> | null> {
     const thread = await findOwnedThread(this.deps.db, threadId, ownerId);
     if (!thread) throw notFound();
     const turn = await findTurn(this.deps.db, threadId, turnId);
     if (!turn) throw notFound('Turn');
     if (turn.status !== 'running') return null;
-    return this.deps.runner.streamOf(turnId) ?? null;
+    return this.deps.runner.streamOf(turnId)?.subscribe() ?? remoteTurnStream(this.deps.db, threadId, turnId);
   }
 
   private async replay(turn: TurnRow): Promise<SendResult> {
