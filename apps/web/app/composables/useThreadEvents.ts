@@ -1,0 +1,46 @@
+import type { ThreadEvent } from '@chat/contracts';
+
+export interface ThreadEventHandlers {
+  onEvent: (event: ThreadEvent) => void;
+  /** Every (re)connection: events may have been missed while disconnected, so catch up. */
+  onConnected?: () => void;
+}
+
+/**
+ * Follows `GET /api/threads/:id/events` (SSE, one JSON ThreadEvent per `data:` line) for the
+ * lifetime of the calling component. EventSource reconnects by itself after a drop.
+ */
+export function useThreadEvents(threadId: string, handlers: ThreadEventHandlers) {
+  const connected = ref(false);
+  let source: EventSource | null = null;
+
+  function open(): void {
+    if (source) return;
+    source = new EventSource(`/api/threads/${encodeURIComponent(threadId)}/events`);
+    source.onopen = () => {
+      connected.value = true;
+      handlers.onConnected?.();
+    };
+    source.onerror = () => {
+      connected.value = false;
+    };
+    source.onmessage = (message: MessageEvent<string>) => {
+      let event: ThreadEvent;
+      try {
+        event = JSON.parse(message.data) as ThreadEvent;
+      } catch {
+        return; // a keep-alive or a line we do not understand
+      }
+      if (event && typeof event.type === 'string') handlers.onEvent(event);
+    };
+  }
+
+  function close(): void {
+    source?.close();
+    source = null;
+    connected.value = false;
+  }
+
+  onScopeDispose(close);
+  return { connected: readonly(connected), open, close };
+}

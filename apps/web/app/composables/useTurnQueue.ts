@@ -1,0 +1,99 @@
+import type { Turn, TurnQueue } from '@chat/contracts';
+import { QUEUE_CAPACITY } from '@chat/contracts';
+
+/**
+ * The thread's queue as the server last told us (Q6): the active turn and the queued
+ * (or failed, blocking) turns in run order, plus the Dock's edit/delete actions. The
+ * server is the only source of truth; local changes are only made to show an answer
+ * a moment before the matching `queue.changed` event arrives.
+ */
+export function useTurnQueue(threadId: string) {
+  const base = `/api/threads/${encodeURIComponent(threadId)}`;
+  const turnQueue = shallowRef<TurnQueue>({ activeTurn: null, items: [] });
+  /** The queued turn whose text is being edited in the Dock (the composer is disabled meanwhile, Q8). */
+  const editingTurnId = ref<string | null>(null);
+
+  const activeTurn = computed(() => turnQueue.value.activeTurn);
+  const items = computed(() => turnQueue.value.items);
+  const head = computed<Turn | null>(() => items.value[0] ?? null);
+  const isFull = computed(() => items.value.length >= QUEUE_CAPACITY);
+
+  // Counts changes, so a thread detail fetched before a newer change cannot undo it.
+  let version = 0;
+
+  function apply(next: TurnQueue): void {
+    version++;
+    turnQueue.value = next;
+    if (editingTurnId.value && !next.items.some((turn) => turn.id === editingTurnId.value)) {
+      // The item left the queue (ran, or was deleted in another tab) while being edited.
+      editingTurnId.value = null;
+    }
+  }
+
+  /**
+   * The queue from a thread detail fetched when `versionAtRequest` was current. If events
+   * arrived meanwhile, they are at least as new as the detail (and anything newer than them
+   * is on its way as another event), so the detail's copy is dropped.
+   */
+  function applyFetched(next: TurnQueue, versionAtRequest: number): void {
+    if (versionAtRequest === version) apply(next);
+  }
+
+  function currentVersion(): number {
+    return version;
+  }
+
+  function removeLocally(turnId: string): void {
+    apply({ ...turnQueue.value, items: turnQueue.value.items.filter((turn) => turn.id !== turnId) });
+  }
+
+  function replaceLocally(turn: Turn): void {
+    apply({
+      ...turnQueue.value,
+      items: turnQueue.value.items.map((item) => (item.id === turn.id ? turn : item)),
+    });
+  }
+
+  /** Applies what an edit or delete answered, whichever shape it has: `{ turnQueue }`, `{ turn }` or nothing. */
+  async function applyAnswer(response: Response, fallback: () => void): Promise<void> {
+    const isJson = response.headers.get('content-type')?.includes('application/json');
+    const body = isJson ? ((await response.json()) as { turn?: Turn; turnQueue?: TurnQueue }) : {};
+    if (body.turnQueue) apply(body.turnQueue);
+    else if (body.turn && body.turn.status !== 'cancelled') replaceLocally(body.turn);
+    else fallback();
+  }
+
+  /** Saves new text for a queued or failed turn; a failed one becomes queued again (Q11). */
+  async function edit(turnId: string, text: string): Promise<void> {
+    const response = await apiFetch(`${base}/queue/${encodeURIComponent(turnId)}`, {
+      method: 'PATCH',
+      json: { text },
+    });
+    await applyAnswer(response, () => {
+      const turn = items.value.find((item) => item.id === turnId);
+      if (turn) replaceLocally({ ...turn, text, status: 'queued', error: null });
+    });
+  }
+
+  async function remove(turnId: string): Promise<void> {
+    const response = await apiFetch(`${base}/queue/${encodeURIComponent(turnId)}`, { method: 'DELETE' });
+    await applyAnswer(response, () => removeLocally(turnId));
+    if (editingTurnId.value === turnId) editingTurnId.value = null;
+  }
+
+  return {
+    turnQueue: readonly(turnQueue),
+    activeTurn,
+    items,
+    head,
+    isFull,
+    capacity: QUEUE_CAPACITY,
+    editingTurnId,
+    apply,
+    applyFetched,
+    currentVersion,
+    removeLocally,
+    edit,
+    remove,
+  };
+}

@@ -1,0 +1,73 @@
+import { useChat } from '@ai-sdk/vue';
+import type { ChatUIMessage } from '~/utils/chatMessages';
+import { type OpenTurnStream, TurnStreamTransport } from '~/utils/turnStreamTransport';
+
+/**
+ * The transcript and the one turn stream this tab consumes at a time, on top of
+ * `@ai-sdk/vue`'s chat (see TurnStreamTransport for why streams are handed in rather
+ * than requested through `sendMessage`).
+ */
+export function useTurnStream(threadId: string) {
+  const transport = new TurnStreamTransport();
+  const chat = useChat<ChatUIMessage>({ id: threadId, transport, throttle: 40 });
+  /** The turn whose stream is being consumed now, if any. */
+  const streamingTurnId = ref<string | null>(null);
+  /** Assistant message id each streamed turn produced, to mark it interrupted later. */
+  const replyIdByTurn = new Map<string, string>();
+
+  /**
+   * Consumes one turn's stream into `messages`. Resolves when it ends: finished,
+   * failed (then `error` is set) or stopped. Starting another stream ends this one.
+   */
+  async function consume(turnId: string, open: OpenTurnStream): Promise<void> {
+    streamingTurnId.value = turnId;
+    const known = new Set(chat.messages.value.map((message) => message.id));
+    transport.handOff(open);
+    try {
+      await chat.resumeStream();
+    } finally {
+      const reply = chat.messages.value.findLast((message) => message.role === 'assistant');
+      if (reply && !known.has(reply.id)) replyIdByTurn.set(turnId, reply.id);
+      if (streamingTurnId.value === turnId) streamingTurnId.value = null;
+    }
+  }
+
+  /** The assistant reply of `turnId` in the transcript, if this tab can tell which one it is. */
+  function replyOf(turnId: string): ChatUIMessage | undefined {
+    const knownId = replyIdByTurn.get(turnId);
+    return chat.messages.value.find(
+      (message) =>
+        message.role === 'assistant' && (message.metadata?.turnId === turnId || message.id === knownId),
+    );
+  }
+
+  /** Shows a reply as interrupted before the refetched transcript says so too (S2). */
+  function markInterrupted(turnId: string): void {
+    const reply = replyOf(turnId);
+    if (!reply || reply.metadata?.interrupted) return;
+    chat.messages.value = chat.messages.value.map((message) =>
+      message === reply ? { ...message, metadata: { ...message.metadata, interrupted: true } } : message,
+    );
+  }
+
+  function setMessages(messages: ChatUIMessage[]): void {
+    chat.messages.value = messages;
+  }
+
+  function appendMessage(message: ChatUIMessage): void {
+    chat.messages.value = [...chat.messages.value, message];
+  }
+
+  return {
+    messages: chat.messages,
+    status: chat.status,
+    error: chat.error,
+    clearError: chat.clearError,
+    streamingTurnId: readonly(streamingTurnId),
+    consume,
+    stop: chat.stop,
+    markInterrupted,
+    setMessages,
+    appendMessage,
+  };
+}

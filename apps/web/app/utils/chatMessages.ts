@@ -1,0 +1,42 @@
+import type { ChatMessage, ChatMessageMetadata, Turn } from '@chat/contracts';
+import type { UIMessage } from 'ai';
+
+/** A transcript message as `useChat` holds it: an AI SDK UIMessage with our metadata. */
+export type ChatUIMessage = UIMessage<ChatMessageMetadata>;
+
+/** Thread detail messages are UIMessages with loosely typed parts (see @chat/contracts). */
+export function toChatUIMessages(messages: ChatMessage[]): ChatUIMessage[] {
+  return messages.map((message) => ({ ...message, metadata: message.metadata ?? {} }) as ChatUIMessage);
+}
+
+export function textOfMessage(message: Pick<ChatUIMessage, 'parts'>): string {
+  return message.parts
+    .filter((part) => part.type === 'text')
+    .map((part) => part.text)
+    .join('');
+}
+
+/**
+ * The user message of a turn this tab shows before the server's transcript has it
+ * (a send that streams, a claimed queue head, another tab's turn). Replaced by the
+ * server's own message on the next refetch.
+ */
+export function optimisticUserMessage(turn: Pick<Turn, 'id' | 'text'>): ChatUIMessage {
+  return {
+    id: `turn-${turn.id}-user`,
+    role: 'user',
+    parts: [{ type: 'text', text: turn.text }],
+    metadata: { turnId: turn.id },
+  };
+}
+
+/** Whether the transcript already holds the user message that started `turn`. */
+export function hasUserMessageOf(messages: ChatUIMessage[], turn: Pick<Turn, 'id' | 'text'>): boolean {
+  if (messages.some((message) => message.role === 'user' && message.metadata?.turnId === turn.id))
+    return true;
+  // Without a turnId in the metadata, the turn's message can only be the last user message.
+  const lastUser = messages.findLast((message) => message.role === 'user');
+  const lastUserIndex = lastUser ? messages.lastIndexOf(lastUser) : -1;
+  const repliedAfter = messages.slice(lastUserIndex + 1).some((message) => message.role === 'assistant');
+  return lastUser !== undefined && !repliedAfter && textOfMessage(lastUser) === turn.text;
+}

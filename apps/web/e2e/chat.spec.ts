@@ -1,0 +1,65 @@
+import { expect, test } from './fixtures';
+
+test.describe('chat', () => {
+  test('streams a reply as it is written, and the transcript survives a reload', async ({ chat }) => {
+    await chat.startThread('[[words:60]] [[delay:50]] hello');
+    const reply = chat.lastReply();
+
+    // Partial text is on screen while the reply is still being written (Stop is showing).
+    await expect(reply).toContainText('You said: "hello"');
+    await expect(chat.stopButton).toBeVisible();
+    const partial = await chat.replyText(reply);
+    await expect.poll(async () => (await chat.replyText(reply)).length).toBeGreaterThan(partial.length);
+    await expect(chat.stopButton).toBeVisible();
+
+    await chat.waitForIdle();
+    const full = await chat.replyText(reply);
+    expect(full.length).toBeGreaterThan(partial.length);
+
+    await chat.reload();
+    await expect(chat.userMessages).toHaveCount(1);
+    await expect(chat.userMessages.first()).toContainText('[[words:60]] [[delay:50]] hello');
+    await expect(chat.assistantMessages).toHaveCount(1);
+    expect(await chat.replyText(chat.lastReply())).toBe(full);
+  });
+
+  test('shows raw HTML in messages as text and never runs it', async ({ chat, page }) => {
+    const payload = '<script>alert(1)</script> and <img src=x onerror=alert(1)>';
+    await chat.startThread(payload);
+
+    await expect(chat.userMessages.first()).toContainText(payload);
+    await expect(chat.lastReply()).toContainText('<img src=x onerror=alert(1)>');
+    await chat.waitForIdle();
+    await expect(chat.lastReply()).toContainText('<script>alert(1)</script>');
+
+    await expect(chat.transcript.locator('img, script')).toHaveCount(0);
+    // Give a stray onerror handler the chance to fire; the dialogs fixture fails the test if it does.
+    await page.waitForTimeout(300);
+  });
+
+  test('switching threads in the sidebar shows each thread its own transcript', async ({ chat, page }) => {
+    const firstUrl = await chat.startThread('[[words:5]] first thread');
+    await chat.waitForIdle();
+    const secondUrl = await chat.startThread('[[words:5]] second thread');
+    await chat.waitForIdle();
+
+    const sidebar = page.getByRole('navigation', { name: 'Chats' });
+    await sidebar.locator(`a[href="${new URL(firstUrl).pathname}"]`).click();
+    await expect(page).toHaveURL(firstUrl);
+    await expect(chat.userMessages).toHaveCount(1);
+    await expect(chat.userMessages.first()).toContainText('first thread');
+
+    await sidebar.locator(`a[href="${new URL(secondUrl).pathname}"]`).click();
+    await expect(page).toHaveURL(secondUrl);
+    await expect(chat.userMessages).toHaveCount(1);
+    await expect(chat.userMessages.first()).toContainText('second thread');
+  });
+
+  test('the sidebar lists the new thread and marks it active', async ({ chat, page }) => {
+    const url = await chat.startThread('[[words:5]] sidebar check');
+    const threadPath = new URL(url).pathname;
+    const link = page.getByRole('navigation', { name: 'Chats' }).locator(`a[href="${threadPath}"]`);
+    await expect(link).toBeVisible();
+    await expect(link).toHaveAttribute('aria-current', 'page');
+  });
+});

@@ -1,0 +1,46 @@
+// Offline-safe configuration: no CDN fonts or icons, no telemetry (see /work/shared/STACK.md).
+export default defineNuxtConfig({
+  compatibilityDate: '2026-11-01',
+  modules: ['@nuxt/ui'],
+  // The app is session-bound and live (guest cookie, SSE streams): rendering it on the
+  // server would add a second place to create sessions and gains nothing, so it is an SPA.
+  ssr: false,
+  devtools: { enabled: false },
+  telemetry: false,
+  css: ['~/assets/css/main.css'],
+  ui: { fonts: false },
+  icon: {
+    provider: 'server',
+    serverBundle: { collections: ['lucide'] },
+    fallbackToApi: false,
+    // The default endpoint lives under /api, which the catch-all proxy owns.
+    localApiEndpoint: '/_nuxt_icon',
+  },
+  app: {
+    head: {
+      title: 'Chat',
+      meta: [{ name: 'description', content: 'Keep talking while the assistant answers.' }],
+    },
+  },
+  runtimeConfig: {
+    // Where the API listens; the server route in server/api proxies /api/** to it.
+    // Overridden at run time by NUXT_API_ORIGIN.
+    apiOrigin: 'http://127.0.0.1:3001',
+  },
+  vite: {
+    // Pre-bundled up front, so the first visit in dev does not reload the page to add them.
+    optimizeDeps: {
+      include: [
+        '@ai-sdk/vue',
+        'ai',
+        'better-auth/client/plugins',
+        'better-auth/vue',
+        'highlight.js/lib/common',
+        'markdown-it',
+      ],
+    },
+  },
+  devServer: {
+    port: Number(process.env.NUXT_PORT ?? process.env.PORT ?? 3000),
+  },
+});

@@ -1,0 +1,107 @@
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from '@playwright/test';
+
+/**
+ * End-to-end tests against the production build (`.output`) and the real API with the local
+ * deterministic model. Both servers start fresh; the API gets a data directory of its own per
+ * run. Chromium is Debian's (/usr/bin/chromium): `playwright install` cannot reach its CDN.
+ */
+const webRoot = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(webRoot, '../..');
+
+const API_PORT = 3101;
+const WEB_PORT = 3100;
+const apiOrigin = `http://127.0.0.1:${API_PORT}`;
+const webOrigin = `http://127.0.0.1:${WEB_PORT}`;
+
+// This file is loaded by the runner and again by every worker: name the run once, in the
+// runner, and let the workers inherit it through the environment.
+process.env.E2E_RUN_ID ??= `${Date.now()}`;
+const dataRoot = path.join(repoRoot, '.data');
+const dataDir = path.join(dataRoot, `e2e-${process.env.E2E_RUN_ID}`);
+
+if (!process.env.TEST_WORKER_INDEX) {
+  rmSync(dataDir, { recursive: true, force: true });
+  removeOldRunData();
+}
+
+/** Data of earlier runs (an embedded Postgres each) is of no use: keep the last hour's only. */
+function removeOldRunData(): void {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(dataRoot).filter((name) => name.startsWith('e2e-'));
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const dir = path.join(dataRoot, name);
+    if (Date.now() - statSync(dir).mtimeMs > 60 * 60 * 1000) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// E2E_REUSE_SERVERS=1 runs against servers already listening on 3100/3101 (while debugging).
+const reuseExistingServer = process.env.E2E_REUSE_SERVERS === '1';
+
+export default defineConfig({
+  testDir: './e2e',
+  outputDir: './test-results',
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: true,
+  // Two cores: the API, the web server and the browsers share them.
+  workers: 2,
+  retries: 0,
+  forbidOnly: !!process.env.CI,
+  reporter: [['list'], ['html', { open: 'never', outputFolder: './playwright-report' }]],
+  use: {
+    baseURL: webOrigin,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  webServer: [
+    {
+      command: 'npx -y pnpm@12.4.2 --filter @chat/api start',
+      cwd: repoRoot,
+      url: `${apiOrigin}/api/health`,
+      env: {
+        DATA_DIR: dataDir,
+        API_PORT: String(API_PORT),
+        WEB_ORIGIN: webOrigin,
+        LOCAL_MODEL_DELAY_MS: '30',
+      },
+      reuseExistingServer,
+      timeout: 180_000,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+    {
+      command: 'node .output/server/index.mjs',
+      cwd: webRoot,
+      url: webOrigin,
+      env: {
+        PORT: String(WEB_PORT),
+        HOST: '127.0.0.1',
+        NUXT_API_ORIGIN: apiOrigin,
+      },
+      reuseExistingServer,
+      timeout: 60_000,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  ],
+});
