@@ -59,6 +59,7 @@ describe('a send on an idle thread (Q1, Q2)', () => {
     expect(textOfMessage(detail.messages[0])).toBe('Tell me about tides [[words:12]]');
     expect(textOfMessage(detail.messages[1])).toBe(streamed);
     expect(detail.messages[1]?.id).toBe(chunks[0]?.messageId);
+    expect(detail.messages.map((message) => message.metadata.turnId)).toEqual([turnId, turnId]);
     expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
 
     // Thread detail reads Mastra memory, the canonical transcript (O1).

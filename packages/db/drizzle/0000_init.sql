@@ -27,6 +27,7 @@ CREATE TABLE "branches" (
 --> statement-breakpoint
 CREATE TABLE "chat_turn_requests" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"seq" bigint GENERATED ALWAYS AS IDENTITY (sequence name "chat_turn_requests_seq_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"thread_id" uuid NOT NULL,
 	"branch_id" uuid NOT NULL,
 	"client_request_id" text NOT NULL,
@@ -109,6 +110,6 @@ CREATE INDEX "account_user_id_idx" ON "account" USING btree ("user_id");--> stat
 CREATE INDEX "branches_thread_idx" ON "branches" USING btree ("thread_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "turns_thread_client_request_uq" ON "chat_turn_requests" USING btree ("thread_id","client_request_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "turns_one_active_per_thread_uq" ON "chat_turn_requests" USING btree ("thread_id") WHERE "chat_turn_requests"."status" = 'running';--> statement-breakpoint
-CREATE INDEX "turns_thread_status_created_idx" ON "chat_turn_requests" USING btree ("thread_id","status","created_at");--> statement-breakpoint
+CREATE INDEX "turns_thread_status_seq_idx" ON "chat_turn_requests" USING btree ("thread_id","status","seq");--> statement-breakpoint
 CREATE INDEX "session_user_id_idx" ON "session" USING btree ("user_id");--> statement-breakpoint
 CREATE INDEX "threads_owner_updated_idx" ON "threads" USING btree ("owner_id","updated_at");

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
+  bigint,
   boolean,
   check,
   index,
@@ -158,6 +159,11 @@ export const chatTurnRequests = pgTable(
   'chat_turn_requests',
   {
     id: uuid('id').primaryKey().defaultRandom(),
+    /**
+     * Queue order. Taken from a sequence at insert, under the thread lock, so it follows the order
+     * sends were accepted in (a timestamp would be each transaction's start time).
+     */
+    seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
     threadId: uuid('thread_id')
       .notNull()
       .references(() => threads.id, { onDelete: 'cascade' }),
@@ -186,7 +192,7 @@ export const chatTurnRequests = pgTable(
     uniqueIndex('turns_thread_client_request_uq').on(t.threadId, t.clientRequestId),
     // Q5: at most one active turn per thread, whatever the number of API instances.
     uniqueIndex('turns_one_active_per_thread_uq').on(t.threadId).where(sql`${t.status} = 'running'`),
-    index('turns_thread_status_created_idx').on(t.threadId, t.status, t.createdAt),
+    index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
     check(
       'turns_status_check',
       sql`${t.status} in ('queued','running','completed','interrupted','failed','cancelled')`,

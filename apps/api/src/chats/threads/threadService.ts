@@ -1,12 +1,11 @@
 import type { ChatMessageMetadata, Thread, ThreadDetail } from '@chat/contracts';
-import { type Database, schema, type ThreadRow } from '@chat/db';
-import { and, eq, inArray } from 'drizzle-orm';
+import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
 import type { BranchService } from '../branches/branchService';
 import { toChatMessages } from '../transcript';
-import { findActiveTurn } from '../turns/repository';
+import { findActiveTurn, listTurnsOfMessages } from '../turns/repository';
 import type { TurnService } from '../turns/turnService';
 import {
   deleteThreadRow,
@@ -56,7 +55,7 @@ export class ThreadService {
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
     const thread = await this.requireOwned(ownerId, threadId);
     const { messages: stored, originOf, versions } = await this.deps.branches.activeTranscript(thread);
-    const replies = await this.replyOutcomes(
+    const replies = await this.turnMetadata(
       threadId,
       stored.map((message) => originOf(message.id)),
     );
@@ -109,40 +108,24 @@ export class ThreadService {
   }
 
   /**
-   * Interrupted and failed replies, keyed by assistant message id (the API owns interrupt state, O2).
-   * A reply's origin id is the id it was streamed under, so copies in other versions share the mark.
+   * What the API knows of each message (it owns interrupt state, O2): the turn it belongs to, and
+   * whether a reply was interrupted or failed. Keyed by message id as streamed, which is also the
+   * origin id of its copies in other versions, so they share the marks.
    */
-  private async replyOutcomes(
+  private async turnMetadata(
     threadId: string,
     messageIds: string[],
   ): Promise<Map<string, ChatMessageMetadata>> {
-    const outcomes = new Map<string, ChatMessageMetadata>();
-    if (messageIds.length === 0) return outcomes;
-    const turns = schema.chatTurnRequests;
-    const rows = await this.deps.db
-      .select({
-        assistantMessageId: turns.assistantMessageId,
-        status: turns.status,
-        error: turns.error,
-        id: turns.id,
-      })
-      .from(turns)
-      .where(
-        and(
-          eq(turns.threadId, threadId),
-          inArray(turns.status, ['interrupted', 'failed']),
-          inArray(turns.assistantMessageId, messageIds),
-        ),
-      );
-    for (const row of rows) {
-      if (!row.assistantMessageId) continue;
-      outcomes.set(
-        row.assistantMessageId,
-        row.status === 'interrupted'
-          ? { interrupted: true, turnId: row.id }
-          : { error: row.error ?? 'The reply failed.', turnId: row.id },
-      );
+    const metadata = new Map<string, ChatMessageMetadata>();
+    for (const turn of await listTurnsOfMessages(this.deps.db, threadId, messageIds)) {
+      if (turn.userMessageId) metadata.set(turn.userMessageId, { turnId: turn.id });
+      if (!turn.assistantMessageId) continue;
+      metadata.set(turn.assistantMessageId, {
+        turnId: turn.id,
+        ...(turn.status === 'interrupted' ? { interrupted: true } : {}),
+        ...(turn.status === 'failed' ? { error: turn.error ?? 'The reply failed.' } : {}),
+      });
     }
-    return outcomes;
+    return metadata;
   }
 }

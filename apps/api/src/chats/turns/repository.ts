@@ -1,6 +1,6 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, asc, eq, lt, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 import { assertTransition } from './lifecycle';
 
@@ -37,13 +37,31 @@ export async function findActiveTurn(q: Queryable, threadId: string): Promise<Tu
   return row;
 }
 
+/** Turns whose user message or reply is among `messageIds`. */
+export async function listTurnsOfMessages(
+  q: Queryable,
+  threadId: string,
+  messageIds: string[],
+): Promise<TurnRow[]> {
+  if (messageIds.length === 0) return [];
+  return await q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(turns.threadId, threadId),
+        or(inArray(turns.userMessageId, messageIds), inArray(turns.assistantMessageId, messageIds)),
+      ),
+    );
+}
+
 /** The thread's queue in run order. */
 export async function listQueuedTurns(q: Queryable, threadId: string): Promise<TurnRow[]> {
   return await q
     .select()
     .from(turns)
     .where(and(eq(turns.threadId, threadId), inQueue))
-    .orderBy(asc(turns.createdAt), asc(turns.id));
+    .orderBy(asc(turns.seq));
 }
 
 export function isInQueue(turn: TurnRow): boolean {

@@ -74,7 +74,7 @@ export class TurnService {
       const thread = await lockOwnedThread(tx, threadId, ownerId);
       if (!thread) throw notFound();
       const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
-      if (existing) return { turn: existing, claimed: false as const, retry: true };
+      if (existing) return { turn: existing, claimed: false as const, retry: true, named: false };
       const active = await findActiveTurn(tx, threadId);
       const queue = await listQueuedTurns(tx, threadId);
       const branchId = this.activeBranchOf(thread);
@@ -86,7 +86,12 @@ export class TurnService {
           text,
         });
         await this.nameThreadAfterFirstMessage(tx, thread, text);
-        return { turn: await this.claim(tx, turn, false), claimed: true as const, retry: false };
+        return {
+          turn: await this.claim(tx, turn, false),
+          claimed: true as const,
+          retry: false,
+          named: !thread.titled,
+        };
       }
       if (queue.length >= QUEUE_CAPACITY) {
         throw new ApiError('queue_full', `The queue already holds ${QUEUE_CAPACITY} messages.`);
@@ -98,10 +103,11 @@ export class TurnService {
         text,
       });
       await this.nameThreadAfterFirstMessage(tx, thread, text);
-      return { turn, claimed: false as const, retry: false };
+      return { turn, claimed: false as const, retry: false, named: !thread.titled };
     });
 
     if (result.retry) return await this.replay(result.turn);
+    if (result.named) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
     if (result.claimed)
       return { kind: 'streaming', turn: result.turn, stream: await this.startClaimed(result.turn, ownerId) };
     await this.deps.signals.publish({ kind: 'queue.changed', threadId });
@@ -310,6 +316,7 @@ export class TurnService {
     return turn;
   }
 
+  /** Touches the thread (the sidebar lists recent activity first) and names it after its first message. */
   private async nameThreadAfterFirstMessage(tx: Queryable, thread: ThreadRow, text: string): Promise<void> {
     await updateThread(tx, thread.id, thread.titled ? {} : { title: titleFromMessage(text), titled: true });
   }
