@@ -1,5 +1,7 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
+import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
 
@@ -43,5 +45,8 @@ export async function createChatAgent(options: {
     model: options.model,
     memory,
   });
+  // Registering the agent gives it this logger. Mastra's own console output stays quiet: the turn
+  // runner reports every failure in the API's structured log instead.
+  new Mastra({ agents: { chat: agent }, storage, logger: new ConsoleLogger({ level: 'silent' }) });
   return { agent, memory, close: () => storage.close() };
 }

@@ -16,7 +16,7 @@ export function createAuth(options: AuthOptions) {
     basePath: '/api/auth',
     baseURL: options.webOrigin,
     secret: options.secret,
-    trustedOrigins: [options.webOrigin],
+    trustedOrigins: loopbackTwins(options.webOrigin),
     database: drizzleAdapter(options.db, {
       provider: 'pg',
       schema: {
@@ -33,6 +33,16 @@ export function createAuth(options: AuthOptions) {
 }
 
 export type Auth = ReturnType<typeof createAuth>;
+
+/** `localhost` and `127.0.0.1` name the same local server: people type either. */
+function loopbackTwins(origin: string): string[] {
+  const url = new URL(origin);
+  const twin = { localhost: '127.0.0.1', '127.0.0.1': 'localhost' }[url.hostname];
+  if (!twin) return [origin];
+  const other = new URL(origin);
+  other.hostname = twin;
+  return [url.origin, other.origin];
+}
 
 /** The signed-in user's id, or null. */
 export async function userIdOf(auth: Auth, headers: Headers): Promise<string | null> {

@@ -138,6 +138,9 @@ export class TurnRunner {
         ? { status: 'failed', error: streamError || 'The model call failed.' }
         : { status: 'completed' };
 
+    if (outcome.status === 'failed') {
+      logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
+    }
     try {
       progress.assistantMessageId = await this.persistTranscript(
         turn,
