@@ -35,7 +35,9 @@ const services = [
     : { name: 'web', cwd: `${root}apps/web`, args: ['.output/server/index.mjs'] },
 ];
 
-const children = services.map((service) => {
+const children = [];
+let stopping = false;
+function launch(service) {
   // process.execPath is the Node that runs this script: pnpm puts the project's Node 24 first.
   const child = spawn(process.execPath, service.args, { cwd: service.cwd, env, stdio: 'inherit' });
   child.on('exit', (code, signal) => {
@@ -44,12 +46,36 @@ const children = services.map((service) => {
       stop(code ?? 1);
     }
   });
-  return child;
-});
+  children.push(child);
+}
 
-console.log(`[start] web: http://localhost:${webPort}  api: http://127.0.0.1:${apiPort}`);
+/** The web app proxies to the API: start it once the API answers, so the first page load works. */
+async function waitForApi() {
+  const health = `http://127.0.0.1:${apiPort}/api/health`;
+  for (let attempt = 0; attempt < 600 && !stopping; attempt += 1) {
+    try {
+      if ((await fetch(health)).ok) return;
+    } catch {
+      // Not listening yet (the first start creates the embedded database).
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the API did not answer on ${health}`);
+}
 
-let stopping = false;
+const [api, web] = services;
+launch(api);
+waitForApi()
+  .then(() => {
+    if (stopping) return;
+    launch(web);
+    console.log(`[start] ready: http://localhost:${webPort}  (API: http://127.0.0.1:${apiPort})`);
+  })
+  .catch((error) => {
+    console.error(`[start] ${error.message}`);
+    stop(1);
+  });
+
 function stop(code) {
   if (stopping) return;
   stopping = true;

@@ -61,11 +61,23 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     chatAgent,
     runnerId,
     close: async () => {
-      stopSweeper();
-      await runner.stop();
-      await signals.stop();
-      await chatAgent.close();
-      await database.close();
+      // Each step runs even if one before it failed: on SIGINT/SIGTERM the embedded server's own
+      // exit hook may already be stopping PostgreSQL. Turns cut off here are settled as
+      // interrupted by the next instance's sweeper (their lease runs out).
+      const steps: Array<[string, () => Promise<void> | void]> = [
+        ['sweeper', stopSweeper],
+        ['runner', () => runner.stop()],
+        ['signals', () => signals.stop()],
+        ['memory', () => chatAgent.close()],
+        ['database', () => database.close()],
+      ];
+      for (const [name, step] of steps) {
+        try {
+          await step();
+        } catch (error) {
+          logger.warn({ err: error, step: name }, 'shutdown step failed');
+        }
+      }
     },
   };
 }
