@@ -11,8 +11,19 @@ import { defineConfig } from '@playwright/test';
 const webRoot = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(webRoot, '../..');
 
-const API_PORT = 3101;
-const WEB_PORT = 3100;
+/** A port from the environment, or the default. */
+function port(name: string, fallback: number): number {
+  const value = process.env[name];
+  if (!value) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 65535)
+    throw new Error(`${name} must be a port, got ${value}`);
+  return parsed;
+}
+
+// Configurable so two runs (say, CI and a developer's) can share a machine.
+const WEB_PORT = port('E2E_WEB_PORT', 3100);
+const API_PORT = port('E2E_API_PORT', 3101);
 const apiOrigin = `http://127.0.0.1:${API_PORT}`;
 const webOrigin = `http://127.0.0.1:${WEB_PORT}`;
 
@@ -20,7 +31,8 @@ const webOrigin = `http://127.0.0.1:${WEB_PORT}`;
 // runner, and let the workers inherit it through the environment.
 process.env.E2E_RUN_ID ??= `${Date.now()}`;
 const dataRoot = path.join(repoRoot, '.data');
-const dataDir = path.join(dataRoot, `e2e-${process.env.E2E_RUN_ID}`);
+// The API port is in the name too: two runs started in the same millisecond still get their own.
+const dataDir = path.join(dataRoot, `e2e-${API_PORT}-${process.env.E2E_RUN_ID}`);
 
 if (!process.env.TEST_WORKER_INDEX) {
   rmSync(dataDir, { recursive: true, force: true });
@@ -41,7 +53,7 @@ function removeOldRunData(): void {
   }
 }
 
-// E2E_REUSE_SERVERS=1 runs against servers already listening on 3100/3101 (while debugging).
+// E2E_REUSE_SERVERS=1 runs against servers already listening on those ports (while debugging).
 const reuseExistingServer = process.env.E2E_REUSE_SERVERS === '1';
 
 export default defineConfig({

@@ -1,4 +1,5 @@
 import type { Thread, ThreadDetail, ThreadEvent, Turn, TurnQueue } from '@chat/contracts';
+import type { ChatUIMessage } from '~/utils/chatMessages';
 import type { OpenTurnStream } from '~/utils/turnStreamTransport';
 
 /** How a send ended, from the composer's point of view. */
@@ -18,6 +19,10 @@ export interface ThreadNotice {
  * running is decided in one place, `reconcile`, after every change:
  * - a turn is active on the server and this tab is not showing it -> attach (replay + live);
  * - no turn is active, one just settled, and the head is `queued` -> claim it (Q10).
+ *
+ * Versions (B1-B5): an edit streams its new reply like a send; a switch or a delete answers
+ * the new thread detail, which replaces the transcript. The server refuses all three while a
+ * turn runs or the queue is not empty (thread_busy), so the controls wait for that too.
  */
 export function useThread(threadId: string) {
   const base = `/api/threads/${encodeURIComponent(threadId)}`;
@@ -41,8 +46,14 @@ export function useThread(threadId: string) {
   const finishedTurnIds = new Set<string>();
   // Set when a turn settles: the next idle moment claims the queue head (viewer-claimed draining).
   let claimArmed = false;
+  /** The user message open in the inline editor (one at a time). */
+  const editingMessageId = ref<string | null>(null);
+  // Version changes (edit, switch, delete) waiting for their answer.
+  const changesInFlight = ref(0);
   // Numbers detail fetches, so an older answer never overwrites a newer one.
   let detailRequests = 0;
+  // Detail fetches (refetch, switch, delete) waiting for their answer.
+  let detailsInFlight = 0;
   let disposed = false;
 
   const isStreaming = computed(() => stream.streamingTurnId.value !== null);
@@ -50,6 +61,18 @@ export function useThread(threadId: string) {
   const isBusy = computed(
     () => queue.activeTurn.value !== null || isStreaming.value || startsInFlight.value > 0,
   );
+  /** An edit, switch or delete is waiting for the server's answer. */
+  const changingVersions = computed(() => changesInFlight.value > 0);
+  /**
+   * Why versions cannot change right now, or null. The server refuses an edit, a switch or a
+   * delete with thread_busy while a turn runs or the queue is not empty; the same words here.
+   */
+  const versionsLockedReason = computed(() => {
+    if (changingVersions.value) return 'Changing versions…';
+    if (isBusy.value) return 'Wait for the reply to finish, or stop it, before changing versions.';
+    if (queue.items.value.length > 0) return 'Send or delete the queued messages before changing versions.';
+    return null;
+  });
   /** A send now would be refused with queue_full (Q4): tell the person instead of sending. */
   const queueIsFull = computed(() => queue.isFull.value);
   // The turn whose stream ended in an error (the error chunk's text is what the banner shows).
@@ -117,14 +140,16 @@ export function useThread(threadId: string) {
     if (disposed || deleted.value) return;
     const request = ++detailRequests;
     const queueVersion = queue.currentVersion();
+    detailsInFlight++;
     try {
       const detail = await fetchDetail();
-      if (request !== detailRequests || disposed) return;
-      applyDetail(detail, queueVersion);
+      if (request === detailRequests && !disposed) applyDetail(detail, queueVersion);
     } catch (error) {
       if (error instanceof ApiRequestError && error.status === 404) deleted.value = true;
-      return;
+    } finally {
+      detailsInFlight--;
     }
+    // Also after a failed or overtaken fetch: reconcile may have waited for this one.
     reconcile();
   }
 
@@ -311,6 +336,115 @@ export function useThread(threadId: string) {
     await streaming;
   }
 
+  // --- versions (branches) ----------------------------------------------------------
+
+  /**
+   * Edits a user message into a new version (B1): the transcript becomes the messages before
+   * it, the edited message, and the new reply as it streams. Resolves once the server answered;
+   * false when it refused (the banner says why and the transcript is left as it was).
+   */
+  function editMessage(messageId: string, text: string): Promise<boolean> {
+    const index = stream.messages.value.findIndex((message) => message.id === messageId);
+    if (index < 0) return Promise.resolve(false);
+    // Taken now: a refetch while the request is out may already show the new version.
+    const before = stream.messages.value.slice(0, index);
+    return postVersion(messageId, text, before, crypto.randomUUID());
+  }
+
+  async function postVersion(
+    messageId: string,
+    text: string,
+    before: ChatUIMessage[],
+    clientRequestId: string,
+  ): Promise<boolean> {
+    dismissNotice();
+    startsInFlight.value++;
+    changesInFlight.value++;
+    const request = new AbortController();
+    let response: Response;
+    try {
+      response = await apiFetch(`${base}/messages/${encodeURIComponent(messageId)}/versions`, {
+        method: 'POST',
+        json: { clientRequestId, text },
+        signal: request.signal,
+      });
+    } catch (error) {
+      startsInFlight.value--;
+      showNotice(error, () => void postVersion(messageId, text, before, clientRequestId));
+      reconcile();
+      return false;
+    } finally {
+      changesInFlight.value--;
+    }
+    editingMessageId.value = null;
+
+    if (response.status === 202) {
+      // A retry whose turn no longer streams here (202 `{ turn, turnQueue }`): show how it ended.
+      void response.body?.cancel();
+      startsInFlight.value--;
+      await refresh();
+      return true;
+    }
+    const turnId = response.headers.get('x-turn-id') ?? `local-${clientRequestId}`;
+    // Cut and start streaming in one go, so no refetch lands in between (applyDetail skips the
+    // transcript while a stream runs; the stream's end refetches the new version's ids).
+    stream.setMessages(before);
+    const streaming = streamTurn({ id: turnId, text }, streamOf(response, request), 'own');
+    startsInFlight.value--;
+    void streaming;
+    void refreshThreadList();
+    return true;
+  }
+
+  /** Shows version `branchId` (B2); the server stores the choice, so a reload shows it too (B5). */
+  function switchVersion(branchId: string): Promise<boolean> {
+    return changeVersions(`${base}/active-branch`, { method: 'PUT', json: { branchId } });
+  }
+
+  /** Deletes the latest user message of this version and its reply (B4). */
+  function deleteMessage(messageId: string): Promise<boolean> {
+    return changeVersions(`${base}/messages/${encodeURIComponent(messageId)}`, { method: 'DELETE' });
+  }
+
+  /** A switch or delete: the server answers the new thread detail, which is shown as is. */
+  async function changeVersions(path: string, init: RequestInit & { json?: unknown }): Promise<boolean> {
+    dismissNotice();
+    changesInFlight.value++;
+    detailsInFlight++;
+    const request = ++detailRequests;
+    const queueVersion = queue.currentVersion();
+    let changed = false;
+    try {
+      const detail = await apiJson<ThreadDetail>(path, init);
+      if (request === detailRequests && !disposed) applyDetail(detail, queueVersion);
+      changed = true;
+    } catch (error) {
+      // thread_busy, not_latest_turn, ...: nothing changed on the server, nothing changes here.
+      showNotice(error);
+    } finally {
+      changesInFlight.value--;
+      detailsInFlight--;
+    }
+    reconcile();
+    return changed;
+  }
+
+  function startEditingMessage(messageId: string): void {
+    editingMessageId.value = messageId;
+  }
+
+  function cancelEditingMessage(): void {
+    editingMessageId.value = null;
+  }
+
+  // The message being edited left the transcript (another tab switched versions, say).
+  watch(stream.messages, (messages) => {
+    const editing = editingMessageId.value;
+    if (editing && !messages.some((message) => message.id === editing)) editingMessageId.value = null;
+  });
+
+  // --- the queue ----------------------------------------------------------------------
+
   async function editQueued(turn: Turn, text: string): Promise<boolean> {
     const unblocksHead = turn.status === 'failed' && queue.head.value?.id === turn.id;
     try {
@@ -354,6 +488,9 @@ export function useThread(threadId: string) {
     // Until the first load, the transcript an attach would append to is not there yet.
     if (loading.value || disposed || deleted.value) return;
     if (startsInFlight.value > 0 || stopping.value > 0) return;
+    // A refetch is out: the transcript an attach appends to may be about to change (another
+    // tab's edit sends thread.changed, then turn.started). Its end reconciles again.
+    if (detailsInFlight > 0) return;
     const active = queue.activeTurn.value;
     if (active) {
       if (stream.streamingTurnId.value !== active.id && !finishedTurnIds.has(active.id)) attach(active);
@@ -427,6 +564,9 @@ export function useThread(threadId: string) {
     isBusy,
     queue,
     queueIsFull,
+    versionsLockedReason,
+    changingVersions,
+    editingMessageId,
     errorMessage,
     notice,
     open,
@@ -437,6 +577,11 @@ export function useThread(threadId: string) {
     cancelEditing,
     editQueued,
     deleteQueued,
+    editMessage,
+    switchVersion,
+    deleteMessage,
+    startEditingMessage,
+    cancelEditingMessage,
     dismissNotice,
   };
 }

@@ -16,6 +16,8 @@ export function textOfMessage(message: Pick<ChatUIMessage, 'parts'>): string {
     .join('');
 }
 
+const OPTIMISTIC_PREFIX = 'turn-';
+
 /**
  * The user message of a turn this tab shows before the server's transcript has it
  * (a send that streams, a claimed queue head, another tab's turn). Replaced by the
@@ -23,11 +25,19 @@ export function textOfMessage(message: Pick<ChatUIMessage, 'parts'>): string {
  */
 export function optimisticUserMessage(turn: Pick<Turn, 'id' | 'text'>): ChatUIMessage {
   return {
-    id: `turn-${turn.id}-user`,
+    id: `${OPTIMISTIC_PREFIX}${turn.id}-user`,
     role: 'user',
     parts: [{ type: 'text', text: turn.text }],
     metadata: { turnId: turn.id },
   };
+}
+
+/**
+ * A message this tab shows before the server has it under its own id. Edit and delete name
+ * messages by that id, so they wait for the refetch that replaces it.
+ */
+export function isOptimisticMessage(message: Pick<ChatUIMessage, 'id'>): boolean {
+  return message.id.startsWith(OPTIMISTIC_PREFIX);
 }
 
 /** Whether the transcript already holds the user message that started `turn`. */

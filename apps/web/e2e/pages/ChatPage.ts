@@ -1,6 +1,9 @@
 import { expect, type Locator, type Page } from '@playwright/test';
 
-/** The start page and a thread's page: transcript, composer, Stop, error banner. */
+/**
+ * The start page and a thread's page: transcript, composer, Stop, error banner, and the
+ * versions of a conversation (edit, version controls, delete).
+ */
 export class ChatPage {
   readonly transcript: Locator;
   readonly userMessages: Locator;
@@ -10,6 +13,8 @@ export class ChatPage {
   readonly stopButton: Locator;
   readonly queueFullNotice: Locator;
   readonly errorBanner: Locator;
+  /** The inline editor of a user message (its textarea). */
+  readonly messageEditor: Locator;
 
   constructor(readonly page: Page) {
     this.transcript = page.getByTestId('transcript');
@@ -20,6 +25,7 @@ export class ChatPage {
     this.stopButton = page.getByRole('button', { name: 'Stop', exact: true });
     this.queueFullNotice = page.getByTestId('queue-full');
     this.errorBanner = page.getByTestId('error-banner');
+    this.messageEditor = this.transcript.getByTestId('message-editor-input');
   }
 
   /** The app is interactive (input typed before this would be lost). */
@@ -74,5 +80,94 @@ export class ChatPage {
   /** Waits until nothing streams any more (Stop gone). */
   async waitForIdle(timeout = 30_000): Promise<void> {
     await expect(this.stopButton).toBeHidden({ timeout });
+  }
+
+  /** The text of a message as shown (without its badges and controls). */
+  messageText(message: Locator): Locator {
+    return message.getByTestId('message-text');
+  }
+
+  /** Replies of the local model to `text` (it starts every reply by quoting the message). */
+  repliesTo(text: string): Locator {
+    return this.assistantMessages.filter({ hasText: `You said: "${text}"` });
+  }
+
+  lastReplyText(): Locator {
+    return this.messageText(this.lastReply());
+  }
+
+  // --- versions (B1-B5) -------------------------------------------------------------
+
+  editButton(message: Locator = this.userMessages.last()): Locator {
+    return message.getByRole('button', { name: 'Edit message', exact: true });
+  }
+
+  /** Opens the inline editor of a user message; returns its textarea, focused. */
+  async startEditing(message: Locator = this.userMessages.last()): Promise<Locator> {
+    await message.hover();
+    await this.editButton(message).click();
+    await expect(this.messageEditor).toBeFocused();
+    return this.messageEditor;
+  }
+
+  /** Edits a user message into a new version: replaces its text and saves with Enter. */
+  async editMessage(message: Locator, text: string): Promise<void> {
+    const editor = await this.startEditing(message);
+    await editor.fill(text);
+    await editor.press('Enter');
+    await expect(this.messageEditor).toBeHidden();
+  }
+
+  /** The version controls of a user message (the first one by default: the usual edit). */
+  versionControls(message: Locator = this.userMessages.first()): Locator {
+    return message.getByTestId('version-controls');
+  }
+
+  /** The `k / n` label of a user message's version controls. */
+  versionLabel(message: Locator = this.userMessages.first()): Locator {
+    return message.getByTestId('version-label');
+  }
+
+  previousVersionButton(message: Locator = this.userMessages.first()): Locator {
+    return message.getByRole('button', { name: 'Previous version', exact: true });
+  }
+
+  nextVersionButton(message: Locator = this.userMessages.first()): Locator {
+    return message.getByRole('button', { name: 'Next version', exact: true });
+  }
+
+  /** Shows the previous version and waits until the label says so. */
+  async previousVersion(message: Locator = this.userMessages.first()): Promise<void> {
+    await this.stepVersion(message, this.previousVersionButton(message), -1);
+  }
+
+  /** Shows the next version and waits until the label says so. */
+  async nextVersion(message: Locator = this.userMessages.first()): Promise<void> {
+    await this.stepVersion(message, this.nextVersionButton(message), 1);
+  }
+
+  private async stepVersion(message: Locator, button: Locator, by: -1 | 1): Promise<void> {
+    const label = this.versionLabel(message);
+    const [index, count] = ((await label.textContent()) ?? '').split('/').map((part) => Number(part.trim()));
+    await button.click();
+    await expect(label).toHaveText(`${Number(index) + by} / ${count}`);
+  }
+
+  deleteButton(message: Locator = this.userMessages.last()): Locator {
+    return message.getByRole('button', { name: 'Delete message', exact: true });
+  }
+
+  /** The confirmation step of Delete. */
+  deleteDialog(): Locator {
+    return this.page.getByRole('dialog', { name: 'Delete this message?' });
+  }
+
+  /** Deletes the latest user message (and its reply) through the confirmation dialog. */
+  async deleteLatest(): Promise<void> {
+    const latest = this.userMessages.last();
+    await latest.hover();
+    await this.deleteButton(latest).click();
+    await this.deleteDialog().getByRole('button', { name: 'Delete', exact: true }).click();
+    await expect(this.deleteDialog()).toBeHidden();
   }
 }
