@@ -172,3 +172,41 @@ describe('bad input changes nothing', () => {
     await response.text();
   });
 });
+
+describe('email and password accounts', () => {
+  it('signs up, owns threads, and signs in again to the same threads', async () => {
+    const email = `person-${crypto.randomUUID()}@example.test`;
+    const signUp = await fetch(`${api.baseUrl}/api/auth/sign-up/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'correct horse battery', name: 'Person' }),
+    });
+    expect(signUp.status).toBe(200);
+    const cookieOf = (response: Response) =>
+      response.headers
+        .getSetCookie()
+        .map((value) => value.split(';')[0])
+        .join('; ');
+    const created = await fetch(`${api.baseUrl}/api/threads`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: cookieOf(signUp) },
+      body: JSON.stringify({ title: 'Mine' }),
+    });
+    const thread = (await created.json()) as Thread;
+
+    const wrong = await fetch(`${api.baseUrl}/api/auth/sign-in/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'wrong password here' }),
+    });
+    expect(wrong.status).toBe(401);
+    const signIn = await fetch(`${api.baseUrl}/api/auth/sign-in/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'correct horse battery' }),
+    });
+    expect(signIn.status).toBe(200);
+    const list = await fetch(`${api.baseUrl}/api/threads`, { headers: { cookie: cookieOf(signIn) } });
+    expect(((await list.json()) as Thread[]).map((t) => t.id)).toEqual([thread.id]);
+  });
+});
