@@ -248,6 +248,30 @@ describe('continuing and deleting on a branch (B3, B4)', () => {
   });
 });
 
+describe('deleting a message that has other versions', () => {
+  it('shows the neighbouring version, which stays reachable, and keeps the turn marks of removed versions', async () => {
+    const { threadId, rootBranchId, detail } = await twoTurnThread();
+    const second = userMessages(detail)[1] as ChatMessage;
+    await edit(threadId, second.id, 'second, edited [[words:8]]');
+    const edited = await client.detail(threadId);
+    await switchTo(threadId, rootBranchId);
+
+    // On the original version, delete the message that was edited elsewhere.
+    const deleted = await client.json<ThreadDetail>(
+      'DELETE',
+      `/api/threads/${threadId}/messages/${second.id}`,
+    );
+    expect(deleted.status).toBe(200);
+    // The original no longer has a version of it: the edited version is shown, without controls.
+    expect(deleted.body.thread.activeBranchId).toBe(edited.thread.activeBranchId);
+    expect(texts(deleted.body)).toEqual(texts(edited));
+    expect(userMessages(deleted.body)[1]?.metadata.version).toBeUndefined();
+    expect(deleted.body.messages.every((message) => message.metadata.turnId)).toBe(true);
+    // The original's tail is gone from memory; its first exchange is still there.
+    expect(await rawBranch(rootBranchId)).toHaveLength(2);
+  });
+});
+
 describe('branch changes wait for a quiet thread', () => {
   it('answers thread_busy to edit, switch and delete while a turn runs or waits, changing nothing', async () => {
     const { threadId, rootBranchId, detail } = await twoTurnThread();

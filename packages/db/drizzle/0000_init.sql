@@ -22,6 +22,7 @@ CREATE TABLE "branches" (
 	"fork_message_id" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"last_active_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"removed_at" timestamp with time zone,
 	CONSTRAINT "branches_memory_thread_id_unique" UNIQUE("memory_thread_id")
 );
 --> statement-breakpoint

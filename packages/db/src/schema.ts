@@ -121,6 +121,11 @@ export const branches = pgTable(
     createdAt: createdAt(),
     /** When the person last had this branch selected; picks the branch shown for a version. */
     lastActiveAt: timestamp('last_active_at', { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Set when the version's own messages were all deleted: its transcript is gone, the row stays
+     * so its turns keep their history (and the marks its copies in other versions show).
+     */
+    removedAt: timestamp('removed_at', { withTimezone: true }),
   },
   (t) => [index('branches_thread_idx').on(t.threadId)],
 );

@@ -302,7 +302,9 @@ export function useThread(threadId: string) {
       });
     } catch (error) {
       startsInFlight.value--;
-      showNotice(error);
+      // not_eligible: another tab claimed the head as the interrupt settled. The server reserved
+      // the handoff on it, so it runs as asked; this tab follows it (refresh attaches).
+      if (!(error instanceof ApiRequestError && error.code === 'not_eligible')) showNotice(error);
       await refresh();
       return;
     }

@@ -4,17 +4,18 @@ import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
-import { listBranches, lockOwnedThread, updateThread } from '../threads/repository';
+import { lockOwnedThread, updateThread } from '../threads/repository';
 import { recallBranch } from '../transcript';
 import type { SendResult, TurnService } from '../turns/turnService';
 import { versionsOfActiveBranch } from './lineage';
 import {
-  deleteBranchRow,
   findThreadBranch,
   insertBranch,
   insertMessageOrigins,
+  listLiveBranches,
   listMessageOrigins,
   markBranchActive,
+  markBranchRemoved,
   mostRecentOtherBranch,
 } from './repository';
 
@@ -45,7 +46,7 @@ export class BranchService {
   async activeTranscript(thread: ThreadRow): Promise<ActiveTranscript> {
     const { memory } = this.deps.chatAgent;
     const [branches, origins] = await Promise.all([
-      listBranches(this.deps.db, thread.id),
+      listLiveBranches(this.deps.db, thread.id),
       listMessageOrigins(this.deps.db, thread.id),
     ]);
     const active = branches.find((branch) => branch.id === thread.activeBranchId);
@@ -146,8 +147,11 @@ export class BranchService {
 
   /**
    * B4: deletes the latest user message of the active branch and its reply, from that branch only.
-   * When that leaves a version with nothing of its own (the edit itself was deleted), the version
-   * goes too and the person lands on the version they had selected before it.
+   * What the person then sees:
+   * - the message had other versions: the neighbouring version (the one before it, else after),
+   *   since this branch no longer has a version of that message to show;
+   * - the deleted message was the edit that made this version (nothing of its own is left): the
+   *   version is removed (its transcript goes, its row stays for turn history).
    */
   async deleteLatestTurn(ownerId: string, threadId: string, messageId: string): Promise<void> {
     const { memory } = this.deps.chatAgent;
@@ -160,20 +164,27 @@ export class BranchService {
       if (stored.slice(index + 1).some((message) => message.role === 'user')) {
         throw new ApiError('not_latest_turn', 'Only the latest message can be deleted.');
       }
+      const version = (await this.activeTranscript(thread)).versions.get(messageId);
+      let target = version
+        ? (version.branchIds[version.index - 2] ?? version.branchIds[version.index])
+        : undefined;
       const ownMessagesLeft = await this.ownMessagesBefore(tx, branch, stored.slice(0, index));
-      if (branch.parentBranchId !== null && ownMessagesLeft === 0) {
-        const fallback =
-          (await findThreadBranch(tx, threadId, branch.parentBranchId)) ??
-          (await mostRecentOtherBranch(tx, threadId, branch.id));
-        if (fallback) {
-          await updateThread(tx, threadId, { activeBranchId: fallback.id });
-          await markBranchActive(tx, fallback.id);
-          await deleteBranchRow(tx, branch.id);
-          removedBranch = branch;
-          return;
-        }
+      if (branch.forkMessageId !== null && ownMessagesLeft === 0) {
+        target ??=
+          (branch.parentBranchId
+            ? (await findThreadBranch(tx, threadId, branch.parentBranchId))?.id
+            : undefined) ?? (await mostRecentOtherBranch(tx, threadId, branch.id))?.id;
       }
-      await memory.deleteMessages(stored.slice(index).map((message) => message.id));
+      if (target && target !== branch.id && ownMessagesLeft === 0 && branch.forkMessageId !== null) {
+        await markBranchRemoved(tx, branch.id);
+        removedBranch = branch;
+      } else {
+        await memory.deleteMessages(stored.slice(index).map((message) => message.id));
+      }
+      if (target && target !== branch.id) {
+        await updateThread(tx, threadId, { activeBranchId: target });
+        await markBranchActive(tx, target);
+      }
     });
     if (removedBranch) await memory.deleteThread(removedBranch.memoryThreadId);
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });

@@ -1,6 +1,6 @@
 import type { BranchRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, desc, eq, ne } from 'drizzle-orm';
+import { and, desc, eq, isNull, ne } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 
 const { branches, messageOrigins } = schema;
@@ -45,7 +45,7 @@ export async function findThreadBranch(
   const [row] = await q
     .select()
     .from(branches)
-    .where(and(eq(branches.threadId, threadId), eq(branches.id, branchId)));
+    .where(and(eq(branches.threadId, threadId), eq(branches.id, branchId), isNull(branches.removedAt)));
   return row;
 }
 
@@ -53,8 +53,16 @@ export async function markBranchActive(q: Queryable, branchId: string): Promise<
   await q.update(branches).set({ lastActiveAt: new Date() }).where(eq(branches.id, branchId));
 }
 
-export async function deleteBranchRow(q: Queryable, branchId: string): Promise<void> {
-  await q.delete(branches).where(eq(branches.id, branchId));
+export async function markBranchRemoved(q: Queryable, branchId: string): Promise<void> {
+  await q.update(branches).set({ removedAt: new Date() }).where(eq(branches.id, branchId));
+}
+
+/** The thread's branches that still hold a version (not removed). */
+export async function listLiveBranches(q: Queryable, threadId: string): Promise<BranchRow[]> {
+  return await q
+    .select()
+    .from(branches)
+    .where(and(eq(branches.threadId, threadId), isNull(branches.removedAt)));
 }
 
 /** The thread's other branch the person had selected most recently. */
@@ -66,7 +74,7 @@ export async function mostRecentOtherBranch(
   const [row] = await q
     .select()
     .from(branches)
-    .where(and(eq(branches.threadId, threadId), ne(branches.id, exceptBranchId)))
+    .where(and(eq(branches.threadId, threadId), ne(branches.id, exceptBranchId), isNull(branches.removedAt)))
     .orderBy(desc(branches.lastActiveAt))
     .limit(1);
   return row;

@@ -95,7 +95,10 @@ export class ThreadService {
         return branches;
       });
       if (!branches) continue;
-      for (const branch of branches) await this.deps.chatAgent.memory.deleteThread(branch.memoryThreadId);
+      for (const branch of branches) {
+        // A removed version's memory thread is already gone.
+        await this.deps.chatAgent.memory.deleteThread(branch.memoryThreadId).catch(() => {});
+      }
       break;
     }
     await this.deps.signals.publish({ kind: 'thread.deleted', threadId });
