@@ -1,23 +1,13 @@
 import type { ChatMessage, ThreadDetail } from '@chat/contracts';
-import type { TestDatabase } from '@chat/db/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/transcript';
 import { type ApiClient, readChunks, textOfChunks, textOfMessage } from './support/client';
-import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
+import { type TestApi, useTestApi } from './support/testApi';
 
-let database: TestDatabase;
 let api: TestApi;
 let client: ApiClient;
-
-beforeAll(async () => {
-  database = await freshDatabase();
-  api = await startTestApi(database.url);
-  client = await api.client();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await database?.drop();
+useTestApi((started) => {
+  ({ api, client } = started);
 });
 
 type ErrorBody = { error: { code: string } };

@@ -1,8 +1,7 @@
 import type { Turn, TurnQueue } from '@chat/contracts';
 import { schema } from '@chat/db';
-import type { TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
 import { recallBranch } from '../src/chats/transcript';
 import {
@@ -15,21 +14,12 @@ import {
   textOfMessage,
   waitFor,
 } from './support/client';
-import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
+import { type TestApi, useTestApi } from './support/testApi';
 
-let database: TestDatabase;
 let api: TestApi;
 let client: ApiClient;
-
-beforeAll(async () => {
-  database = await freshDatabase();
-  api = await startTestApi(database.url);
-  client = await api.client();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await database?.drop();
+useTestApi((started) => {
+  ({ api, client } = started);
 });
 
 type ErrorBody = { error: { code: string; message: string; reason?: string } };

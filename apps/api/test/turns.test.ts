@@ -1,7 +1,6 @@
 import { schema } from '@chat/db';
-import type { TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/transcript';
 import {
   type ApiClient,
@@ -11,21 +10,12 @@ import {
   textOfMessage,
   waitFor,
 } from './support/client';
-import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
+import { type TestApi, useTestApi } from './support/testApi';
 
-let database: TestDatabase;
 let api: TestApi;
 let client: ApiClient;
-
-beforeAll(async () => {
-  database = await freshDatabase();
-  api = await startTestApi(database.url);
-  client = await api.client();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await database?.drop();
+useTestApi((started) => {
+  ({ api, client } = started);
 });
 
 const wordsOf = (text: string) => text.trim().split(/\s+/).length;

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@chat/db/testing';
 import { serve } from 'h3';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
@@ -49,4 +49,22 @@ export async function startTestApi(
       await runtime.close();
     },
   };
+}
+
+/**
+ * Gives the calling test file its own database and API instance for all its tests, with a
+ * signed-in guest; `onReady` receives them before the first test.
+ */
+export function useTestApi(onReady: (started: { api: TestApi; client: ApiClient }) => void): void {
+  let database: TestDatabase | undefined;
+  let api: TestApi | undefined;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    api = await startTestApi(database.url);
+    onReady({ api, client: await api.client() });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await database?.drop();
+  });
 }

@@ -71,47 +71,40 @@ export class TurnService {
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
-      const thread = await lockOwnedThread(tx, threadId, ownerId);
-      if (!thread) throw notFound();
-      const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
-      if (existing) return { turn: existing, claimed: false as const, retry: true, named: false };
+      const { thread, existing } = await this.lockForSend(tx, ownerId, threadId, input.clientRequestId);
+      if (existing) return { kind: 'retry' as const, turn: existing, named: false };
       const active = await findActiveTurn(tx, threadId);
       const queue = await listQueuedTurns(tx, threadId);
-      const branchId = this.activeBranchOf(thread);
-      if (!active && queue.length === 0) {
-        const turn = await insertQueuedTurn(tx, {
-          threadId,
-          branchId,
-          clientRequestId: input.clientRequestId,
-          text,
-        });
-        await this.nameThreadAfterFirstMessage(tx, thread, text);
-        return {
-          turn: await this.claim(tx, turn, false),
-          claimed: true as const,
-          retry: false,
-          named: !thread.titled,
-        };
-      }
-      if (queue.length >= QUEUE_CAPACITY) {
+      const idle = !active && queue.length === 0;
+      if (!idle && queue.length >= QUEUE_CAPACITY) {
         throw new ApiError('queue_full', `The queue already holds ${QUEUE_CAPACITY} messages.`);
       }
-      const turn = await insertQueuedTurn(tx, {
+      const branchId = this.activeBranchOf(thread);
+      const queued = await insertQueuedTurn(tx, {
         threadId,
         branchId,
         clientRequestId: input.clientRequestId,
         text,
       });
       await this.nameThreadAfterFirstMessage(tx, thread, text);
-      return { turn, claimed: false as const, retry: false, named: !thread.titled };
+      const turn = idle ? await this.claim(tx, queued, false) : queued;
+      return { kind: idle ? ('claimed' as const) : ('queued' as const), turn, named: !thread.titled };
     });
 
-    if (result.retry) return await this.replay(result.turn);
+    if (result.kind === 'retry') return await this.replay(result.turn);
     if (result.named) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    if (result.claimed)
+    if (result.kind === 'claimed') {
       return { kind: 'streaming', turn: result.turn, stream: await this.startClaimed(result.turn, ownerId) };
+    }
     await this.deps.signals.publish({ kind: 'queue.changed', threadId });
     return { kind: 'queued', turn: result.turn, turnQueue: await this.turnQueue(this.deps.db, threadId) };
+  }
+
+  /** Takes the thread lock for a send or an edit, and finds an earlier turn with the same request id (Q1). */
+  private async lockForSend(tx: Queryable, ownerId: string, threadId: string, clientRequestId: string) {
+    const thread = await lockOwnedThread(tx, threadId, ownerId);
+    if (!thread) throw notFound();
+    return { thread, existing: await findTurnByClientRequestId(tx, threadId, clientRequestId) };
   }
 
   /**
@@ -127,9 +120,7 @@ export class TurnService {
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
-      const thread = await lockOwnedThread(tx, threadId, ownerId);
-      if (!thread) throw notFound();
-      const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
+      const { thread, existing } = await this.lockForSend(tx, ownerId, threadId, input.clientRequestId);
       if (existing) return { turn: existing, retry: true };
       await this.assertIdle(tx, threadId);
       const branchId = await createBranch(tx, thread, text);
