@@ -152,13 +152,17 @@ export class TurnRunner {
     } catch (error) {
       logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
     }
-    await this.settle(turn, progress, outcome);
-    if (outcome.status === 'interrupted') stream.push({ type: 'abort' });
-    stream.push({
-      type: 'finish',
-      ...(outcome.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}),
-    });
-    stream.close();
+    try {
+      await this.settle(turn, progress, outcome);
+    } finally {
+      // Subscribers always get an end, even if settling failed (recovery settles it later).
+      if (outcome.status === 'interrupted') stream.push({ type: 'abort' });
+      stream.push({
+        type: 'finish',
+        ...(outcome.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}),
+      });
+      stream.close();
+    }
   }
 
   /**
