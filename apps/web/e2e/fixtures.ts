@@ -1,6 +1,7 @@
 import { test as base, expect } from '@playwright/test';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
+import { Sidebar } from './pages/Sidebar';
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -14,6 +15,7 @@ function isForeign(url: string): boolean {
 interface Fixtures {
   chat: ChatPage;
   dock: QueueDock;
+  sidebar: Sidebar;
   /** Dialogs (alert, confirm) the page opened: an injected script would show up here. */
   dialogs: string[];
 }
@@ -55,6 +57,9 @@ export const test = base.extend<Fixtures & { offlineGuard: undefined }>({
   },
   dock: async ({ page }, use) => {
     await use(new QueueDock(page));
+  },
+  sidebar: async ({ page }, use) => {
+    await use(new Sidebar(page));
   },
 });
 

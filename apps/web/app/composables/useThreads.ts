@@ -4,11 +4,22 @@ import type { Thread } from '@chat/contracts';
 export function useThreads() {
   const threads = useState<Thread[]>('threads', () => []);
   const loaded = useState<boolean>('threads-loaded', () => false);
+  // Counts this tab's renames and deletes: a list fetched while one was out may predate it.
+  const localChanges = useState<number>('threads-local-changes', () => 0);
+  // Threads this tab deleted (or is deleting): their pages go quietly, without "deleted elsewhere".
+  const deletedHere = useState<string[]>('threads-deleted-here', () => []);
 
   async function refresh(): Promise<void> {
     try {
-      const body = await apiJson<Thread[] | { threads: Thread[] }>('/api/threads');
-      threads.value = Array.isArray(body) ? body : body.threads;
+      // A list that left before a rename or delete of this tab was answered may show the old
+      // state: ask again (the local change is already shown).
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const changes = localChanges.value;
+        const body = await apiJson<Thread[] | { threads: Thread[] }>('/api/threads');
+        if (changes !== localChanges.value) continue;
+        threads.value = Array.isArray(body) ? body : body.threads;
+        break;
+      }
     } catch {
       // The sidebar keeps what it had; the next refresh tries again.
     } finally {
@@ -26,7 +37,76 @@ export function useThreads() {
     return thread;
   }
 
-  return { threads: readonly(threads), loaded: readonly(loaded), refresh, create };
+  function replace(threadId: string, change: (thread: Thread) => Thread): void {
+    threads.value = threads.value.map((thread) => (thread.id === threadId ? change(thread) : thread));
+  }
+
+  /**
+   * Renames a thread (`PATCH /api/threads/:id`, 1-200 characters after trimming). The list shows
+   * the new title at once and goes back to the old one if the API refuses.
+   */
+  async function rename(threadId: string, title: string): Promise<Thread> {
+    const wanted = title.trim();
+    const previous = threads.value.find((thread) => thread.id === threadId)?.title;
+    localChanges.value++;
+    replace(threadId, (thread) => ({ ...thread, title: wanted }));
+    try {
+      const body = await apiJson<Thread | { thread: Thread }>(threadPath(threadId), {
+        method: 'PATCH',
+        json: { title: wanted },
+      });
+      const renamed = 'thread' in body ? body.thread : body;
+      replace(threadId, () => renamed);
+      return renamed;
+    } catch (error) {
+      // Undo, unless something newer (another rename, a refresh) already changed the title.
+      if (previous !== undefined) {
+        replace(threadId, (thread) => (thread.title === wanted ? { ...thread, title: previous } : thread));
+      }
+      throw error;
+    } finally {
+      localChanges.value++;
+    }
+  }
+
+  /**
+   * Deletes a thread (`DELETE /api/threads/:id`; the API stops a running turn first). Already
+   * gone (404) counts as deleted.
+   */
+  async function remove(threadId: string): Promise<void> {
+    localChanges.value++;
+    deletedHere.value = [...deletedHere.value, threadId];
+    try {
+      await apiFetch(threadPath(threadId), { method: 'DELETE' });
+    } catch (error) {
+      if (!(error instanceof ApiRequestError && error.status === 404)) {
+        deletedHere.value = deletedHere.value.filter((id) => id !== threadId);
+        throw error;
+      }
+    } finally {
+      localChanges.value++;
+    }
+    threads.value = threads.value.filter((thread) => thread.id !== threadId);
+  }
+
+  /** This tab deleted the thread (its `thread.deleted` event is no news here). */
+  function wasDeletedHere(threadId: string): boolean {
+    return deletedHere.value.includes(threadId);
+  }
+
+  return {
+    threads: readonly(threads),
+    loaded: readonly(loaded),
+    refresh,
+    create,
+    rename,
+    remove,
+    wasDeletedHere,
+  };
+}
+
+function threadPath(threadId: string): string {
+  return `/api/threads/${encodeURIComponent(threadId)}`;
 }
 
 /**

@@ -15,6 +15,10 @@ export class ChatPage {
   readonly errorBanner: Locator;
   /** The inline editor of a user message (its textarea). */
   readonly messageEditor: Locator;
+  /** The title in the page's header. */
+  readonly headerTitle: Locator;
+  /** The toast a tab shows when its open chat was deleted somewhere else. */
+  readonly deletedElsewhereNotice: Locator;
 
   constructor(readonly page: Page) {
     this.transcript = page.getByTestId('transcript');
@@ -26,6 +30,8 @@ export class ChatPage {
     this.queueFullNotice = page.getByTestId('queue-full');
     this.errorBanner = page.getByTestId('error-banner');
     this.messageEditor = this.transcript.getByTestId('message-editor-input');
+    this.headerTitle = page.getByRole('heading', { level: 1 });
+    this.deletedElsewhereNotice = page.getByText('This chat was deleted', { exact: true });
   }
 
   /** The app is interactive (input typed before this would be lost). */
