@@ -88,6 +88,12 @@ export class BranchService {
           thread,
           messageId,
         );
+        await insertBranch(tx, {
+          id: newBranchId,
+          threadId,
+          parentBranchId: branch.id,
+          forkMessageId: messageId,
+        });
         const before = stored.slice(0, index);
         if (before.length > 0) {
           // Exact ids, not a date: several messages can share one millisecond.
@@ -98,12 +104,6 @@ export class BranchService {
             options: { messageFilter: { messageIds: before.map((message) => message.id) } },
           });
           cloned = true;
-          await insertBranch(tx, {
-            id: newBranchId,
-            threadId,
-            parentBranchId: branch.id,
-            forkMessageId: messageId,
-          });
           await insertMessageOrigins(
             tx,
             newBranchId,
@@ -112,13 +112,6 @@ export class BranchService {
               originId: originOf(sourceId),
             })),
           );
-        } else {
-          await insertBranch(tx, {
-            id: newBranchId,
-            threadId,
-            parentBranchId: branch.id,
-            forkMessageId: messageId,
-          });
         }
         await markBranchActive(tx, newBranchId);
         return newBranchId;
@@ -160,15 +153,20 @@ export class BranchService {
       const thread = await lockOwnedThread(tx, threadId, ownerId);
       if (!thread) throw notFound();
       await this.deps.turns.assertIdle(tx, threadId);
-      const { branch, stored, index } = await this.userMessageOfActiveBranch(tx, thread, messageId);
+      const transcript = await this.activeTranscript(thread);
+      const { branch, messages: stored, originOf } = transcript;
+      const index = userMessageIndex(stored, originOf, messageId);
       if (stored.slice(index + 1).some((message) => message.role === 'user')) {
         throw new ApiError('not_latest_turn', 'Only the latest message can be deleted.');
       }
-      const version = (await this.activeTranscript(thread)).versions.get(messageId);
+      const version = transcript.versions.get(messageId);
       let target = version
         ? (version.branchIds[version.index - 2] ?? version.branchIds[version.index])
         : undefined;
-      const ownMessagesLeft = await this.ownMessagesBefore(tx, branch, stored.slice(0, index));
+      // Messages of its own (not copies of its parent's) that stay: none means the edit goes.
+      const ownMessagesLeft = stored
+        .slice(0, index)
+        .filter((message) => originOf(message.id) === message.id).length;
       if (branch.forkMessageId !== null && ownMessagesLeft === 0) {
         target ??=
           (branch.parentBranchId
@@ -190,16 +188,6 @@ export class BranchService {
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
   }
 
-  /** Messages a non-root branch holds that are not copies of its parent's (its edit and what followed). */
-  private async ownMessagesBefore(
-    tx: Queryable,
-    branch: BranchRow,
-    messages: MastraDBMessage[],
-  ): Promise<number> {
-    const origins = await listMessageOrigins(tx, branch.threadId);
-    return messages.filter((message) => !origins.has(message.id)).length;
-  }
-
   private async userMessageOfActiveBranch(tx: Queryable, thread: ThreadRow, messageId: string) {
     if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
     const branch = await findThreadBranch(tx, thread.id, thread.activeBranchId);
@@ -207,8 +195,17 @@ export class BranchService {
     const origins = await listMessageOrigins(tx, thread.id);
     const originOf = (id: string) => origins.get(id) ?? id;
     const stored = await recallBranch(this.deps.chatAgent.memory, branch.memoryThreadId);
-    const index = stored.findIndex((message) => originOf(message.id) === messageId);
-    if (index < 0 || stored[index]?.role !== 'user') throw notFound('Message');
-    return { branch, stored, index, originOf };
+    return { branch, stored, index: userMessageIndex(stored, originOf, messageId), originOf };
   }
+}
+
+/** Where the user message the person knows as `messageId` (an origin id) stands; 404 when absent. */
+function userMessageIndex(
+  stored: MastraDBMessage[],
+  originOf: (id: string) => string,
+  messageId: string,
+): number {
+  const index = stored.findIndex((message) => originOf(message.id) === messageId);
+  if (index < 0 || stored[index]?.role !== 'user') throw notFound('Message');
+  return index;
 }

@@ -49,7 +49,8 @@ export function validMessageText(text: string): string {
   return trimmed;
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How often an interrupt re-reads the turn when no settle signal arrives. */
+const SETTLE_RECHECK_MS = 250;
 
 /**
  * Turns and the queue of one thread (Q1-Q11, S1-S4). Every decision runs in a transaction that
@@ -312,21 +313,39 @@ export class TurnService {
     await updateThread(tx, thread.id, thread.titled ? {} : { title: titleFromMessage(text), titled: true });
   }
 
+  /**
+   * Waits for the turn's `turn.settled` signal (from whichever instance runs it) instead of polling
+   * the row; a slow re-read covers a missed notification and a runner that died.
+   */
   private async waitUntilSettled(turn: TurnRow): Promise<TurnRow> {
     const deadline = Date.now() + (this.deps.interruptTimeoutMs ?? 15_000);
-    for (;;) {
-      const current = await findTurn(this.deps.db, turn.threadId, turn.id);
-      if (!current) throw notFound('Turn');
-      if (current.status !== 'running') return current;
-      // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
-      // only decides when to ask; the database's clock decides (settleOrphanedTurn).
-      if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
-        const settled = await settleOrphanedTurn(this.deps, current);
-        if (settled) return settled;
+    let wake = () => {};
+    const unsubscribe = this.deps.signals.subscribe((signal) => {
+      if (signal.kind === 'turn.settled' && signal.turnId === turn.id) wake();
+    });
+    try {
+      for (;;) {
+        const current = await findTurn(this.deps.db, turn.threadId, turn.id);
+        if (!current) throw notFound('Turn');
+        if (current.status !== 'running') return current;
+        // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
+        // only decides when to ask; the database's clock decides (settleOrphanedTurn).
+        if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
+          const settled = await settleOrphanedTurn(this.deps, current);
+          if (settled) return settled;
+        }
+        if (Date.now() > deadline)
+          throw new ApiError('thread_busy', 'The running turn did not stop in time; try again.');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       }
-      if (Date.now() > deadline)
-        throw new ApiError('thread_busy', 'The running turn did not stop in time; try again.');
-      await pause(20);
+    } finally {
+      unsubscribe();
     }
   }
 }
