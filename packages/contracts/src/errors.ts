@@ -3,31 +3,61 @@ export const errorCodes = [
   'bad_request',
   'not_found',
   'unauthorized',
+  'forbidden_origin',
   'queue_full',
   'not_queue_head',
   'not_queued',
   'not_eligible',
   'thread_busy',
   'not_latest_turn',
+  'already_decided',
   'too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'unavailable',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
 
 /** The body of every refusal. */
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  error: { code: ErrorCode; message: string; [detail: string]: unknown };
 }
 
-export const statusOfErrorCode: Record<ErrorCode, number> = {
-  bad_request: 400,
-  unauthorized: 401,
-  not_found: 404,
-  queue_full: 409,
-  not_queue_head: 409,
-  not_queued: 409,
-  not_eligible: 409,
-  thread_busy: 409,
-  not_latest_turn: 409,
-  too_large: 413,
+/**
+ * One row per code: its HTTP status and the default words a person reads. The API sends these
+ * unless a throw site has something more precise to say; the web app shows them for codes it
+ * cannot explain better from its own state.
+ */
+export const errorTable: Record<ErrorCode, { status: number; message: string }> = {
+  bad_request: { status: 400, message: 'The request is not valid.' },
+  unauthorized: { status: 401, message: 'Sign in first.' },
+  forbidden_origin: { status: 403, message: 'This request did not come from the app.' },
+  not_found: { status: 404, message: 'Not found.' },
+  queue_full: {
+    status: 409,
+    message: 'The queue is full. Wait for a reply, or remove a queued message.',
+  },
+  not_queue_head: { status: 409, message: 'Only the first queued message can be sent now.' },
+  not_queued: { status: 409, message: 'This message is no longer in the queue.' },
+  not_eligible: { status: 409, message: 'The queue cannot run its next message right now.' },
+  thread_busy: {
+    status: 409,
+    message: 'Wait until nothing is running or queued before changing versions.',
+  },
+  not_latest_turn: { status: 409, message: 'Only the latest message can be deleted.' },
+  already_decided: { status: 409, message: 'This request was already decided.' },
+  too_large: { status: 413, message: 'That is too large.' },
+  unsupported_media_type: { status: 415, message: 'This kind of content is not accepted.' },
+  rate_limited: { status: 429, message: 'Too many requests. Wait a moment and try again.' },
+  unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
 };
+
+export const statusOfErrorCode = Object.fromEntries(
+  Object.entries(errorTable).map(([code, row]) => [code, row.status]),
+) as Record<ErrorCode, number>;
+
+/** The default message of a code. */
+export function errorMessage(code: ErrorCode): string {
+  return errorTable[code].message;
+}
