@@ -11,19 +11,12 @@ export interface ThreadEventHandlers {
  * lifetime of the calling component. EventSource reconnects by itself after a drop.
  */
 export function useThreadEvents(threadId: string, handlers: ThreadEventHandlers) {
-  const connected = ref(false);
   let source: EventSource | null = null;
 
   function open(): void {
     if (source) return;
     source = new EventSource(`/api/threads/${encodeURIComponent(threadId)}/events`);
-    source.onopen = () => {
-      connected.value = true;
-      handlers.onConnected?.();
-    };
-    source.onerror = () => {
-      connected.value = false;
-    };
+    source.onopen = () => handlers.onConnected?.();
     source.onmessage = (message: MessageEvent<string>) => {
       let event: ThreadEvent;
       try {
@@ -38,9 +31,8 @@ export function useThreadEvents(threadId: string, handlers: ThreadEventHandlers)
   function close(): void {
     source?.close();
     source = null;
-    connected.value = false;
   }
 
   onScopeDispose(close);
-  return { connected: readonly(connected), open, close };
+  return { open, close };
 }

@@ -15,9 +15,9 @@ export function useThreads() {
       // state: ask again (the local change is already shown).
       for (let attempt = 0; attempt < 3; attempt++) {
         const changes = localChanges.value;
-        const body = await apiJson<Thread[] | { threads: Thread[] }>('/api/threads');
+        const listed = await apiJson<Thread[]>('/api/threads');
         if (changes !== localChanges.value) continue;
-        threads.value = Array.isArray(body) ? body : body.threads;
+        threads.value = listed;
         break;
       }
     } catch {
@@ -28,11 +28,10 @@ export function useThreads() {
   }
 
   async function create(title?: string): Promise<Thread> {
-    const body = await apiJson<Thread | { thread: Thread }>('/api/threads', {
+    const thread = await apiJson<Thread>('/api/threads', {
       method: 'POST',
       json: title ? { title } : {},
     });
-    const thread = 'thread' in body ? body.thread : body;
     threads.value = [thread, ...threads.value.filter((existing) => existing.id !== thread.id)];
     return thread;
   }
@@ -51,11 +50,10 @@ export function useThreads() {
     localChanges.value++;
     replace(threadId, (thread) => ({ ...thread, title: wanted }));
     try {
-      const body = await apiJson<Thread | { thread: Thread }>(threadPath(threadId), {
+      const renamed = await apiJson<Thread>(threadPath(threadId), {
         method: 'PATCH',
         json: { title: wanted },
       });
-      const renamed = 'thread' in body ? body.thread : body;
       replace(threadId, () => renamed);
       return renamed;
     } catch (error) {

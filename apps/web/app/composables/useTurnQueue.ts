@@ -1,6 +1,12 @@
 import type { Turn, TurnQueue } from '@chat/contracts';
 import { QUEUE_CAPACITY } from '@chat/contracts';
 
+/** What an edit or delete of a queued turn answers. */
+interface QueueAnswer {
+  turn: Turn;
+  turnQueue: TurnQueue;
+}
+
 /**
  * The thread's queue as the server last told us (Q6): the active turn and the queued
  * (or failed, blocking) turns in run order, plus the Dock's edit/delete actions. The
@@ -47,42 +53,24 @@ export function useTurnQueue(threadId: string) {
     apply({ ...turnQueue.value, items: turnQueue.value.items.filter((turn) => turn.id !== turnId) });
   }
 
-  function replaceLocally(turn: Turn): void {
-    apply({
-      ...turnQueue.value,
-      items: turnQueue.value.items.map((item) => (item.id === turn.id ? turn : item)),
-    });
-  }
-
-  /** Applies what an edit or delete answered, whichever shape it has: `{ turnQueue }`, `{ turn }` or nothing. */
-  async function applyAnswer(response: Response, fallback: () => void): Promise<void> {
-    const isJson = response.headers.get('content-type')?.includes('application/json');
-    const body = isJson ? ((await response.json()) as { turn?: Turn; turnQueue?: TurnQueue }) : {};
-    if (body.turnQueue) apply(body.turnQueue);
-    else if (body.turn && body.turn.status !== 'cancelled') replaceLocally(body.turn);
-    else fallback();
-  }
-
   /** Saves new text for a queued or failed turn; a failed one becomes queued again (Q11). */
   async function edit(turnId: string, text: string): Promise<void> {
-    const response = await apiFetch(`${base}/queue/${encodeURIComponent(turnId)}`, {
+    const answer = await apiJson<QueueAnswer>(`${base}/queue/${encodeURIComponent(turnId)}`, {
       method: 'PATCH',
       json: { text },
     });
-    await applyAnswer(response, () => {
-      const turn = items.value.find((item) => item.id === turnId);
-      if (turn) replaceLocally({ ...turn, text, status: 'queued', error: null });
-    });
+    apply(answer.turnQueue);
   }
 
   async function remove(turnId: string): Promise<void> {
-    const response = await apiFetch(`${base}/queue/${encodeURIComponent(turnId)}`, { method: 'DELETE' });
-    await applyAnswer(response, () => removeLocally(turnId));
+    const answer = await apiJson<QueueAnswer>(`${base}/queue/${encodeURIComponent(turnId)}`, {
+      method: 'DELETE',
+    });
+    apply(answer.turnQueue);
     if (editingTurnId.value === turnId) editingTurnId.value = null;
   }
 
   return {
-    turnQueue: readonly(turnQueue),
     activeTurn,
     items,
     head,

@@ -40,12 +40,15 @@ export class ApiRequestError extends Error {
   }
 }
 
+/** `fetch` options, plus `json`: a body sent as JSON. */
+export type ApiRequestInit = RequestInit & { json?: unknown };
+
 /**
  * `fetch` against our own /api (same origin, cookies included) that throws ApiRequestError
  * on any non-2xx answer and hands back the raw Response otherwise, so callers can tell
  * 200 SSE from 202 JSON.
  */
-export async function apiFetch(path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+export async function apiFetch(path: string, init: ApiRequestInit = {}): Promise<Response> {
   const { json, headers, ...rest } = init;
   let response: Response;
   try {
@@ -64,11 +67,7 @@ export async function apiFetch(path: string, init: RequestInit & { json?: unknow
 }
 
 /** apiFetch for JSON answers. */
-export async function apiJson<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
+export async function apiJson<T>(path: string, init: ApiRequestInit = {}): Promise<T> {
   const response = await apiFetch(path, init);
   return (await response.json()) as T;
-}
-
-export function isAbortError(error: unknown): boolean {
-  return error instanceof DOMException && error.name === 'AbortError';
 }

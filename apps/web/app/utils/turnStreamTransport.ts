@@ -10,7 +10,7 @@ export type OpenTurnStream = (signal: AbortSignal) => Promise<Response>;
  * The `useChat` transport for this API. Why not `sendMessage` + `prepareSendMessagesRequest`:
  * `AbstractChat.sendMessage` appends the user message to `chat.messages` before the request
  * is even made, but a send to a busy thread is answered `202` and queued, and a queued turn
- * must never enter the transcript (it lives in the Queue Dock). So useThread makes every
+ * must never enter the transcript (it lives in the Queue Dock). So useLiveTurn makes every
  * request itself, and only when the answer is a stream (`200 text/event-stream` from a send,
  * a claim, a send-now, or an attach to a running turn) hands it here and calls
  * `chat.resumeStream()`, which consumes it into `chat.messages` like any AI SDK stream.
@@ -30,7 +30,7 @@ export class TurnStreamTransport extends DefaultChatTransport<ChatUIMessage> {
   }
 
   override async sendMessages(): Promise<ReadableStream<UIMessageChunk>> {
-    throw new Error('Turns are sent by useThread, which decides between streaming and queueing.');
+    throw new Error('Turns are sent by useLiveTurn, which decides between streaming and queueing.');
   }
 
   override async reconnectToStream(

@@ -3,15 +3,17 @@ import type { ChatUIMessage } from '~/utils/chatMessages';
 import { type OpenTurnStream, TurnStreamTransport } from '~/utils/turnStreamTransport';
 
 /**
- * The transcript and the one turn stream this tab consumes at a time, on top of
- * `@ai-sdk/vue`'s chat (see TurnStreamTransport for why streams are handed in rather
- * than requested through `sendMessage`).
+ * The transcript (the active version's messages) and the one turn stream this tab consumes
+ * into it at a time, on top of `@ai-sdk/vue`'s chat (see TurnStreamTransport for why streams
+ * are handed in rather than requested through `sendMessage`).
  */
-export function useTurnStream(threadId: string) {
+export function useTranscript(threadId: string) {
   const transport = new TurnStreamTransport();
   const chat = useChat<ChatUIMessage>({ id: threadId, transport, throttle: 40 });
   /** The turn whose stream is being consumed now, if any. */
   const streamingTurnId = ref<string | null>(null);
+  /** The turn whose stream last ended in an error (the error chunk's text is `error`). */
+  const failedTurnId = ref<string | null>(null);
   /** Assistant message id each streamed turn produced, to mark it interrupted later. */
   const replyIdByTurn = new Map<string, string>();
 
@@ -30,6 +32,7 @@ export function useTurnStream(threadId: string) {
       if (reply && !known.has(reply.id)) replyIdByTurn.set(turnId, reply.id);
       if (streamingTurnId.value === turnId) streamingTurnId.value = null;
     }
+    failedTurnId.value = chat.status.value === 'error' ? turnId : null;
   }
 
   /** The assistant reply of `turnId` in the transcript, if this tab can tell which one it is. */
@@ -64,6 +67,7 @@ export function useTurnStream(threadId: string) {
     error: chat.error,
     clearError: chat.clearError,
     streamingTurnId: readonly(streamingTurnId),
+    failedTurnId: readonly(failedTurnId),
     consume,
     stop: chat.stop,
     markInterrupted,

@@ -1,0 +1,90 @@
+import type { Thread, ThreadDetail } from '@chat/contracts';
+import type { useTranscript } from './useTranscript';
+import type { useTurnQueue } from './useTurnQueue';
+
+export interface ThreadDetailOptions {
+  transcript: ReturnType<typeof useTranscript>;
+  queue: ReturnType<typeof useTurnQueue>;
+  isDisposed: () => boolean;
+  /** Runs after every load or refetch, answered or not (the live turn may have waited for it). */
+  afterFetch: () => void;
+}
+
+/**
+ * `GET /api/threads/:id` and the other requests that answer a whole thread detail (a version
+ * switch or delete): the thread, and the queue and transcript as the server has them.
+ */
+export function useThreadDetail(threadId: string, options: ThreadDetailOptions) {
+  const { transcript, queue } = options;
+  const path = `/api/threads/${encodeURIComponent(threadId)}`;
+
+  const thread = shallowRef<Thread | null>(null);
+  const loading = ref(true);
+  const loadError = ref<ApiRequestError | null>(null);
+  const deleted = ref(false);
+  // Numbers detail requests, so an older answer never overwrites a newer one.
+  let latestRequest = 0;
+  // Detail requests waiting for their answer.
+  let inFlight = 0;
+
+  function apply(detail: ThreadDetail, queueVersion: number): void {
+    thread.value = detail.thread;
+    queue.applyFetched(detail.turnQueue, queueVersion);
+    // Replacing messages mid-stream would drop the live reply; every stream's end refetches.
+    if (transcript.streamingTurnId.value !== null) return;
+    transcript.setMessages(toChatUIMessages(detail.messages));
+  }
+
+  /** Sends a request that answers a thread detail and shows it, unless a newer one was sent. */
+  async function request(target: string, init?: ApiRequestInit): Promise<void> {
+    const number = ++latestRequest;
+    const queueVersion = queue.currentVersion();
+    inFlight++;
+    try {
+      const detail = await apiJson<ThreadDetail>(target, init);
+      if (number === latestRequest && !options.isDisposed()) apply(detail, queueVersion);
+    } finally {
+      inFlight--;
+    }
+  }
+
+  async function load(): Promise<void> {
+    loading.value = true;
+    try {
+      await request(path);
+      loadError.value = null;
+    } catch (error) {
+      loadError.value = ApiRequestError.fromUnknown(error);
+    } finally {
+      loading.value = false;
+    }
+    options.afterFetch();
+  }
+
+  /**
+   * Makes the thread, queue and transcript authoritative again (titles, interrupted marks,
+   * server ids). While a stream runs, the transcript part waits for its end (see `apply`).
+   */
+  async function refresh(): Promise<void> {
+    if (options.isDisposed() || deleted.value) return;
+    try {
+      await request(path);
+    } catch (error) {
+      if (error instanceof ApiRequestError && error.status === 404) deleted.value = true;
+    }
+    // Also after a failed or overtaken fetch.
+    options.afterFetch();
+  }
+
+  return {
+    thread: readonly(thread),
+    loading: readonly(loading),
+    loadError: readonly(loadError),
+    deleted,
+    /** A detail request is out: the transcript may be about to change. */
+    isFetching: () => inFlight > 0,
+    load,
+    refresh,
+    request,
+  };
+}
