@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect, test } from './fixtures';
 
 declare global {
@@ -45,22 +47,26 @@ test.describe('security headers', () => {
   });
 
   test('refuses to be shown inside a page of another origin', async ({ page, baseURL }) => {
-    const app = new URL(baseURL as string);
-    // Another origin: the same server under another host name, its page made up here.
-    const framer = `http://localhost:${app.port}/framer-test-page`;
-    await page.route(framer, (route) =>
-      route.fulfill({
-        contentType: 'text/html',
-        body: `<!doctype html><title>framer</title><iframe id="app" src="${app.origin}/" width="800" height="600"></iframe>`,
-      }),
-    );
-    await page.goto(framer);
-    const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
-    expect(frame).toBeDefined();
-    // Chromium replaces a frame refused by frame-ancestors with its error page.
-    await expect.poll(() => frame?.url(), { timeout: 10_000 }).toBe('chrome-error://chromewebdata/');
-    // The app never ran inside: no hydrated document, no composer.
-    expect(await frame?.locator('html[data-hydrated="true"]').count()).toBe(0);
-    expect(await frame?.locator('textarea').count()).toBe(0);
+    // Another origin (another port) that frames the app, as a page of any site could.
+    const framer = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<!doctype html><title>framer</title><iframe src="${baseURL}/" width="800" height="600"></iframe>`,
+      );
+    });
+    await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = framer.address() as AddressInfo;
+      await page.goto(`http://127.0.0.1:${port}/`);
+      const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
+      expect(frame).toBeDefined();
+      // Chromium replaces a frame refused by frame-ancestors with its error page.
+      await expect.poll(() => frame?.url(), { timeout: 10_000 }).toBe('chrome-error://chromewebdata/');
+      // The app never ran inside: no hydrated document, no composer.
+      expect(await frame?.locator('html[data-hydrated="true"]').count()).toBe(0);
+      expect(await frame?.locator('textarea').count()).toBe(0);
+    } finally {
+      framer.close();
+    }
   });
 });
