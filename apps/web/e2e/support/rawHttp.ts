@@ -63,7 +63,7 @@ export class ProxyGuest {
   }
 
   request(method: string, path: string, body?: unknown): Promise<RawResponse> {
-    const json = body === undefined ? {} : { 'content-type': 'application/json' };
+    const json: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
     return rawRequest(this.origin, method, path, {
       headers: this.headers(json),
       body: body === undefined ? undefined : JSON.stringify(body),

@@ -31,7 +31,7 @@ export default defineEventHandler(async (event) => {
   const unforwardable = unforwardableReason(rawUrl);
   if (unforwardable) return refuse(event, 'bad_request', { message: unforwardable });
 
-  let body: Buffer | undefined;
+  let body: Uint8Array<ArrayBuffer> | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
     const read = await readBoundedBody(req, MAX_JSON_BODY_BYTES);
     if (!read.ok) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 export type BoundedBody =
-  | { ok: true; bytes: Buffer | undefined }
+  | { ok: true; bytes: Uint8Array<ArrayBuffer> | undefined }
   | { ok: false; reason: 'too_large' | 'aborted' };
 
 /**
@@ -32,7 +32,8 @@ export function readBoundedBody(req: IncomingMessage, limit: number): Promise<Bo
       }
       chunks.push(chunk);
     };
-    const onEnd = () => finish({ ok: true, bytes: size === 0 ? undefined : Buffer.concat(chunks) });
+    const onEnd = () =>
+      finish({ ok: true, bytes: size === 0 ? undefined : new Uint8Array(Buffer.concat(chunks, size)) });
     const onAbort = () => finish({ ok: false, reason: 'aborted' });
     req.on('data', onData);
     req.on('end', onEnd);
