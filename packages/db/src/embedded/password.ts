@@ -75,7 +75,14 @@ export async function ensurePassword(options: {
       `the embedded PostgreSQL refused the password in ${passwordFile}. The file does not belong to ` +
         'this data directory: restore the right file, or move the data directory away to start afresh.',
     );
-  const sql = postgres({ host: '127.0.0.1', port, user, password: LEGACY_PASSWORD, max: 1 });
+  const sql = postgres({
+    host: '127.0.0.1',
+    port,
+    user,
+    password: LEGACY_PASSWORD,
+    max: 1,
+    onnotice: () => {},
+  });
   try {
     await sql.unsafe(`alter user "${user}" with password '${password.replaceAll("'", "''")}'`);
   } finally {
