@@ -1,6 +1,7 @@
 import { H3, type HTTPError } from 'h3';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
+import { registerHitlRoutes } from './chats/routes/hitl';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { errorResponse, noSuchRoute } from './platform/errors';
@@ -17,6 +18,7 @@ export function createApp(services: ChatServices): H3 {
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
   registerBranchRoutes(app, services);
+  registerHitlRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });

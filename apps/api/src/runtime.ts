@@ -9,6 +9,8 @@ import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
+import { insertNoteForMemoryThread } from './chats/threads/notes';
+import { ApprovalService } from './chats/turns/approvals';
 import { TurnStreams } from './chats/turns/attach';
 import { InterruptService } from './chats/turns/interrupts';
 import { QueueService } from './chats/turns/queue';
@@ -46,6 +48,9 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     databaseUrl: database.url,
     model,
     startupLock: (work) => withStartupLock(database.sql, work),
+    tools: {
+      saveNote: ({ memoryThreadId, text }) => insertNoteForMemoryThread(db, memoryThreadId, text),
+    },
   });
   const signals = new Signals(database.sql, logger);
   await signals.start();
@@ -62,6 +67,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     queue,
     interrupts,
     streams: new TurnStreams({ db, runner }),
+    approvals: new ApprovalService({ db, signals, runner }),
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
   };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));

@@ -10,6 +10,9 @@ const legalMoves: Array<[TurnStatus, TurnStatus]> = [
   ['running', 'completed'],
   ['running', 'interrupted'],
   ['running', 'failed'],
+  ['running', 'awaiting_approval'],
+  ['awaiting_approval', 'running'],
+  ['awaiting_approval', 'interrupted'],
   ['failed', 'queued'],
   ['failed', 'cancelled'],
 ];

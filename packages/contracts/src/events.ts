@@ -1,3 +1,4 @@
+import type { HitlRequest } from './hitl';
 import type { Turn, TurnQueue } from './turns';
 
 /**
@@ -8,5 +9,7 @@ export type ThreadEvent =
   | { type: 'turn.started'; threadId: string; turn: Turn; turnQueue: TurnQueue }
   | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue }
   | { type: 'queue.changed'; threadId: string; turnQueue: TurnQueue }
+  /** A tool approval was requested, decided or cancelled (H3). */
+  | { type: 'hitl.changed'; threadId: string; hitl: HitlRequest[]; turnQueue: TurnQueue }
   | { type: 'thread.changed'; threadId: string }
   | { type: 'thread.deleted'; threadId: string };

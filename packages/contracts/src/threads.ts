@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { HitlRequest, Note } from './hitl';
 import type { TurnQueue } from './turns';
 
 export interface Thread {
@@ -44,7 +45,13 @@ export interface ThreadDetail {
   thread: Thread;
   messages: ChatMessage[];
   turnQueue: TurnQueue;
-  hitl: unknown[];
+  /**
+   * The thread's tool approvals, oldest first: a `pending` one blocks the queue; decided and
+   * cancelled ones stay with their final status, so the transcript's cards can show the outcome.
+   */
+  hitl: HitlRequest[];
+  /** Notes saved by the `save_note` tool, oldest first. */
+  notes: Note[];
 }
 
 /** `POST /api/threads/:id/messages/:messageId/versions`: the edited text of a user message. */

@@ -5,7 +5,16 @@ export const QUEUE_CAPACITY = 5;
 /** Longest message text, counted after trimming. */
 export const MAX_TEXT_LENGTH = 32_000;
 
-export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
+export const turnStatuses = [
+  'queued',
+  'running',
+  /** The model asked to run a tool that needs a person's approval; the turn waits (H3, Q12). */
+  'awaiting_approval',
+  'completed',
+  'interrupted',
+  'failed',
+  'cancelled',
+] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
 
 export interface Turn {
@@ -22,6 +31,7 @@ export interface Turn {
 }
 
 export interface TurnQueue {
+  /** The turn holding the thread's one active slot: `running`, or `awaiting_approval`. */
   activeTurn: Turn | null;
   /** Queued (and failed, blocking) turns in the order they will run. */
   items: Turn[];

@@ -3,6 +3,7 @@ import type { Logger } from '../platform/logger';
 import type { BranchService } from './branchService';
 import type { ThreadEvents } from './threadEvents';
 import type { ThreadService } from './threadService';
+import type { ApprovalService } from './turns/approvals';
 import type { TurnStreams } from './turns/attach';
 import type { InterruptService } from './turns/interrupts';
 import type { QueueService } from './turns/queue';
@@ -17,4 +18,5 @@ export interface ChatServices {
   interrupts: InterruptService;
   streams: TurnStreams;
   branches: BranchService;
+  approvals: ApprovalService;
 }

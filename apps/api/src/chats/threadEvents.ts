@@ -4,6 +4,7 @@ import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
 import { requireOwnedThread } from './threads/repository';
+import { listRequests } from './turns/hitlRepository';
 import { readTurn, readTurnQueue } from './turns/views';
 
 export interface ThreadEventsDeps {
@@ -57,6 +58,13 @@ export class ThreadEvents {
       }
       case 'queue.changed':
         return await this.queueChanged(threadId);
+      case 'hitl.changed':
+        return {
+          type: 'hitl.changed',
+          threadId,
+          hitl: await listRequests(this.deps.db, threadId),
+          turnQueue: await readTurnQueue(this.deps.db, threadId),
+        };
       case 'thread.changed':
       case 'thread.deleted':
         return { type: signal.kind, threadId };

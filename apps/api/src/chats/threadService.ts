@@ -5,6 +5,7 @@ import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
 import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
+import { listNotes } from './threads/notes';
 import {
   deleteThreadRow,
   insertThreadWithRootBranch,
@@ -12,8 +13,9 @@ import {
   requireOwnedThread,
   updateThread,
 } from './threads/repository';
+import { listRequests } from './turns/hitlRepository';
 import type { InterruptService } from './turns/interrupts';
-import { hasRunningTurn, readMessageMarks, readTurnQueue } from './turns/views';
+import { hasActiveTurn, readMessageMarks, readTurnQueue } from './turns/views';
 
 export interface ThreadServiceDeps {
   db: Database;
@@ -58,14 +60,23 @@ export class ThreadService {
       threadId,
       stored.map((message) => originOf(message.id)),
     );
+    const hitl = await listRequests(db, threadId);
+    const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
       idOf: originOf,
       metadataOf: (id) => {
         const version = versions.get(id);
         return { ...marks.get(id), ...(version ? { version } : {}) };
       },
+      approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
-    return { thread: toThread(thread), messages, turnQueue: await readTurnQueue(db, threadId), hitl: [] };
+    return {
+      thread: toThread(thread),
+      messages,
+      turnQueue: await readTurnQueue(db, threadId),
+      hitl,
+      notes: await listNotes(db, threadId),
+    };
   }
 
   async rename(ownerId: string, threadId: string, title: string): Promise<Thread> {
@@ -83,7 +94,7 @@ export class ThreadService {
       await this.deps.interrupts.interrupt(ownerId, threadId);
       const branches = await this.deps.db.transaction(async (tx) => {
         await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        if (attempt < 5 && (await hasRunningTurn(tx, threadId))) return null;
+        if (attempt < 5 && (await hasActiveTurn(tx, threadId))) return null;
         const branches = await listBranches(tx, threadId);
         await deleteThreadRow(tx, threadId);
         return branches;

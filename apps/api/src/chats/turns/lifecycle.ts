@@ -6,13 +6,17 @@ import { InvariantError } from '../../platform/errors';
  * (see repository.transitionTurn); anything not listed is a bug.
  *
  *   queued  -> running -> completed | interrupted | failed
+ *   running -> awaiting_approval    (the model asked for a tool that needs approval; H3)
+ *   awaiting_approval -> running    (approved or denied: the same turn continues)
+ *   awaiting_approval -> interrupted (Stop, or Stop & send, while it waits: the request is cancelled)
  *   queued  -> cancelled            (deleted from the dock)
  *   failed  -> queued               (edited; Q11)
  *   failed  -> cancelled            (deleted)
  */
 const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
   queued: ['running', 'cancelled'],
-  running: ['completed', 'interrupted', 'failed'],
+  running: ['completed', 'interrupted', 'failed', 'awaiting_approval'],
+  awaiting_approval: ['running', 'interrupted'],
   failed: ['queued', 'cancelled'],
   completed: [],
   interrupted: [],

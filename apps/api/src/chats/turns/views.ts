@@ -10,7 +10,7 @@ export async function readTurnQueue(q: Queryable, threadId: string): Promise<Tur
   return toTurnQueue(await findActiveTurn(q, threadId), await listQueuedTurns(q, threadId));
 }
 
-export async function hasRunningTurn(q: Queryable, threadId: string): Promise<boolean> {
+export async function hasActiveTurn(q: Queryable, threadId: string): Promise<boolean> {
   return (await findActiveTurn(q, threadId)) !== undefined;
 }
 
