@@ -24,6 +24,8 @@ export interface TurnStreamRequest {
   retry?: () => void;
   /** Refusals that are part of the normal flow and get no notice (a lost claim race). */
   quiet?: ErrorCode[];
+  /** The stream continues a turn the transcript already shows (after an approval decision). */
+  continues?: boolean;
 }
 
 export type TurnStreamStart =
@@ -77,14 +79,14 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
   async function streamTurn(
     turn: Pick<Turn, 'id' | 'text'>,
     open: OpenTurnStream,
-    origin: 'own' | 'attached',
+    origin: 'own' | 'attached' | 'continued',
   ): Promise<void> {
     if (options.isDisposed()) {
       // The page went away while the request was out: end it rather than read it for nobody.
       void open(AbortSignal.abort()).catch(() => undefined);
       return;
     }
-    if (origin === 'own' || !hasUserMessageOf(transcript.messages.value, turn)) {
+    if (origin === 'own' || (origin === 'attached' && !hasUserMessageOf(transcript.messages.value, turn))) {
       transcript.appendMessage(optimisticUserMessage(turn));
     }
     await transcript.consume(turn.id, open);
@@ -140,7 +142,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
       else signal.addEventListener('abort', () => connection.abort(), { once: true });
       return response;
     };
-    const ended = streamTurn({ id: turnId, text }, open, 'own');
+    const ended = streamTurn({ id: turnId, text }, open, request.continues ? 'continued' : 'own');
     startsInFlight.value--;
     return { kind: 'streaming', ended };
   }
@@ -260,6 +262,12 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     // tab's edit sends thread.changed, then turn.started). Its end reconciles again.
     if (detail.isFetching()) return;
     const active = queue.activeTurn.value;
+    // A turn waiting for an approval has no stream to follow, and blocks the queue (Q12). Once
+    // decided it runs again under the same id: a stream this tab saw end is a new one then.
+    if (active?.status === 'awaiting_approval') {
+      finishedTurnIds.delete(active.id);
+      return;
+    }
     if (active) {
       if (transcript.streamingTurnId.value !== active.id && !finishedTurnIds.has(active.id)) attach(active);
       return;
@@ -276,5 +284,8 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     }
   }
 
-  return { isBusy, startTurnStream, send, stop, sendNow, armClaim, reconcile };
+  /** The reply waits for a person to approve or deny a tool call; sends queue meanwhile. */
+  const waitingForApproval = computed(() => queue.activeTurn.value?.status === 'awaiting_approval');
+
+  return { isBusy, waitingForApproval, startTurnStream, send, stop, sendNow, armClaim, reconcile };
 }

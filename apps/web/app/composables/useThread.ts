@@ -20,8 +20,14 @@ export function useThread(threadId: string) {
     queue,
     isDisposed,
     afterFetch: () => live.reconcile(),
+    onApply: (fetched) => {
+      approvals.apply(fetched.hitl);
+      approvals.applyNotes(fetched.notes);
+    },
   });
   const live = useLiveTurn(threadId, { transcript, queue, detail, notice, isDisposed, refreshThreadList });
+  const approvals = useApprovals(threadId, { live, detail });
+  provide(approvalsKey, approvals);
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
 
   // --- the queue ------------------------------------------------------------------------
@@ -74,6 +80,8 @@ export function useThread(threadId: string) {
       versions.editingMessageId.value !== null,
   );
   /** What the disabled composer says instead of its placeholder (the load error is said above it). */
+  /** The composer's hint while the reply waits for an approval: new messages queue. */
+  const composerWaitingFor = computed(() => (live.waitingForApproval.value ? 'an approval' : undefined));
   const composerDisabledReason = computed(() => {
     if (detail.loading.value) return 'Loading…';
     if (queue.editingTurnId.value) return 'Finish editing the queued message first';
@@ -94,6 +102,12 @@ export function useThread(threadId: string) {
         queue.apply(event.turnQueue);
         if (event.turn.status === 'interrupted') transcript.markInterrupted(event.turn.id);
         live.armClaim();
+        void detail.refresh();
+        break;
+      case 'hitl.changed':
+        queue.apply(event.turnQueue);
+        approvals.apply(event.hitl);
+        // The transcript's tool card (another tab asked, or decided) and any new note.
         void detail.refresh();
         break;
       case 'thread.changed':
@@ -148,8 +162,19 @@ export function useThread(threadId: string) {
       saveEdit: saveQueuedEdit,
       remove: deleteQueued,
     }),
-    live: reactive({ isBusy: live.isBusy, send: live.send, stop: live.stop, sendNow: live.sendNow }),
-    composer: reactive({ disabled: composerDisabled, disabledReason: composerDisabledReason }),
+    live: reactive({
+      isBusy: live.isBusy,
+      waitingForApproval: live.waitingForApproval,
+      send: live.send,
+      stop: live.stop,
+      sendNow: live.sendNow,
+    }),
+    approvals: reactive({ notes: approvals.notes }),
+    composer: reactive({
+      disabled: composerDisabled,
+      disabledReason: composerDisabledReason,
+      waitingFor: composerWaitingFor,
+    }),
     notice: reactive({ message: notice.message, retry: notice.retry, dismiss: notice.dismiss }),
   };
 }

@@ -42,8 +42,9 @@ export class ApprovalService {
       if (!request) throw new InvariantError(`approval ${pending.id} changed under the thread lock`);
       return { turn: await runner.claimResumed(tx, waiting), request };
     });
-    await this.deps.signals.publish({ kind: 'hitl.changed', threadId });
+    // Started before other tabs hear of the decision, so they attach to the live stream.
     const stream = await runner.resume(turn, ownerId, request, decision);
+    await this.deps.signals.publish({ kind: 'hitl.changed', threadId });
     return { turn: toTurn(turn), stream };
   }
 }
