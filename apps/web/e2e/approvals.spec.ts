@@ -93,7 +93,9 @@ test.describe('tool approvals (H3, Q12)', () => {
     await expect(card.outcome).toHaveText('Denied');
     await expect(otherCard.outcome).toHaveText('Denied');
     await expect(otherCard.approve).toBeHidden();
-    await expect(chat.assistantMessages.filter({ hasText: 'was denied, so I answer without it' })).toHaveCount(1);
+    await expect(
+      chat.assistantMessages.filter({ hasText: 'was denied, so I answer without it' }),
+    ).toHaveCount(1);
     await expect(otherChat.repliesTo('meanwhile')).toHaveCount(1, { timeout: 20_000 });
     await expect(chat.repliesTo('meanwhile')).toHaveCount(1, { timeout: 20_000 });
     await chat.waitForIdle();
