@@ -37,6 +37,10 @@ export function useApprovals(
     return byToolCallId.value.get(toolCallId);
   }
 
+  function toolCallIdsOf(turnId: string): string[] {
+    return requests.value.filter((request) => request.turnId === turnId).map((request) => request.toolCallId);
+  }
+
   /** Approve or deny; the answer is the continuing reply, shown as it streams. */
   async function decide(request: HitlRequest, decision: HitlDecision): Promise<void> {
     if (deciding.value) return;
@@ -57,7 +61,16 @@ export function useApprovals(
     }
   }
 
-  return { requests, notes, deciding: readonly(deciding), apply, applyNotes, requestFor, decide };
+  return {
+    requests,
+    notes,
+    deciding: readonly(deciding),
+    apply,
+    applyNotes,
+    requestFor,
+    toolCallIdsOf,
+    decide,
+  };
 }
 
 function statusOf(decision: HitlDecision): HitlRequest['status'] {

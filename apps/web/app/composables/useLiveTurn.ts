@@ -40,6 +40,8 @@ export interface LiveTurnOptions {
   notice: ReturnType<typeof useThreadNotice>;
   isDisposed: () => boolean;
   refreshThreadList: () => Promise<void>;
+  /** The tool calls of a turn that waited for approvals: a stream of it continues that reply. */
+  toolCallIdsOf: (turnId: string) => readonly string[];
 }
 
 /**
@@ -89,6 +91,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     if (origin === 'own' || (origin === 'attached' && !hasUserMessageOf(transcript.messages.value, turn))) {
       transcript.appendMessage(optimisticUserMessage(turn));
     }
+    if (origin !== 'own') transcript.cutAfterToolCall(options.toolCallIdsOf(turn.id));
     await transcript.consume(turn.id, open);
     finishedTurnIds.add(turn.id);
     claimArmed = true;

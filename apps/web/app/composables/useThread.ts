@@ -25,7 +25,15 @@ export function useThread(threadId: string) {
       approvals.applyNotes(fetched.notes);
     },
   });
-  const live = useLiveTurn(threadId, { transcript, queue, detail, notice, isDisposed, refreshThreadList });
+  const live = useLiveTurn(threadId, {
+    transcript,
+    queue,
+    detail,
+    notice,
+    isDisposed,
+    refreshThreadList,
+    toolCallIdsOf: (turnId) => approvals.toolCallIdsOf(turnId),
+  });
   const approvals = useApprovals(threadId, { live, detail });
   provide(approvalsKey, approvals);
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
