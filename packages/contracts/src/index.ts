@@ -1,4 +1,6 @@
 export * from './errors';
 export * from './events';
+export * from './feedback';
+export * from './shares';
 export * from './threads';
 export * from './turns';
