@@ -4,7 +4,10 @@ import { Feedback } from './pages/Feedback';
 import { ShareDialog } from './pages/ShareDialog';
 
 /** A fresh browser: no cookies, no storage, nothing of the owner's session. */
-async function openAsStranger(browser: Browser, url: string): Promise<{ page: Page; authRequests: string[] }> {
+async function openAsStranger(
+  browser: Browser,
+  url: string,
+): Promise<{ page: Page; authRequests: string[] }> {
   const context = await browser.newContext();
   const page = await context.newPage();
   const authRequests: string[] = [];
