@@ -23,6 +23,7 @@ export function useThread(threadId: string) {
   });
   const live = useLiveTurn(threadId, { transcript, queue, detail, notice, isDisposed, refreshThreadList });
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
+  const feedback = useFeedback(threadId, { transcript, notice });
 
   // --- the queue ------------------------------------------------------------------------
 
@@ -100,6 +101,9 @@ export function useThread(threadId: string) {
         void detail.refresh();
         void refreshThreadList();
         break;
+      case 'feedback.changed':
+        transcript.setFeedback(event.messageId, event.feedback);
+        return;
       case 'thread.deleted':
         detail.deleted.value = true;
         void refreshThreadList();
@@ -138,6 +142,7 @@ export function useThread(threadId: string) {
     }),
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
     versions: reactive({ ...versions }),
+    feedback: reactive({ ...feedback }),
     queue: reactive({
       items: queue.items,
       capacity: queue.capacity,
