@@ -1,7 +1,9 @@
 import { H3, type HTTPError } from 'h3';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
+import { registerFeedbackRoutes } from './chats/routes/feedback';
 import { registerHitlRoutes } from './chats/routes/hitl';
+import { registerShareRoutes } from './chats/routes/shares';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { errorResponse, noSuchRoute } from './platform/errors';
@@ -18,6 +20,8 @@ export function createApp(services: ChatServices): H3 {
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
   registerBranchRoutes(app, services);
+  registerShareRoutes(app, services);
+  registerFeedbackRoutes(app, services);
   registerHitlRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();

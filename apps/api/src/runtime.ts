@@ -7,6 +7,8 @@ import { resolveChatModel } from './agent/models';
 import { createAuth } from './auth/auth';
 import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
+import { FeedbackService } from './chats/feedbackService';
+import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
@@ -59,16 +61,19 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
   const queue = new QueueService({ db, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const threads = new ThreadService({ db, chatAgent, signals, interrupts });
   const services: ChatServices = {
     auth: createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN }),
     logger,
-    threads: new ThreadService({ db, chatAgent, signals, interrupts }),
+    threads,
     events: new ThreadEvents({ db, signals, logger }),
     queue,
     interrupts,
     streams: new TurnStreams({ db, runner }),
     approvals: new ApprovalService({ db, signals, runner }),
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
+    shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
+    feedback: new FeedbackService({ db, chatAgent, signals }),
   };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
 

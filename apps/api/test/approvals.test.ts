@@ -314,6 +314,33 @@ describe('save_note waits for a person (H3, Q12)', () => {
     expect(await notesIn(threadId)).toEqual([]);
   });
 
+  it('keeps approval ids, run ids and pending arguments out of a share snapshot', async () => {
+    const { threadId, request } = await threadWaitingForApproval('private errand');
+    const created = await client.json<{ share: { token: string } }>(
+      'POST',
+      `/api/threads/${threadId}/shares`,
+      {},
+    );
+    expect(created.status).toBe(201);
+    const shared = await fetch(`${api.baseUrl}/api/shares/${created.body.share.token}`);
+    expect(shared.status).toBe(200);
+    const snapshot = await shared.text();
+    const [row] = await api.runtime.database.db
+      .select()
+      .from(schema.hitlRequests)
+      .where(eq(schema.hitlRequests.id, request.id));
+    expect(snapshot).toContain('private errand [[tool:save_note]]');
+    for (const secret of [
+      request.id,
+      request.toolCallId,
+      row?.runId ?? 'no run id',
+      '"text":"private errand"',
+      'tool-',
+    ]) {
+      expect(snapshot).not.toContain(secret);
+    }
+  });
+
   it('refuses version changes while an approval is pending', async () => {
     const { threadId, detail } = await threadWaitingForApproval('versions wait');
     const userMessage = detail.messages.find((message) => message.role === 'user');

@@ -1,3 +1,4 @@
+import type { MessageFeedback } from './feedback';
 import type { HitlRequest } from './hitl';
 import type { Turn, TurnQueue } from './turns';
 
@@ -12,4 +13,6 @@ export type ThreadEvent =
   /** A tool approval was requested, decided or cancelled (H3). */
   | { type: 'hitl.changed'; threadId: string; hitl: HitlRequest[]; turnQueue: TurnQueue }
   | { type: 'thread.changed'; threadId: string }
+  /** The owner's feedback on a message changed; `null` when it was cleared. */
+  | { type: 'feedback.changed'; threadId: string; messageId: string; feedback: MessageFeedback | null }
   | { type: 'thread.deleted'; threadId: string };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
 import type { TurnQueue } from './turns';
 
@@ -31,6 +32,8 @@ export interface ChatMessageMetadata {
   version?: MessageVersion;
   createdAt?: string;
   turnId?: string;
+  /** The caller's feedback on an assistant message (H2). */
+  feedback?: MessageFeedback;
 }
 
 /** An AI SDK UIMessage as the API returns it (parts kept loose; the web casts to UIMessage). */

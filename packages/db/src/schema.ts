@@ -1,4 +1,4 @@
-import { hitlStatuses, turnStatuses } from '@chat/contracts';
+import { feedbackRatings, hitlStatuses, turnStatuses } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
@@ -201,6 +201,56 @@ export const chatTurnRequests = pgTable(
   ],
 );
 
+/**
+ * A shared snapshot (H1): a sanitized copy of the shown version taken at share time, readable by
+ * anyone with the token. Deleting the row revokes the link; deleting the thread deletes its rows.
+ */
+export const shares = pgTable(
+  'shares',
+  {
+    /** At least 128 random bits, base64url: the only key a reader needs. */
+    token: text('token').primaryKey(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    /** `SharedMessage[]` from @chat/contracts, built from an allow-list at share time. */
+    messages: jsonb('messages').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('shares_thread_owner_idx').on(t.threadId, t.ownerId, t.createdAt)],
+);
+
+const feedbackRatingList = sql.raw(feedbackRatings.map((rating) => `'${rating}'`).join(','));
+
+/**
+ * Feedback (H2): one rating per person per assistant message, keyed by the id the person sees
+ * (the message's origin id, the same in every version that holds it).
+ */
+export const messageFeedback = pgTable(
+  'message_feedback',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    messageId: text('message_id').notNull(),
+    rating: text('rating', { enum: feedbackRatings }).notNull(),
+    comment: text('comment'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.threadId, t.messageId] }),
+    check('message_feedback_rating_check', sql`${t.rating} in (${feedbackRatingList})`),
+  ],
+);
+
 const hitlStatusList = sql.raw(hitlStatuses.map((status) => `'${status}'`).join(','));
 
 /**
@@ -250,5 +300,7 @@ export const notes = pgTable(
 export type ThreadRow = typeof threads.$inferSelect;
 export type BranchRow = typeof branches.$inferSelect;
 export type TurnRow = typeof chatTurnRequests.$inferSelect;
+export type ShareRow = typeof shares.$inferSelect;
+export type MessageFeedbackRow = typeof messageFeedback.$inferSelect;
 export type HitlRequestRow = typeof hitlRequests.$inferSelect;
 export type NoteRow = typeof notes.$inferSelect;

@@ -3,6 +3,7 @@ import type { Database } from '@chat/db';
 import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
+import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
 import { listRequests } from './turns/hitlRepository';
 import { readTurn, readTurnQueue } from './turns/views';
@@ -36,7 +37,7 @@ export class ThreadEvents {
       };
       enqueue(async () => this.queueChanged(threadId));
       return this.deps.signals.subscribe((signal) => {
-        if (signal.threadId === threadId) enqueue(() => this.toThreadEvent(signal));
+        if (signal.threadId === threadId) enqueue(() => this.toThreadEvent(ownerId, signal));
       });
     });
   }
@@ -45,7 +46,7 @@ export class ThreadEvents {
     return { type: 'queue.changed', threadId, turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
-  private async toThreadEvent(signal: Signal): Promise<ThreadEvent | null> {
+  private async toThreadEvent(ownerId: string, signal: Signal): Promise<ThreadEvent | null> {
     const { threadId } = signal;
     switch (signal.kind) {
       case 'interrupt':
@@ -65,6 +66,11 @@ export class ThreadEvents {
           hitl: await listRequests(this.deps.db, threadId),
           turnQueue: await readTurnQueue(this.deps.db, threadId),
         };
+      case 'feedback.changed': {
+        const { messageId } = signal;
+        const feedback = await feedbackOfMessages(this.deps.db, ownerId, threadId, [messageId]);
+        return { type: signal.kind, threadId, messageId, feedback: feedback.get(messageId) ?? null };
+      }
       case 'thread.changed':
       case 'thread.deleted':
         return { type: signal.kind, threadId };

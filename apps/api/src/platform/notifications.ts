@@ -13,6 +13,7 @@ export type Signal =
   | { kind: 'queue.changed'; threadId: string }
   | { kind: 'hitl.changed'; threadId: string }
   | { kind: 'thread.changed'; threadId: string }
+  | { kind: 'feedback.changed'; threadId: string; messageId: string }
   | { kind: 'thread.deleted'; threadId: string };
 
 type Listener = (signal: Signal) => void;

@@ -37,6 +37,7 @@ export function useThread(threadId: string) {
   const approvals = useApprovals(threadId, { live, detail });
   provide(approvalsKey, approvals);
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
+  const feedback = useFeedback(threadId, { transcript, notice });
 
   // --- the queue ------------------------------------------------------------------------
 
@@ -122,6 +123,9 @@ export function useThread(threadId: string) {
         void detail.refresh();
         void refreshThreadList();
         break;
+      case 'feedback.changed':
+        transcript.setFeedback(event.messageId, event.feedback);
+        return;
       case 'thread.deleted':
         detail.deleted.value = true;
         void refreshThreadList();
@@ -160,6 +164,7 @@ export function useThread(threadId: string) {
     }),
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
     versions: reactive({ ...versions }),
+    feedback: reactive({ ...feedback }),
     queue: reactive({
       items: queue.items,
       capacity: queue.capacity,

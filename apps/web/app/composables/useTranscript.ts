@@ -1,4 +1,5 @@
 import { useChat } from '@ai-sdk/vue';
+import type { MessageFeedback } from '@chat/contracts';
 import type { ChatUIMessage } from '~/utils/chatMessages';
 import { type OpenTurnStream, TurnStreamTransport } from '~/utils/turnStreamTransport';
 
@@ -53,6 +54,15 @@ export function useTranscript(threadId: string) {
     );
   }
 
+  /** Shows a reply's feedback (H2) as this tab or another one just set it; `null` clears it. */
+  function setFeedback(messageId: string, feedback: MessageFeedback | null): void {
+    chat.messages.value = chat.messages.value.map((message) => {
+      if (message.id !== messageId) return message;
+      const { feedback: _previous, ...metadata } = message.metadata ?? {};
+      return { ...message, metadata: feedback ? { ...metadata, feedback } : metadata };
+    });
+  }
+
   function setMessages(messages: ChatUIMessage[]): void {
     chat.messages.value = messages;
   }
@@ -84,6 +94,7 @@ export function useTranscript(threadId: string) {
     consume,
     stop: chat.stop,
     markInterrupted,
+    setFeedback,
     setMessages,
     appendMessage,
     cutAfterToolCall,
