@@ -52,7 +52,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
   const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
-  const queue = new QueueService({ db, signals, runner });
+  const queue = new QueueService({ db, chatAgent, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
   const services: ChatServices = {
     auth: createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN }),
@@ -61,7 +61,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     events: new ThreadEvents({ db, signals, logger }),
     queue,
     interrupts,
-    streams: new TurnStreams({ db, runner }),
+    streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
   };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
