@@ -53,6 +53,11 @@ export function useTranscript(threadId: string) {
     );
   }
 
+  /** Takes a turn's messages out (a failed attempt that is being retried, Q11). */
+  function removeTurn(turnId: string): void {
+    chat.messages.value = chat.messages.value.filter((message) => message.metadata?.turnId !== turnId);
+  }
+
   function setMessages(messages: ChatUIMessage[]): void {
     chat.messages.value = messages;
   }
@@ -71,6 +76,7 @@ export function useTranscript(threadId: string) {
     consume,
     stop: chat.stop,
     markInterrupted,
+    removeTurn,
     setMessages,
     appendMessage,
   };
