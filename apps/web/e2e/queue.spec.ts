@@ -191,6 +191,8 @@ test.describe('queued turns', () => {
     await chat.send('half an answer [[fail-after:3]]');
     await chat.send('waits behind it');
     await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    // Both sends were accepted before the reload (a reload would cut off a send still on its way).
+    await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
 
     await chat.reload();
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
@@ -220,7 +222,7 @@ test.describe('queued turns', () => {
     dock,
     page,
   }) => {
-    const url = await chat.startThread('[[words:60]] [[delay:30]] nobody watching');
+    const url = await chat.startThread('[[words:150]] [[delay:30]] nobody watching');
     await expect(chat.stopButton).toBeVisible();
     await chat.send('waiting for a viewer');
     await dock.expectTexts(['waiting for a viewer']);

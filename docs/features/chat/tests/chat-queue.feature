@@ -153,7 +153,7 @@ Feature: Chat with queued turns and interrupts
 
   @queue @Q10
   Scenario: With no viewer attached the queue waits; opening the chat again drains it
-    Given I sent "[[words:60]] [[delay:30]] nobody watching" and its reply is streaming
+    Given I sent "[[words:150]] [[delay:30]] nobody watching" and its reply is streaming
     And I queued "waiting for a viewer"
     When I leave for the start page
     And the reply ends on the server
