@@ -26,7 +26,11 @@ export interface MessageVersion {
 export interface ChatMessageMetadata {
   /** Assistant reply cut short by an interrupt (S2). */
   interrupted?: boolean;
-  /** Assistant reply that ended in an error after some text. */
+  /**
+   * Part of a failed attempt that waits at the queue head (Q11): on its reply, or on its user
+   * message when it failed before any reply text. `error` says why, in words a person can read.
+   */
+  failed?: boolean;
   error?: string;
   version?: MessageVersion;
   createdAt?: string;
