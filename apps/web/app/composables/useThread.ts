@@ -134,6 +134,7 @@ export function useThread(threadId: string) {
       thread: detail.thread,
       loading: detail.loading,
       loadError: detail.loadError,
+      reconnecting: detail.reconnecting,
       deleted: detail.deleted,
     }),
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
