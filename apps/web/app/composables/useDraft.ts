@@ -47,5 +47,10 @@ export function useUnsentSend() {
     unsent = null;
   }
 
-  return { idFor, remember, forget };
+  /** The unsent send, if any: its text and id. */
+  function current(): { text: string; clientRequestId: string } | null {
+    return unsent;
+  }
+
+  return { idFor, remember, forget, current };
 }

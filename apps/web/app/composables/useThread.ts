@@ -140,6 +140,7 @@ export function useThread(threadId: string) {
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
     versions: reactive({ ...versions }),
     queue: reactive({
+      activeTurn: queue.activeTurn,
       items: queue.items,
       capacity: queue.capacity,
       isFull: queue.isFull,

@@ -23,6 +23,12 @@ export default defineEventHandler(async (event) => {
   } catch (error) {
     // The browser went away mid-response: nothing is left to answer.
     if (upstream.signal.aborted) return;
+    // The API is not listening (restarting, down): answer as the API does when it cannot serve,
+    // so the app says it is reconnecting and tries again.
+    if (isError(error) && error.statusCode === 502) {
+      setResponseStatus(event, 503);
+      return { error: { code: 'unavailable', message: 'The API cannot be reached right now.' } };
+    }
     throw error;
   }
 });
