@@ -5,12 +5,15 @@ import { connect, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { createAuth } from './auth/auth';
-import { BranchService } from './chats/branches/branchService';
+import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
-import { ThreadService } from './chats/threads/threadService';
+import { ThreadEvents } from './chats/threadEvents';
+import { ThreadService } from './chats/threadService';
+import { TurnStreams } from './chats/turns/attach';
+import { InterruptService } from './chats/turns/interrupts';
+import { QueueService } from './chats/turns/queue';
 import { startOrphanSweeper } from './chats/turns/recovery';
 import { TurnRunner } from './chats/turns/runner';
-import { TurnService } from './chats/turns/turnService';
 import type { Config } from './platform/config';
 import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
@@ -49,14 +52,22 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
   const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
-  const turns = new TurnService({ db, chatAgent, signals, logger, runner, runnerId, leaseMs });
-  const branches = new BranchService({ db, chatAgent, signals, turns });
-  const threads = new ThreadService({ db, chatAgent, signals, turns, branches });
-  const auth = createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN });
+  const queue = new QueueService({ db, signals, runner });
+  const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const services: ChatServices = {
+    auth: createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN }),
+    logger,
+    threads: new ThreadService({ db, chatAgent, signals, interrupts }),
+    events: new ThreadEvents({ db, signals, logger }),
+    queue,
+    interrupts,
+    streams: new TurnStreams({ db, runner }),
+    branches: new BranchService({ db, chatAgent, signals, queue, runner }),
+  };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
 
   return {
-    services: { db, auth, threads, turns, branches, signals, logger },
+    services,
     database,
     chatAgent,
     runnerId,

@@ -1,6 +1,6 @@
 import type { ChatMessage, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
-import { recallBranch } from '../src/chats/transcript';
+import { recallBranch } from '../src/chats/branches/transcript';
 import { type ApiClient, readChunks, textOfChunks, textOfMessage } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 

@@ -1,4 +1,5 @@
 import type { TestDatabase } from '@chat/db/testing';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, readUntilWords, textOfMessage, waitFor } from './support/client';
@@ -33,7 +34,7 @@ describe('a crash mid-turn loses nothing that was accepted', () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'a long story [[words:2000]]');
     expect(reply.status).toBe(200);
-    const turnId = reply.headers.get('x-turn-id');
+    const turnId = reply.headers.get('x-turn-id') ?? '';
     // Past at least one heartbeat (every lease / 3), so some text is checkpointed.
     const seen = await readUntilWords(reply, 40);
     const queued = await client.queued(threadId, 'after the crash [[words:5]]');
@@ -56,6 +57,24 @@ describe('a crash mid-turn loses nothing that was accepted', () => {
     expect(partialText.length).toBeGreaterThan(0);
     expect(seen.startsWith(partialText) || partialText.startsWith(seen.trim())).toBe(true);
     expect(partialText.split(/\s+/).length).toBeLessThan(2000);
+    expect(partial?.metadata.turnId).toBe(turnId);
+
+    // The orphan row itself: settled by the second instance, with the text the reply shows.
+    const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const [orphan] = await sql`
+        select status, partial_text, assistant_message_id, lease_expires_at, error
+        from chat_turn_requests where id = ${turnId}`;
+      expect(orphan).toEqual({
+        status: 'interrupted',
+        partial_text: partialText,
+        assistant_message_id: partial?.id,
+        lease_expires_at: null,
+        error: 'The server running this turn stopped; the reply was cut off.',
+      });
+    } finally {
+      await sql.end();
+    }
 
     const turn = await again.json<{ turn: { id: string } | null }>(
       'POST',
@@ -68,6 +87,5 @@ describe('a crash mid-turn loses nothing that was accepted', () => {
     expect(claimed.status).toBe(200);
     expect(claimed.headers.get('x-turn-id')).toBe(queued.id);
     await claimed.text();
-    expect(turnId).toBeTruthy();
   }, 90_000);
 });

@@ -1,4 +1,6 @@
+import { schema } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiClient,
@@ -58,7 +60,13 @@ describe('two API instances on one database', () => {
   it('stops a turn running on instance A when the interrupt reaches instance B (S1)', async () => {
     const threadId = await viaA.createThread();
     const reply = await viaA.send(threadId, `long ${SLOW}`);
-    expect(instanceA.runtime.services.turns).toBeDefined();
+    const turnId = reply.headers.get('x-turn-id') ?? '';
+    const turns = schema.chatTurnRequests;
+    const runnerOf = async () =>
+      (await instanceB.runtime.database.db.select().from(turns).where(eq(turns.id, turnId)))[0]?.runnerId;
+    // The turn runs on A, so B can only stop it through the interrupt signal.
+    expect(await runnerOf()).toBe(instanceA.runtime.runnerId);
+    expect(instanceA.runtime.runnerId).not.toBe(instanceB.runtime.runnerId);
     const chunks: StreamChunk[] = [];
     const reading = (async () => {
       for await (const chunk of iterateChunks(reply)) chunks.push(chunk);

@@ -3,7 +3,7 @@ import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
-import { recallBranch } from '../src/chats/transcript';
+import { recallBranch } from '../src/chats/branches/transcript';
 import {
   type ApiClient,
   iterateChunks,
@@ -34,7 +34,7 @@ async function threadWithRunningTurn(): Promise<{ threadId: string; turnId: stri
 }
 
 async function turnRows(threadId: string) {
-  return await api.runtime.services.db
+  return await api.runtime.database.db
     .select()
     .from(schema.chatTurnRequests)
     .where(eq(schema.chatTurnRequests.threadId, threadId));
@@ -358,7 +358,7 @@ describe('Stop & send: the interrupt handoff (S4, S5)', () => {
     const stored = await recallBranch(api.runtime.chatAgent.memory, detail.thread.activeBranchId);
     expect(stored).toHaveLength(4);
     expect(JSON.stringify(stored)).not.toContain('Interrupt handoff');
-    const [raw] = await api.runtime.services.db.$client`
+    const [raw] = await api.runtime.database.db.$client`
       select count(*)::int as hits from mastra.mastra_messages where content like ${'%Interrupt handoff%'}`;
     expect(raw?.hits).toBe(0);
   });

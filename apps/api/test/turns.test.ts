@@ -1,7 +1,7 @@
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { recallBranch } from '../src/chats/transcript';
+import { recallBranch } from '../src/chats/branches/transcript';
 import {
   type ApiClient,
   readChunks,
@@ -21,7 +21,7 @@ useTestApi((started) => {
 const wordsOf = (text: string) => text.trim().split(/\s+/).length;
 
 async function turnRows(threadId: string) {
-  return await api.runtime.services.db
+  return await api.runtime.database.db
     .select()
     .from(schema.chatTurnRequests)
     .where(eq(schema.chatTurnRequests.threadId, threadId));

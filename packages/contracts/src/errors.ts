@@ -53,10 +53,6 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
 };
 
-export const statusOfErrorCode = Object.fromEntries(
-  Object.entries(errorTable).map(([code, row]) => [code, row.status]),
-) as Record<ErrorCode, number>;
-
 /** The default message of a code. */
 export function errorMessage(code: ErrorCode): string {
   return errorTable[code].message;

@@ -1,3 +1,4 @@
+import { turnStatuses } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
@@ -147,14 +148,8 @@ export const messageOrigins = pgTable(
   (t) => [primaryKey({ columns: [t.branchId, t.messageId] })],
 );
 
-export const turnStatusValues = [
-  'queued',
-  'running',
-  'completed',
-  'interrupted',
-  'failed',
-  'cancelled',
-] as const;
+/** The statuses a turn may have are the contract's; the column's CHECK lists the same ones. */
+const turnStatusList = sql.raw(turnStatuses.map((status) => `'${status}'`).join(','));
 
 /**
  * ChatTurnRequest: one row per send. Recording it is acceptance (Q1). Status moves only through
@@ -177,7 +172,7 @@ export const chatTurnRequests = pgTable(
       .references(() => branches.id, { onDelete: 'cascade' }),
     clientRequestId: text('client_request_id').notNull(),
     text: text('text').notNull(),
-    status: text('status', { enum: turnStatusValues }).notNull(),
+    status: text('status', { enum: turnStatuses }).notNull(),
     error: text('error'),
     /** Run with the hidden interrupt-handoff instruction (Stop & send, S5). */
     handoff: boolean('handoff').notNull().default(false),
@@ -198,10 +193,7 @@ export const chatTurnRequests = pgTable(
     // Q5: at most one active turn per thread, whatever the number of API instances.
     uniqueIndex('turns_one_active_per_thread_uq').on(t.threadId).where(sql`${t.status} = 'running'`),
     index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
-    check(
-      'turns_status_check',
-      sql`${t.status} in ('queued','running','completed','interrupted','failed','cancelled')`,
-    ),
+    check('turns_status_check', sql`${t.status} in (${turnStatusList})`),
   ],
 );
 

@@ -1,5 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { openaiApiKey } from '../platform/config';
 import { createLocalModel } from './localModel';
 
 export interface ChatModelConfig {
@@ -11,9 +12,6 @@ export interface ChatModelConfig {
 
 const OPENAI_PREFIX = 'openai:';
 
-// OpenAI-compatible local servers (Ollama, vLLM, LM Studio) ignore the key but the client requires one.
-const PLACEHOLDER_API_KEY = 'not-needed';
-
 export function resolveChatModel(config: ChatModelConfig): LanguageModelV4 {
   const chatModel = config.chatModel.trim();
   if (chatModel === 'local') return createLocalModel({ defaultDelayMs: config.localModelDelayMs });
@@ -23,7 +21,7 @@ export function resolveChatModel(config: ChatModelConfig): LanguageModelV4 {
     if (!modelId)
       throw new Error(`CHAT_MODEL "${config.chatModel}" names no model; use e.g. "openai:gpt-4o-mini".`);
     const baseURL = config.openaiBaseUrl?.trim() || undefined;
-    const apiKey = config.openaiApiKey?.trim() || (baseURL ? PLACEHOLDER_API_KEY : undefined);
+    const apiKey = openaiApiKey(config.openaiApiKey, baseURL);
     if (!apiKey) {
       throw new Error(
         `CHAT_MODEL "${config.chatModel}" needs OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible local server).`,

@@ -1,18 +1,20 @@
-import type { Database } from '@chat/db';
 import type { Auth } from '../auth/auth';
 import type { Logger } from '../platform/logger';
-import type { Signals } from '../platform/notifications';
-import type { BranchService } from './branches/branchService';
-import type { ThreadService } from './threads/threadService';
-import type { TurnService } from './turns/turnService';
+import type { BranchService } from './branchService';
+import type { ThreadEvents } from './threadEvents';
+import type { ThreadService } from './threadService';
+import type { TurnStreams } from './turns/attach';
+import type { InterruptService } from './turns/interrupts';
+import type { QueueService } from './turns/queue';
 
-/** What the routes may call: the chat domain's services, nothing lower. */
+/** What the routes may call: the chat domain's services, nothing lower (no database, no signals). */
 export interface ChatServices {
-  db: Database;
   auth: Auth;
-  threads: ThreadService;
-  turns: TurnService;
-  branches: BranchService;
-  signals: Signals;
   logger: Logger;
+  threads: ThreadService;
+  events: ThreadEvents;
+  queue: QueueService;
+  interrupts: InterruptService;
+  streams: TurnStreams;
+  branches: BranchService;
 }

@@ -1,87 +1,65 @@
 import type { ThreadEvent } from '@chat/contracts';
 import type { Database } from '@chat/db';
+import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
-import { toTurn } from './turns/dto';
-import { findTurn } from './turns/repository';
-import type { TurnService } from './turns/turnService';
+import { requireOwnedThread } from './threads/repository';
+import { readTurn, readTurnQueue } from './turns/views';
 
 export interface ThreadEventsDeps {
   db: Database;
   signals: Signals;
-  turns: TurnService;
   logger: Logger;
 }
-
-const HEARTBEAT_MS = 15_000;
-const encoder = new TextEncoder();
 
 /**
  * `GET /api/threads/:id/events`: thread signals from every instance, turned into ThreadEvents with
  * the current queue read from the database (signals carry ids only). It starts with a snapshot so
  * a tab that connects late is in sync at once.
  */
-export function threadEventStream(deps: ThreadEventsDeps, threadId: string, abort: AbortSignal) {
-  let unsubscribe = () => {};
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
-  const stop = () => {
-    unsubscribe();
-    clearInterval(heartbeat);
-  };
-  return new ReadableStream<Uint8Array>({
-    start: (controller) => {
+export class ThreadEvents {
+  constructor(private readonly deps: ThreadEventsDeps) {}
+
+  async open(ownerId: string, threadId: string, abort: AbortSignal): Promise<Response> {
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
+    return eventStreamResponse(abort, (send) => {
+      // One event at a time, in signal order, each built from the database as it is then.
       let chain: Promise<void> = Promise.resolve();
-      const send = (build: () => Promise<ThreadEvent | null>) => {
+      const enqueue = (build: () => Promise<ThreadEvent | null>) => {
         chain = chain
           .then(build)
           .then((event) => {
-            if (event && !abort.aborted)
-              controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
+            if (event) send(event);
           })
-          .catch((error: unknown) => deps.logger.warn({ err: error, threadId }, 'thread event failed'));
+          .catch((error: unknown) => this.deps.logger.warn({ err: error, threadId }, 'thread event failed'));
       };
-      send(async () => ({
-        type: 'queue.changed',
-        threadId,
-        turnQueue: await deps.turns.turnQueue(deps.db, threadId),
-      }));
-      unsubscribe = deps.signals.subscribe((signal) => {
-        if (signal.threadId === threadId) send(() => toThreadEvent(deps, signal));
+      enqueue(async () => this.queueChanged(threadId));
+      return this.deps.signals.subscribe((signal) => {
+        if (signal.threadId === threadId) enqueue(() => this.toThreadEvent(signal));
       });
-      heartbeat = setInterval(() => controller.enqueue(encoder.encode(': keep-alive\n\n')), HEARTBEAT_MS);
-      abort.addEventListener('abort', () => {
-        stop();
-        try {
-          controller.close();
-        } catch {
-          // Already closed by the client going away.
-        }
-      });
-    },
-    cancel: stop,
-  });
-}
+    });
+  }
 
-async function toThreadEvent(deps: ThreadEventsDeps, signal: Signal): Promise<ThreadEvent | null> {
-  const { threadId } = signal;
-  switch (signal.kind) {
-    case 'interrupt':
-      return null;
-    case 'turn.started':
-    case 'turn.settled': {
-      const turn = await findTurn(deps.db, threadId, signal.turnId);
-      if (!turn) return null;
-      return {
-        type: signal.kind,
-        threadId,
-        turn: toTurn(turn),
-        turnQueue: await deps.turns.turnQueue(deps.db, threadId),
-      };
+  private async queueChanged(threadId: string): Promise<ThreadEvent> {
+    return { type: 'queue.changed', threadId, turnQueue: await readTurnQueue(this.deps.db, threadId) };
+  }
+
+  private async toThreadEvent(signal: Signal): Promise<ThreadEvent | null> {
+    const { threadId } = signal;
+    switch (signal.kind) {
+      case 'interrupt':
+        return null;
+      case 'turn.started':
+      case 'turn.settled': {
+        const turn = await readTurn(this.deps.db, threadId, signal.turnId);
+        if (!turn) return null;
+        return { type: signal.kind, threadId, turn, turnQueue: await readTurnQueue(this.deps.db, threadId) };
+      }
+      case 'queue.changed':
+        return await this.queueChanged(threadId);
+      case 'thread.changed':
+      case 'thread.deleted':
+        return { type: signal.kind, threadId };
     }
-    case 'queue.changed':
-      return { type: 'queue.changed', threadId, turnQueue: await deps.turns.turnQueue(deps.db, threadId) };
-    case 'thread.changed':
-    case 'thread.deleted':
-      return { type: signal.kind, threadId };
   }
 }

@@ -36,14 +36,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  if (
-    parsed.data.CHAT_MODEL.startsWith('openai:') &&
-    !parsed.data.OPENAI_API_KEY &&
-    !parsed.data.OPENAI_BASE_URL
-  ) {
+  const { CHAT_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL } = parsed.data;
+  if (CHAT_MODEL.startsWith('openai:') && !openaiApiKey(OPENAI_API_KEY, OPENAI_BASE_URL)) {
     throw new ConfigError(
       'Invalid configuration:\n  OPENAI_API_KEY: required when CHAT_MODEL is openai:<model>',
     );
   }
   return parsed.data;
+}
+
+// OpenAI-compatible local servers (Ollama, vLLM, LM Studio) ignore the key but the client requires one.
+const PLACEHOLDER_API_KEY = 'not-needed';
+
+/**
+ * The key an `openai:<model>` is called with: OPENAI_API_KEY, else a placeholder when
+ * OPENAI_BASE_URL names a compatible server; undefined when there is neither (a config error).
+ */
+export function openaiApiKey(apiKey: string | undefined, baseUrl: string | undefined): string | undefined {
+  return apiKey?.trim() || (baseUrl?.trim() ? PLACEHOLDER_API_KEY : undefined);
 }

@@ -1,17 +1,21 @@
-import { type ErrorBody, type ErrorCode, statusOfErrorCode } from '@chat/contracts';
+import { type ErrorBody, type ErrorCode, errorMessage, errorTable } from '@chat/contracts';
+import type { Logger } from './logger';
 
-/** A refusal the client caused; carries a stable code from the contract. */
+/**
+ * A refusal the client caused; carries a stable code from the contract. The message defaults to
+ * the code's own (contracts `errorTable`); pass one only when it says something more precise.
+ */
 export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
-    message: string,
+    message: string = errorMessage(code),
     readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
 
   get status(): number {
-    return statusOfErrorCode[this.code];
+    return errorTable[this.code].status;
   }
 }
 
@@ -20,13 +24,32 @@ export class InvariantError extends Error {}
 
 export const notFound = (what = 'Thread') => new ApiError('not_found', `${what} not found.`);
 
-export function errorResponse(code: ErrorCode | 'internal', message: string, status: number, extra = {}) {
-  const body: ErrorBody | { error: { code: 'internal'; message: string } } = {
-    error: { code, message, ...extra } as ErrorBody['error'],
-  };
-  return Response.json(body, { status });
+/** What a request that matches no route gets (h3's own 404 and 405 included). */
+export const noSuchRoute = () => new ApiError('not_found', 'No such route.');
+
+/**
+ * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
+ * `not_found` / `bad_request`, anything else is logged and answered with a 500.
+ */
+export function errorResponse(error: unknown, logger: Logger): Response {
+  const refusal = asRefusal(error);
+  if (refusal) return refusalResponse(refusal);
+  logger.error({ err: (error as Error | null)?.cause ?? error }, 'unhandled error');
+  const body = { error: { code: 'internal', message: 'Something went wrong on the server.' } };
+  return Response.json(body, { status: 500 });
 }
 
-export function apiErrorResponse(error: ApiError): Response {
-  return errorResponse(error.code, error.message, error.status, error.details);
+function asRefusal(error: unknown): ApiError | undefined {
+  const cause = error instanceof Error && error.cause instanceof ApiError ? error.cause : error;
+  if (cause instanceof ApiError) return cause;
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status !== 'number') return undefined;
+  if (status === 404 || status === 405) return noSuchRoute();
+  if (status >= 400 && status < 500) return new ApiError('bad_request', (error as Error).message);
+  return undefined;
+}
+
+function refusalResponse(error: ApiError): Response {
+  const body: ErrorBody = { error: { ...error.details, code: error.code, message: error.message } };
+  return Response.json(body, { status: error.status });
 }

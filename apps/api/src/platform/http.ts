@@ -45,7 +45,41 @@ export function turnStreamResponse(turnId: string, stream: ReadableStream<UIMess
   });
 }
 
-export function eventStreamResponse(stream: ReadableStream<Uint8Array>): Response {
+/** How often an idle event stream sends a comment line, so proxies keep it open. */
+const HEARTBEAT_MS = 15_000;
+const encoder = new TextEncoder();
+
+/**
+ * A Server-Sent Events response of JSON events. `open` starts the source with a `send` function
+ * and returns its cleanup, which runs when the client goes away (`abort`) or cancels the body.
+ */
+export function eventStreamResponse(
+  abort: AbortSignal,
+  open: (send: (event: unknown) => void) => () => void,
+): Response {
+  let cleanup = () => {};
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    cleanup();
+    clearInterval(heartbeat);
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      cleanup = open((event) => {
+        if (!abort.aborted) controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
+      });
+      heartbeat = setInterval(() => controller.enqueue(encoder.encode(': keep-alive\n\n')), HEARTBEAT_MS);
+      abort.addEventListener('abort', () => {
+        stop();
+        try {
+          controller.close();
+        } catch {
+          // Already closed by the client going away.
+        }
+      });
+    },
+    cancel: stop,
+  });
   return new Response(stream, {
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',

@@ -37,6 +37,16 @@ export async function listMessageOrigins(q: Queryable, threadId: string): Promis
   return new Map(rows.map((row) => [row.messageId, row.originId]));
 }
 
+export async function findBranch(q: Queryable, branchId: string): Promise<BranchRow | undefined> {
+  const [row] = await q.select().from(branches).where(eq(branches.id, branchId));
+  return row;
+}
+
+/** Every branch of the thread, removed versions included. */
+export async function listBranches(q: Queryable, threadId: string): Promise<BranchRow[]> {
+  return await q.select().from(branches).where(eq(branches.threadId, threadId));
+}
+
 export async function findThreadBranch(
   q: Queryable,
   threadId: string,

@@ -1,28 +1,21 @@
 import type { H3, H3Event } from 'h3';
 import { userIdOf } from '../../auth/auth';
-import { ApiError, apiErrorResponse } from '../../platform/errors';
+import { ApiError } from '../../platform/errors';
 import type { ChatServices } from '../context';
 
 export type AuthedHandler = (event: H3Event, userId: string) => Promise<unknown> | unknown;
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
-/** Registers a route that needs a signed-in user (`401 unauthorized` otherwise). */
-export function authedRoute(
-  app: H3,
-  services: ChatServices,
-  method: Method,
-  path: string,
-  handler: AuthedHandler,
-) {
-  app[method](path, async (event) => {
-    try {
+/**
+ * The one route wrapper: `route(method, path, handler)` registers a route that needs a signed-in
+ * user (`401 unauthorized` otherwise). Refusals thrown by a handler go to the app's error handler.
+ */
+export function authedRoutes(app: H3, services: ChatServices) {
+  return (method: Method, path: string, handler: AuthedHandler) => {
+    app[method](path, async (event) => {
       const userId = await userIdOf(services.auth, event.req.headers);
-      if (!userId) throw new ApiError('unauthorized', 'Sign in first.');
+      if (!userId) throw new ApiError('unauthorized');
       return await handler(event, userId);
-    } catch (error) {
-      // Refusals are expected outcomes, answered here; anything else goes to the app's onError.
-      if (error instanceof ApiError) return apiErrorResponse(error);
-      throw error;
-    }
-  });
+    });
+  };
 }

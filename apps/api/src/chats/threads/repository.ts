@@ -1,7 +1,7 @@
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, desc, eq } from 'drizzle-orm';
-import { InvariantError } from '../../platform/errors';
+import { InvariantError, notFound } from '../../platform/errors';
 
 const { threads, branches } = schema;
 
@@ -26,35 +26,28 @@ export async function insertThreadWithRootBranch(
   return { thread, branch };
 }
 
-export async function findOwnedThread(
+/**
+ * The thread if `ownerId` owns it, else `404 not_found`: a foreign thread is simply not found (O3).
+ * With `lock`, the row stays locked for the rest of the transaction. Every decision about a
+ * thread's turns (accept, claim, settle, edit) takes this lock first, so they serialise per thread
+ * across instances.
+ */
+export async function requireOwnedThread(
   q: Queryable,
   threadId: string,
   ownerId: string,
-): Promise<ThreadRow | undefined> {
-  const [row] = await q
+  options: { lock?: boolean } = {},
+): Promise<ThreadRow> {
+  const query = q
     .select()
     .from(threads)
     .where(and(eq(threads.id, threadId), eq(threads.ownerId, ownerId)));
+  const [row] = options.lock ? await query.for('update') : await query;
+  if (!row) throw notFound();
   return row;
 }
 
-/**
- * Locks the thread row for the rest of the transaction. Every decision about a thread's turns
- * (accept, claim, settle, edit) takes this lock first, so they serialise per thread across instances.
- */
-export async function lockOwnedThread(
-  q: Queryable,
-  threadId: string,
-  ownerId: string,
-): Promise<ThreadRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(threads)
-    .where(and(eq(threads.id, threadId), eq(threads.ownerId, ownerId)))
-    .for('update');
-  return row;
-}
-
+/** Locks the thread row whoever owns it (the runner and recovery settle turns this way). */
 export async function lockThread(q: Queryable, threadId: string): Promise<ThreadRow | undefined> {
   const [row] = await q.select().from(threads).where(eq(threads.id, threadId)).for('update');
   return row;
@@ -87,13 +80,4 @@ export async function deleteThreadRow(q: Queryable, threadId: string): Promise<v
   // must be cleared first so the cascade can run.
   await q.update(threads).set({ activeBranchId: null }).where(eq(threads.id, threadId));
   await q.delete(threads).where(eq(threads.id, threadId));
-}
-
-export async function findBranch(q: Queryable, branchId: string): Promise<BranchRow | undefined> {
-  const [row] = await q.select().from(branches).where(eq(branches.id, branchId));
-  return row;
-}
-
-export async function listBranches(q: Queryable, threadId: string): Promise<BranchRow[]> {
-  return await q.select().from(branches).where(eq(branches.threadId, threadId));
 }

@@ -26,6 +26,3 @@ export function canTransition(from: TurnStatus, to: TurnStatus): boolean {
 export function assertTransition(from: TurnStatus, to: TurnStatus): void {
   if (!canTransition(from, to)) throw new InvariantError(`illegal turn transition ${from} -> ${to}`);
 }
-
-/** Statuses that hold the thread's single active slot (Q5). */
-export const ACTIVE_STATUSES = ['running'] as const satisfies readonly TurnStatus[];

@@ -2,9 +2,10 @@ import type { Database, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
-import { findBranch, lockThread } from '../threads/repository';
-import { ensureReplyPersisted } from '../transcript';
-import { findOrphanedTurn, listOrphanedTurns, transitionTurn } from './repository';
+import { findBranch } from '../branches/repository';
+import { ensureReplyPersisted } from '../branches/transcript';
+import { findOrphanedTurn, listOrphanedTurns } from './repository';
+import { settleTurn } from './settle';
 
 export interface RecoveryDeps {
   db: Database;
@@ -16,40 +17,38 @@ export interface RecoveryDeps {
 /**
  * Settles a running turn whose runner died (its lease ran out): the reply text checkpointed so far
  * goes into memory, the turn becomes `interrupted`, the thread's active slot is released. Queued
- * turns are not touched. Safe to call from any instance, any number of times.
+ * turns are not touched. Safe to call from any instance, any number of times: only the first
+ * settler (under the thread lock) writes the reply.
  */
 export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): Promise<TurnRow | null> {
-  const settled = await deps.db.transaction(async (tx) => {
-    // Under the thread lock, so concurrent settlers (two sweepers, a sweeper and an interrupt)
-    // run one after the other and only the first writes the reply.
-    const thread = await lockThread(tx, orphan.threadId);
-    const current = await findOrphanedTurn(tx, orphan.id);
-    if (!thread || !current) return null;
-    const branch = await findBranch(tx, current.branchId);
-    let replyId = current.assistantMessageId;
-    if (branch && current.userMessageId) {
-      replyId = await ensureReplyPersisted(deps.chatAgent.memory, {
-        memoryThreadId: branch.memoryThreadId,
-        resourceId: thread.ownerId,
-        userMessage: {
-          id: current.userMessageId,
-          text: current.text,
-          createdAt: current.startedAt ?? current.createdAt,
-        },
-        assistantText: current.partialText,
-      });
-    }
-    return await transitionTurn(tx, current, 'interrupted', {
-      finishedAt: new Date(),
-      leaseExpiresAt: null,
-      assistantMessageId: replyId,
-      error: 'The server running this turn stopped; the reply was cut off.',
-    });
-  });
-  if (settled) {
+  const settled = await settleTurn(
+    deps,
+    orphan.threadId,
+    (tx) => findOrphanedTurn(tx, orphan.id),
+    async (tx, turn, thread) => {
+      const branch = await findBranch(tx, turn.branchId);
+      let replyId = turn.assistantMessageId;
+      if (branch && turn.userMessageId) {
+        replyId = await ensureReplyPersisted(deps.chatAgent.memory, {
+          memoryThreadId: branch.memoryThreadId,
+          resourceId: thread.ownerId,
+          userMessage: {
+            id: turn.userMessageId,
+            text: turn.text,
+            createdAt: turn.startedAt ?? turn.createdAt,
+          },
+          assistantText: turn.partialText,
+        });
+      }
+      return {
+        status: 'interrupted',
+        assistantMessageId: replyId,
+        error: 'The server running this turn stopped; the reply was cut off.',
+      };
+    },
+  );
+  if (settled)
     deps.logger.warn({ turnId: settled.id, threadId: settled.threadId }, 'settled an orphaned turn');
-    await deps.signals.publish({ kind: 'turn.settled', threadId: settled.threadId, turnId: settled.id });
-  }
   return settled;
 }
 

@@ -6,6 +6,12 @@ import { assertTransition } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
 
+/**
+ * A running turn holds its thread's one active slot (Q5); the partial unique index
+ * `turns_one_active_per_thread_uq` enforces that across instances.
+ */
+const running = eq(turns.status, 'running');
+
 /** A queued turn, or a failed one that never produced reply text (it blocks the head, Q11). */
 const inQueue = or(eq(turns.status, 'queued'), and(eq(turns.status, 'failed'), eq(turns.partialText, '')));
 
@@ -29,11 +35,12 @@ export async function findTurnByClientRequestId(
   return row;
 }
 
+/** The thread's running turn, if any. */
 export async function findActiveTurn(q: Queryable, threadId: string): Promise<TurnRow | undefined> {
   const [row] = await q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), eq(turns.status, 'running')));
+    .where(and(eq(turns.threadId, threadId), running));
   return row;
 }
 
@@ -132,7 +139,7 @@ export async function checkpointRunningTurn(
       assistantMessageId: progress.assistantMessageId,
       leaseExpiresAt: leaseFromNow(leaseMs),
     })
-    .where(and(eq(turns.id, turnId), eq(turns.status, 'running'), eq(turns.runnerId, runnerId)))
+    .where(and(eq(turns.id, turnId), running, eq(turns.runnerId, runnerId)))
     .returning({ id: turns.id });
   return rows.length > 0;
 }
@@ -142,7 +149,7 @@ export async function findOrphanedTurn(q: Queryable, turnId: string): Promise<Tu
   const [row] = await q
     .select()
     .from(turns)
-    .where(and(eq(turns.id, turnId), eq(turns.status, 'running'), lt(turns.leaseExpiresAt, sql`now()`)));
+    .where(and(eq(turns.id, turnId), running, lt(turns.leaseExpiresAt, sql`now()`)));
   return row;
 }
 
@@ -151,7 +158,7 @@ export async function listOrphanedTurns(q: Queryable): Promise<TurnRow[]> {
   return await q
     .select()
     .from(turns)
-    .where(and(eq(turns.status, 'running'), lt(turns.leaseExpiresAt, sql`now()`)));
+    .where(and(running, lt(turns.leaseExpiresAt, sql`now()`)));
 }
 
 /** The database's clock plus the lease, so instances with skewed clocks agree on expiry. */

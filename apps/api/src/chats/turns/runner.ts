@@ -1,21 +1,23 @@
-import type { BranchRow, Database, TurnRow } from '@chat/db';
+import type { BranchRow, Database, Queryable, TurnRow } from '@chat/db';
 import { toAISdkStream } from '@mastra/ai-sdk';
 import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
+import { InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
-import { lockThread } from '../threads/repository';
-import { ensureReplyPersisted, recallBranch } from '../transcript';
-import { checkpointRunningTurn, findTurn, transitionTurn } from './repository';
-import { TurnStream } from './turnStream';
+import { findBranch } from '../branches/repository';
+import { ensureReplyPersisted, recallBranch } from '../branches/transcript';
+import { checkpointRunningTurn, findTurn, leaseFromNow, transitionTurn } from './repository';
+import { settleTurn } from './settle';
+import { endOfReply, TurnStream } from './turnStream';
 
 export interface TurnRunnerDeps {
   db: Database;
   chatAgent: ChatAgent;
   signals: Signals;
   logger: Logger;
-  /** This instance's id, written on the turns it runs. */
+  /** This instance's id, written on the turns it claims. */
   runnerId: string;
   leaseMs: number;
 }
@@ -35,9 +37,10 @@ const CHECKPOINT_MS = 500;
 type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; error: string };
 
 /**
- * Runs claimed turns on this instance, independent of any HTTP connection. It streams the model's
- * reply into a TurnStream, checkpoints the visible text with a heartbeat, and settles the turn
- * (which releases the thread's active slot) only after the reply is in memory.
+ * Claims turns for this instance and runs them, independent of any HTTP connection. It streams
+ * the model's reply into a TurnStream, checkpoints the visible text with a heartbeat (renewing its
+ * lease), and settles the turn (which releases the thread's active slot) only after the reply is
+ * in memory.
  */
 export class TurnRunner {
   private readonly running = new Map<string, RunningTurn>();
@@ -50,23 +53,40 @@ export class TurnRunner {
     });
   }
 
-  /** Starts a turn that was just claimed (status running, runnerId = ours). */
-  start(turn: TurnRow, context: { branch: BranchRow; ownerId: string }): TurnStream {
+  /**
+   * Q5: takes the thread's active slot for this instance. Runs inside the caller's transaction,
+   * which holds the thread lock; `start` the turn once it has committed.
+   */
+  async claim(tx: Queryable, turn: TurnRow, handoff: boolean): Promise<TurnRow> {
+    return await transitionTurn(tx, turn, 'running', {
+      handoff,
+      runnerId: this.deps.runnerId,
+      leaseExpiresAt: leaseFromNow(this.deps.leaseMs),
+      startedAt: new Date(),
+      userMessageId: crypto.randomUUID(),
+      assistantMessageId: null,
+      partialText: '',
+      error: null,
+    });
+  }
+
+  /** Runs a turn this instance claimed, and tells every instance it started. */
+  async start(turn: TurnRow, ownerId: string): Promise<TurnStream> {
+    const branch = await findBranch(this.deps.db, turn.branchId);
+    if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const done = this.run(turn, context, controller, stream)
+    const done = this.run(turn, { branch, ownerId }, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => this.running.delete(turn.id));
     this.running.set(turn.id, { controller, stream, done });
+    await this.deps.signals.publish({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
   }
 
-  streamOf(turnId: string): TurnStream | undefined {
+  /** The live reply of a turn running on this instance. */
+  replyStream(turnId: string): TurnStream | undefined {
     return this.running.get(turnId)?.stream;
-  }
-
-  isRunningHere(turnId: string): boolean {
-    return this.running.has(turnId);
   }
 
   abort(turnId: string): boolean {
@@ -156,11 +176,7 @@ export class TurnRunner {
       await this.settle(turn, progress, outcome);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
-      if (outcome.status === 'interrupted') stream.push({ type: 'abort' });
-      stream.push({
-        type: 'finish',
-        ...(outcome.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}),
-      });
+      for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
       stream.close();
     }
   }
@@ -199,21 +215,21 @@ export class TurnRunner {
     progress: { partialText: string; assistantMessageId: string | null },
     outcome: Outcome,
   ): Promise<void> {
-    const settled = await this.deps.db.transaction(async (tx) => {
-      await lockThread(tx, turn.threadId);
-      const current = await findTurn(tx, turn.threadId, turn.id);
-      // Recovery may have settled it already if this instance stalled past its lease.
-      if (current?.status !== 'running' || current.runnerId !== this.deps.runnerId) return null;
-      return await transitionTurn(tx, current, outcome.status, {
-        finishedAt: new Date(),
+    await settleTurn(
+      this.deps,
+      turn.threadId,
+      async (tx) => {
+        const current = await findTurn(tx, turn.threadId, turn.id);
+        // Recovery may have settled it already if this instance stalled past its lease.
+        return current?.status === 'running' && current.runnerId === this.deps.runnerId ? current : undefined;
+      },
+      async () => ({
+        status: outcome.status,
         partialText: progress.partialText,
         assistantMessageId: progress.assistantMessageId,
         error: outcome.status === 'failed' ? outcome.error : null,
-        leaseExpiresAt: null,
-      });
-    });
-    if (settled)
-      await this.deps.signals.publish({ kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
+      }),
+    );
   }
 
   private async checkpoint(

@@ -1,3 +1,4 @@
+import type { TurnStatus } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
 
 /**
@@ -43,4 +44,14 @@ export class TurnStream {
       },
     });
   }
+}
+
+/**
+ * The chunks that end a reply stream once its turn is settled: an interrupted reply ends with
+ * `abort` and a finish marked `interrupted` (S2), any other with a plain finish.
+ */
+export function endOfReply(status: TurnStatus): UIMessageChunk[] {
+  if (status === 'interrupted')
+    return [{ type: 'abort' }, { type: 'finish', messageMetadata: { interrupted: true } }];
+  return [{ type: 'finish' }];
 }

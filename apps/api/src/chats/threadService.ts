@@ -1,28 +1,25 @@
-import type { ChatMessageMetadata, Thread, ThreadDetail } from '@chat/contracts';
+import type { Thread, ThreadDetail } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
-import type { ChatAgent } from '../../agent/chatAgent';
-import { notFound } from '../../platform/errors';
-import type { Signals } from '../../platform/notifications';
-import type { BranchService } from '../branches/branchService';
-import { toChatMessages } from '../transcript';
-import { findActiveTurn, listTurnsOfMessages } from '../turns/repository';
-import type { TurnService } from '../turns/turnService';
+import type { ChatAgent } from '../agent/chatAgent';
+import type { Signals } from '../platform/notifications';
+import { activeTranscript } from './branches/activeTranscript';
+import { listBranches } from './branches/repository';
+import { toChatMessages } from './branches/transcript';
 import {
   deleteThreadRow,
-  findOwnedThread,
   insertThreadWithRootBranch,
-  listBranches,
   listThreadsByOwner,
-  lockOwnedThread,
+  requireOwnedThread,
   updateThread,
-} from './repository';
+} from './threads/repository';
+import type { InterruptService } from './turns/interrupts';
+import { hasRunningTurn, readMessageMarks, readTurnQueue } from './turns/views';
 
 export interface ThreadServiceDeps {
   db: Database;
   chatAgent: ChatAgent;
   signals: Signals;
-  turns: TurnService;
-  branches: BranchService;
+  interrupts: InterruptService;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -53,9 +50,11 @@ export class ThreadService {
   }
 
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
-    const thread = await this.requireOwned(ownerId, threadId);
-    const { messages: stored, originOf, versions } = await this.deps.branches.activeTranscript(thread);
-    const replies = await this.turnMetadata(
+    const { db, chatAgent } = this.deps;
+    const thread = await requireOwnedThread(db, threadId, ownerId);
+    const { messages: stored, originOf, versions } = await activeTranscript(db, chatAgent.memory, thread);
+    const marks = await readMessageMarks(
+      db,
       threadId,
       stored.map((message) => originOf(message.id)),
     );
@@ -63,19 +62,14 @@ export class ThreadService {
       idOf: originOf,
       metadataOf: (id) => {
         const version = versions.get(id);
-        return { ...replies.get(id), ...(version ? { version } : {}) };
+        return { ...marks.get(id), ...(version ? { version } : {}) };
       },
     });
-    return {
-      thread: toThread(thread),
-      messages,
-      turnQueue: await this.deps.turns.turnQueue(this.deps.db, threadId),
-      hitl: [],
-    };
+    return { thread: toThread(thread), messages, turnQueue: await readTurnQueue(db, threadId), hitl: [] };
   }
 
   async rename(ownerId: string, threadId: string, title: string): Promise<Thread> {
-    await this.requireOwned(ownerId, threadId);
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
     const thread = toThread(await updateThread(this.deps.db, threadId, { title, titled: true }));
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
     return thread;
@@ -83,13 +77,13 @@ export class ThreadService {
 
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */
   async remove(ownerId: string, threadId: string): Promise<void> {
-    await this.requireOwned(ownerId, threadId);
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
     // A viewer may claim a queued turn between the interrupt and the delete: interrupt again then.
     for (let attempt = 0; ; attempt += 1) {
-      await this.deps.turns.interrupt(ownerId, threadId);
+      await this.deps.interrupts.interrupt(ownerId, threadId);
       const branches = await this.deps.db.transaction(async (tx) => {
-        if (!(await lockOwnedThread(tx, threadId, ownerId))) throw notFound();
-        if (attempt < 5 && (await findActiveTurn(tx, threadId))) return null;
+        await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+        if (attempt < 5 && (await hasRunningTurn(tx, threadId))) return null;
         const branches = await listBranches(tx, threadId);
         await deleteThreadRow(tx, threadId);
         return branches;
@@ -102,33 +96,5 @@ export class ThreadService {
       break;
     }
     await this.deps.signals.publish({ kind: 'thread.deleted', threadId });
-  }
-
-  async requireOwned(ownerId: string, threadId: string): Promise<ThreadRow> {
-    const thread = await findOwnedThread(this.deps.db, threadId, ownerId);
-    if (!thread) throw notFound();
-    return thread;
-  }
-
-  /**
-   * What the API knows of each message (it owns interrupt state, O2): the turn it belongs to, and
-   * whether a reply was interrupted or failed. Keyed by message id as streamed, which is also the
-   * origin id of its copies in other versions, so they share the marks.
-   */
-  private async turnMetadata(
-    threadId: string,
-    messageIds: string[],
-  ): Promise<Map<string, ChatMessageMetadata>> {
-    const metadata = new Map<string, ChatMessageMetadata>();
-    for (const turn of await listTurnsOfMessages(this.deps.db, threadId, messageIds)) {
-      if (turn.userMessageId) metadata.set(turn.userMessageId, { turnId: turn.id });
-      if (!turn.assistantMessageId) continue;
-      metadata.set(turn.assistantMessageId, {
-        turnId: turn.id,
-        ...(turn.status === 'interrupted' ? { interrupted: true } : {}),
-        ...(turn.status === 'failed' ? { error: turn.error ?? 'The reply failed.' } : {}),
-      });
-    }
-    return metadata;
   }
 }

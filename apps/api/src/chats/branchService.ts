@@ -1,38 +1,30 @@
-import type { MessageVersion } from '@chat/contracts';
-import type { BranchRow, Database, Queryable, ThreadRow } from '@chat/db';
+import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
-import type { ChatAgent } from '../../agent/chatAgent';
-import { ApiError, InvariantError, notFound } from '../../platform/errors';
-import type { Signals } from '../../platform/notifications';
-import { lockOwnedThread, updateThread } from '../threads/repository';
-import { recallBranch } from '../transcript';
-import type { SendResult, TurnService } from '../turns/turnService';
-import { versionsOfActiveBranch } from './lineage';
+import type { ChatAgent } from '../agent/chatAgent';
+import { ApiError, InvariantError, notFound } from '../platform/errors';
+import type { Signals } from '../platform/notifications';
+import { activeTranscript } from './branches/activeTranscript';
 import {
   findThreadBranch,
   insertBranch,
   insertMessageOrigins,
-  listLiveBranches,
   listMessageOrigins,
   markBranchActive,
   markBranchRemoved,
   mostRecentOtherBranch,
-} from './repository';
+} from './branches/repository';
+import { recallBranch } from './branches/transcript';
+import { requireOwnedThread, updateThread } from './threads/repository';
+import { assertIdle, type QueueService, type SendResult, validMessageText } from './turns/queue';
+import { findTurnByClientRequestId, insertQueuedTurn } from './turns/repository';
+import type { TurnRunner } from './turns/runner';
 
 export interface BranchServiceDeps {
   db: Database;
   chatAgent: ChatAgent;
   signals: Signals;
-  turns: TurnService;
-}
-
-/** The active branch's transcript, with the ids the person sees and version info. */
-export interface ActiveTranscript {
-  branch: BranchRow;
-  messages: MastraDBMessage[];
-  /** Stored id -> the id the person sees (its origin). */
-  originOf(messageId: string): string;
-  versions: Map<string, MessageVersion>;
+  queue: QueueService;
+  runner: TurnRunner;
 }
 
 /**
@@ -43,95 +35,57 @@ export interface ActiveTranscript {
 export class BranchService {
   constructor(private readonly deps: BranchServiceDeps) {}
 
-  async activeTranscript(thread: ThreadRow): Promise<ActiveTranscript> {
-    const { memory } = this.deps.chatAgent;
-    const [branches, origins] = await Promise.all([
-      listLiveBranches(this.deps.db, thread.id),
-      listMessageOrigins(this.deps.db, thread.id),
-    ]);
-    const active = branches.find((branch) => branch.id === thread.activeBranchId);
-    if (!active) throw new InvariantError(`thread ${thread.id} has no active branch`);
-    const transcripts = await Promise.all(
-      branches.map((branch) => recallBranch(memory, branch.memoryThreadId)),
-    );
-    const originOf = (messageId: string) => origins.get(messageId) ?? messageId;
-    const versions = versionsOfActiveBranch(
-      branches.map((branch, i) => ({
-        branchId: branch.id,
-        lastActiveAt: branch.lastActiveAt,
-        messages: (transcripts[i] ?? []).map((message) => ({
-          originId: originOf(message.id),
-          role: message.role,
-          createdAt: message.createdAt,
-        })),
-      })),
-      active.id,
-    );
-    const messages = transcripts[branches.indexOf(active)] ?? [];
-    return { branch: active, messages, originOf, versions };
-  }
-
-  /** B1: edits a user message of the active branch into a new version and answers it (SSE). */
+  /**
+   * B1: edits a user message of the active branch into a new version and answers it (SSE). Under
+   * the thread lock: refuses while anything runs or waits (thread_busy), makes the branch (its
+   * Mastra clone is made outside the transaction, so it is dropped again if the transaction fails),
+   * makes it active and claims the turn at once. A retried clientRequestId replays the first answer.
+   */
   async editMessage(
     ownerId: string,
     threadId: string,
     messageId: string,
     input: { clientRequestId: string; text: string },
   ): Promise<SendResult> {
-    const { memory } = this.deps.chatAgent;
+    const { db, chatAgent, queue, runner } = this.deps;
+    const text = validMessageText(input.text);
     const newBranchId = crypto.randomUUID();
-    let cloned = false;
+    const clone = { made: false };
+    let result: { retry: boolean; turn: TurnRow };
     try {
-      return await this.deps.turns.runOnNewBranch(ownerId, threadId, input, async (tx, thread) => {
-        const { branch, stored, index, originOf } = await this.userMessageOfActiveBranch(
-          tx,
-          thread,
-          messageId,
-        );
-        await insertBranch(tx, {
-          id: newBranchId,
+      result = await db.transaction(async (tx) => {
+        const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+        const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
+        if (existing) return { retry: true, turn: existing };
+        await assertIdle(tx, threadId);
+        await this.createVersion(tx, thread, messageId, newBranchId, clone);
+        await updateThread(tx, threadId, { activeBranchId: newBranchId });
+        const turn = await insertQueuedTurn(tx, {
           threadId,
-          parentBranchId: branch.id,
-          forkMessageId: messageId,
+          branchId: newBranchId,
+          clientRequestId: input.clientRequestId,
+          text,
         });
-        const before = stored.slice(0, index);
-        if (before.length > 0) {
-          // Exact ids, not a date: several messages can share one millisecond.
-          const { messageIdMap } = await memory.cloneThread({
-            sourceThreadId: branch.memoryThreadId,
-            newThreadId: newBranchId,
-            resourceId: ownerId,
-            options: { messageFilter: { messageIds: before.map((message) => message.id) } },
-          });
-          cloned = true;
-          await insertMessageOrigins(
-            tx,
-            newBranchId,
-            Object.entries(messageIdMap ?? {}).map(([sourceId, copyId]) => ({
-              messageId: copyId,
-              originId: originOf(sourceId),
-            })),
-          );
-        }
-        await markBranchActive(tx, newBranchId);
-        return newBranchId;
+        return { retry: false, turn: await runner.claim(tx, turn, false) };
       });
     } catch (error) {
       // The transaction rolled back: drop the memory thread it cloned, if any.
-      if (cloned) await memory.deleteThread(newBranchId).catch(() => {});
+      if (clone.made) await chatAgent.memory.deleteThread(newBranchId).catch(() => {});
       throw error;
     }
+    if (result.retry) return await queue.replay(result.turn);
+    await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+    return await queue.startClaimed(result.turn, ownerId);
   }
 
   /** B2, B5: selects a branch; the choice is stored on the thread, so a reload shows it. */
   async switchBranch(ownerId: string, threadId: string, branchId: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
-      const thread = await lockOwnedThread(tx, threadId, ownerId);
-      if (!thread) throw notFound();
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const branch = await findThreadBranch(tx, threadId, branchId);
       if (!branch) throw notFound('Branch');
       if (thread.activeBranchId === branchId) return;
-      await this.deps.turns.assertIdle(tx, threadId);
+      await assertIdle(tx, threadId);
       await updateThread(tx, threadId, { activeBranchId: branchId });
       await markBranchActive(tx, branchId);
     });
@@ -150,14 +104,13 @@ export class BranchService {
     const { memory } = this.deps.chatAgent;
     let removedBranch: BranchRow | undefined;
     await this.deps.db.transaction(async (tx) => {
-      const thread = await lockOwnedThread(tx, threadId, ownerId);
-      if (!thread) throw notFound();
-      await this.deps.turns.assertIdle(tx, threadId);
-      const transcript = await this.activeTranscript(thread);
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      await assertIdle(tx, threadId);
+      const transcript = await activeTranscript(tx, memory, thread);
       const { branch, messages: stored, originOf } = transcript;
       const index = userMessageIndex(stored, originOf, messageId);
       if (stored.slice(index + 1).some((message) => message.role === 'user')) {
-        throw new ApiError('not_latest_turn', 'Only the latest message can be deleted.');
+        throw new ApiError('not_latest_turn');
       }
       const version = transcript.versions.get(messageId);
       let target = version
@@ -188,14 +141,50 @@ export class BranchService {
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
   }
 
-  private async userMessageOfActiveBranch(tx: Queryable, thread: ThreadRow, messageId: string) {
+  /**
+   * Makes branch `branchId` a new version of the active branch at its user message `messageId`:
+   * a Mastra clone of the messages before it (by exact ids: several can share one millisecond),
+   * their origins, and the branch row. `clone.made` tells the caller a memory thread now exists.
+   */
+  private async createVersion(
+    tx: Queryable,
+    thread: ThreadRow,
+    messageId: string,
+    branchId: string,
+    clone: { made: boolean },
+  ): Promise<void> {
+    const { memory } = this.deps.chatAgent;
     if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
-    const branch = await findThreadBranch(tx, thread.id, thread.activeBranchId);
-    if (!branch) throw new InvariantError(`thread ${thread.id} lost its active branch`);
+    const parent = await findThreadBranch(tx, thread.id, thread.activeBranchId);
+    if (!parent) throw new InvariantError(`thread ${thread.id} lost its active branch`);
     const origins = await listMessageOrigins(tx, thread.id);
     const originOf = (id: string) => origins.get(id) ?? id;
-    const stored = await recallBranch(this.deps.chatAgent.memory, branch.memoryThreadId);
-    return { branch, stored, index: userMessageIndex(stored, originOf, messageId), originOf };
+    const stored = await recallBranch(memory, parent.memoryThreadId);
+    const before = stored.slice(0, userMessageIndex(stored, originOf, messageId));
+    await insertBranch(tx, {
+      id: branchId,
+      threadId: thread.id,
+      parentBranchId: parent.id,
+      forkMessageId: messageId,
+    });
+    if (before.length > 0) {
+      const { messageIdMap } = await memory.cloneThread({
+        sourceThreadId: parent.memoryThreadId,
+        newThreadId: branchId,
+        resourceId: thread.ownerId,
+        options: { messageFilter: { messageIds: before.map((message) => message.id) } },
+      });
+      clone.made = true;
+      await insertMessageOrigins(
+        tx,
+        branchId,
+        Object.entries(messageIdMap ?? {}).map(([sourceId, copyId]) => ({
+          messageId: copyId,
+          originId: originOf(sourceId),
+        })),
+      );
+    }
+    await markBranchActive(tx, branchId);
   }
 }
 

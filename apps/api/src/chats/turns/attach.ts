@@ -1,9 +1,36 @@
 import type { Database } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
+import { notFound } from '../../platform/errors';
+import { requireOwnedThread } from '../threads/repository';
 import { findTurn } from './repository';
+import type { TurnRunner } from './runner';
+import { endOfReply } from './turnStream';
 
 /** How often a remote viewer reads the running turn's checkpoint. */
 const POLL_MS = 250;
+
+/** Following a running turn's reply (a reload, a second tab) from any instance. */
+export class TurnStreams {
+  constructor(private readonly deps: { db: Database; runner: TurnRunner }) {}
+
+  /**
+   * The stream of a running turn (what streamed so far, then live), or null when it has finished.
+   * A turn running on another instance is followed through its checkpoints.
+   */
+  async attach(
+    ownerId: string,
+    threadId: string,
+    turnId: string,
+  ): Promise<ReadableStream<UIMessageChunk> | null> {
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
+    const turn = await findTurn(this.deps.db, threadId, turnId);
+    if (!turn) throw notFound('Turn');
+    if (turn.status !== 'running') return null;
+    return (
+      this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps.db, threadId, turnId)
+    );
+  }
+}
 
 /**
  * The reply of a turn running on another API instance, rebuilt from its checkpoints: the text so
@@ -11,11 +38,7 @@ const POLL_MS = 250;
  * (checkpoint granularity, text only), but it lets a reload or second tab behind any load balancer
  * follow the reply.
  */
-export function remoteTurnStream(
-  db: Database,
-  threadId: string,
-  turnId: string,
-): ReadableStream<UIMessageChunk> {
+function remoteTurnStream(db: Database, threadId: string, turnId: string): ReadableStream<UIMessageChunk> {
   let cancelled = false;
   return new ReadableStream<UIMessageChunk>({
     start: async (controller) => {
@@ -39,13 +62,10 @@ export function remoteTurnStream(
         }
         if (turn.status !== 'running') {
           controller.enqueue({ type: 'text-end', id: textId });
-          if (turn.status === 'interrupted') controller.enqueue({ type: 'abort' });
+          // The owner's stream carried the error as it happened; here it comes with the end.
           if (turn.status === 'failed' && turn.error)
             controller.enqueue({ type: 'error', errorText: turn.error });
-          controller.enqueue({
-            type: 'finish',
-            ...(turn.status === 'interrupted' ? { messageMetadata: { interrupted: true } } : {}),
-          });
+          for (const chunk of endOfReply(turn.status)) controller.enqueue(chunk);
           break;
         }
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));

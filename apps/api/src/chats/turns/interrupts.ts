@@ -1,0 +1,106 @@
+import type { Turn } from '@chat/contracts';
+import type { TurnRow } from '@chat/db';
+import { ApiError, notFound } from '../../platform/errors';
+import { requireOwnedThread } from '../threads/repository';
+import { toTurn } from './dto';
+import type { QueueService } from './queue';
+import { type RecoveryDeps, settleOrphanedTurn } from './recovery';
+import { findActiveTurn, findTurn, isInQueue, listQueuedTurns, setHandoffRequested } from './repository';
+import type { TurnRunner } from './runner';
+import type { TurnStream } from './turnStream';
+
+export interface InterruptDeps extends RecoveryDeps {
+  runner: TurnRunner;
+  queue: QueueService;
+  /** How long an interrupt waits for the runner to release the thread. */
+  interruptTimeoutMs?: number;
+}
+
+/** How often an interrupt re-reads the turn when no settle signal arrives. */
+const SETTLE_RECHECK_MS = 250;
+
+/** Stopping the running turn (S1-S3) and Stop & send (Q9, S4, S5). */
+export class InterruptService {
+  constructor(private readonly deps: InterruptDeps) {}
+
+  /**
+   * S1: interrupts the active turn wherever it runs and returns once the thread's active slot is
+   * free, with the settled turn (null when nothing was running). Never touches the queue (S3).
+   */
+  async interrupt(ownerId: string, threadId: string): Promise<Turn | null> {
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
+    const active = await findActiveTurn(this.deps.db, threadId);
+    if (!active) return null;
+    if (!this.deps.runner.abort(active.id)) {
+      await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
+    }
+    return toTurn(await this.waitUntilSettled(active));
+  }
+
+  /** Q9, S4: Send now on the head; when a turn is running, interrupt it first (Stop & send). */
+  async sendNow(
+    ownerId: string,
+    threadId: string,
+    turnId: string,
+  ): Promise<{ turn: Turn; stream: TurnStream }> {
+    const { db, queue } = this.deps;
+    await requireOwnedThread(db, threadId, ownerId);
+    const turn = await findTurn(db, threadId, turnId);
+    if (!turn) throw notFound('Turn');
+    if (!isInQueue(turn)) throw new ApiError('not_queued');
+    const [head] = await listQueuedTurns(db, threadId);
+    if (head?.id !== turnId) throw new ApiError('not_queue_head');
+    if (!(await findActiveTurn(db, threadId)))
+      return await queue.claimHead(ownerId, threadId, { handoff: false, turnId });
+    // Reserve the handoff on the head first: once the interrupt settles, another tab may claim
+    // the head before this request does, and it must still run as the person's priority (S5).
+    await setHandoffRequested(db, turnId, true);
+    let interrupted: Turn | null;
+    try {
+      interrupted = await this.interrupt(ownerId, threadId);
+    } catch (error) {
+      await setHandoffRequested(db, turnId, false);
+      throw error;
+    }
+    // The running reply may have finished on its own meanwhile: then nothing was cut off.
+    const handoff = interrupted?.status === 'interrupted';
+    if (!handoff) await setHandoffRequested(db, turnId, false);
+    return await queue.claimHead(ownerId, threadId, { handoff, turnId });
+  }
+
+  /**
+   * Waits for the turn's `turn.settled` signal (from whichever instance runs it) instead of polling
+   * the row; a slow re-read covers a missed notification and a runner that died.
+   */
+  private async waitUntilSettled(turn: TurnRow): Promise<TurnRow> {
+    const deadline = Date.now() + (this.deps.interruptTimeoutMs ?? 15_000);
+    let wake = () => {};
+    const unsubscribe = this.deps.signals.subscribe((signal) => {
+      if (signal.kind === 'turn.settled' && signal.turnId === turn.id) wake();
+    });
+    try {
+      for (;;) {
+        const current = await findTurn(this.deps.db, turn.threadId, turn.id);
+        if (!current) throw notFound('Turn');
+        if (current.status !== 'running') return current;
+        // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
+        // only decides when to ask; the database's clock decides (settleOrphanedTurn).
+        if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
+          const settled = await settleOrphanedTurn(this.deps, current);
+          if (settled) return settled;
+        }
+        if (Date.now() > deadline)
+          throw new ApiError('thread_busy', 'The running turn did not stop in time; try again.');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import type { Signals } from '../../platform/notifications';
+import { lockThread } from '../threads/repository';
+import { transitionTurn } from './repository';
+
+/** How a running turn ends. */
+export interface Settlement {
+  status: 'completed' | 'interrupted' | 'failed';
+  error: string | null;
+  /** The reply as stored in memory (null when there is none). */
+  assistantMessageId: string | null;
+  /** The final visible reply text, when the settler has a fresher one than the last checkpoint. */
+  partialText?: string;
+}
+
+/**
+ * The one way a running turn ends, for its runner and for crash recovery alike. Under the thread
+ * lock (so concurrent settlers run one after the other), `current` re-reads the turn and returns it
+ * only if it is still this settler's to end; `decide` then says how it ends (and may repair memory
+ * first). The turn leaves `running`, which frees the thread's active slot, and once committed every
+ * instance hears `turn.settled`. Returns null when there was nothing (left) to settle.
+ */
+export async function settleTurn(
+  deps: { db: Database; signals: Signals },
+  threadId: string,
+  current: (tx: Queryable) => Promise<TurnRow | undefined>,
+  decide: (tx: Queryable, turn: TurnRow, thread: ThreadRow) => Promise<Settlement>,
+): Promise<TurnRow | null> {
+  const settled = await deps.db.transaction(async (tx) => {
+    const thread = await lockThread(tx, threadId);
+    const turn = thread ? await current(tx) : undefined;
+    if (!thread || !turn) return null;
+    const { status, ...changes } = await decide(tx, turn, thread);
+    return await transitionTurn(tx, turn, status, {
+      ...changes,
+      finishedAt: new Date(),
+      leaseExpiresAt: null,
+    });
+  });
+  if (settled) {
+    await deps.signals.publish({ kind: 'turn.settled', threadId: settled.threadId, turnId: settled.id });
+  }
+  return settled;
+}
