@@ -244,7 +244,9 @@ describe('local model through streamText', () => {
   });
 
   it('replies with a Markdown sample in many pieces with [[markdown]]', async () => {
-    const reply = await collect(streamText({ model: fastModel(), prompt: 'Show me [[markdown]] [[words:3]]' }));
+    const reply = await collect(
+      streamText({ model: fastModel(), prompt: 'Show me [[markdown]] [[words:3]]' }),
+    );
     expect(reply.text.startsWith('You said: "Show me".\n\n## ')).toBe(true);
     expect(reply.text).toMatch(/^- .+$/m);
     expect(reply.text).toMatch(/^```ts\nfunction greet[\s\S]+\n```$/m);

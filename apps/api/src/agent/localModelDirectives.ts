@@ -15,7 +15,8 @@ const MAX_REPLY_WORDS = 20_000;
 const MAX_DELAY_MS = 60_000;
 
 // Only well-formed tokens are directives; anything else in [[...]] stays in the text.
-const DIRECTIVE_TOKEN = /\[\[(?:(words|delay|fail-after):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history|markdown))\]\]/g;
+const DIRECTIVE_TOKEN =
+  /\[\[(?:(words|delay|fail-after):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history|markdown))\]\]/g;
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));

@@ -8,7 +8,7 @@ import {
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
-import { requireOwnedThread, updateThread } from '../threads/repository';
+import { requireOwnedThread, setQueuePaused, updateThread } from '../threads/repository';
 import { titleFromMessage } from '../threads/title';
 import { toTurn } from './dto';
 import {
@@ -83,7 +83,8 @@ export class QueueService {
       if (existing) return { kind: 'retry' as const, turn: existing, named: false };
       const active = await findActiveTurn(tx, threadId);
       const queue = await listQueuedTurns(tx, threadId);
-      const idle = !active && queue.length === 0;
+      // A paused queue claims nothing: the send waits in the queue like any other (Q6).
+      const idle = !active && queue.length === 0 && !thread.queuePaused;
       if (!idle && queue.length >= QUEUE_CAPACITY) throw new ApiError('queue_full');
       const queued = await insertQueuedTurn(tx, {
         threadId,
@@ -108,14 +109,21 @@ export class QueueService {
     };
   }
 
-  /** Q10: a viewer claims the queue head when the thread is idle (`turnId`: only if it is the head). */
+  /**
+   * Q10: a viewer claims the queue head when the thread is idle and the queue is not paused.
+   * With `turnId` (Send now / Stop & send on that head) the person asked for this very message,
+   * so a pause does not hold it back.
+   */
   async claimHead(
     ownerId: string,
     threadId: string,
     options: { handoff: boolean; turnId?: string },
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const turn = await this.deps.db.transaction(async (tx) => {
-      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      if (thread.queuePaused && !options.turnId) {
+        throw notEligible('queue_paused', 'The queue is paused; resume it to run the next message.');
+      }
       const active = await findActiveTurn(tx, threadId);
       if (active) throw notEligible('turn_active', 'A turn is already running.');
       const [head] = await listQueuedTurns(tx, threadId);
@@ -148,6 +156,16 @@ export class QueueService {
       return await transitionTurn(tx, turn, 'cancelled', { finishedAt: new Date() });
     });
     return await this.queueChanged(turn);
+  }
+
+  /** Pauses or resumes the queue; every tab hears it (`queue.changed`) and the Dock says so. */
+  async setPaused(ownerId: string, threadId: string, paused: boolean): Promise<{ turnQueue: TurnQueue }> {
+    await this.deps.db.transaction(async (tx) => {
+      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      await setQueuePaused(tx, threadId, paused);
+    });
+    await this.deps.signals.publish({ kind: 'queue.changed', threadId });
+    return { turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
   /** The answer to a retried clientRequestId (Q1): the first send's turn, as it stands now. */
