@@ -65,7 +65,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
 }
 
 test('a finished reply and queue changes are announced, not every word', async ({ chat, dock, page }) => {
-  await chat.startThread('[[words:60]] [[delay:30]] announce');
+  await chat.startThread('[[words:150]] [[delay:30]] announce');
   await chat.send('queued');
   await dock.expectTexts(['queued']);
   const live = page.locator('[aria-live="polite"]').filter({ hasText: /queued|Reply finished/ });

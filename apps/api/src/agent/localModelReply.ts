@@ -46,7 +46,7 @@ const MARKDOWN_SAMPLE = [
   '```ts',
   'function greet(name: string): string {',
   '  // A long line shows that wide code scrolls sideways instead of breaking the layout of the reply around it.',
-  '  return `Hello, ${name}!`;',
+  "  return 'Hello, ' + name + '!';",
   '}',
   '```',
   '',

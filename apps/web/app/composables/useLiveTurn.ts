@@ -276,6 +276,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     if (
       claimArmed &&
       !isStreaming.value &&
+      !queue.paused.value &&
       head?.status === 'queued' &&
       // Do not run the old text of a head someone is editing; claim once the edit ends.
       queue.editingTurnId.value !== head.id

@@ -53,6 +53,27 @@ export function useThread(threadId: string) {
     live.reconcile();
   }
 
+  /** Pause: nothing is claimed. Resume: the head runs now (this tab claims it). */
+  async function setQueuePaused(paused: boolean): Promise<void> {
+    try {
+      await queue.setPaused(paused);
+    } catch (error) {
+      notice.show(error);
+      return;
+    }
+    if (!paused) live.armClaim();
+    live.reconcile();
+  }
+
+  async function clearQueue(): Promise<void> {
+    try {
+      await queue.clear();
+    } catch (error) {
+      notice.show(error);
+    }
+    live.reconcile();
+  }
+
   function startEditingQueued(turn: Turn): void {
     queue.editingTurnId.value = turn.id;
   }
@@ -144,6 +165,9 @@ export function useThread(threadId: string) {
       items: queue.items,
       capacity: queue.capacity,
       isFull: queue.isFull,
+      paused: queue.paused,
+      setPaused: setQueuePaused,
+      clear: clearQueue,
       editingTurnId: queue.editingTurnId,
       startEditing: startEditingQueued,
       cancelEditing: cancelEditingQueued,
