@@ -50,7 +50,7 @@ describe('a send on an idle thread (Q1, Q2)', () => {
     expect(textOfMessage(detail.messages[1])).toBe(streamed);
     expect(detail.messages[1]?.id).toBe(chunks[0]?.messageId);
     expect(detail.messages.map((message) => message.metadata.turnId)).toEqual([turnId, turnId]);
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
 
     // Thread detail reads Mastra memory, the canonical transcript (O1).
     const branch = detail.thread.activeBranchId;
@@ -153,7 +153,7 @@ describe('failures', () => {
     expect(detail.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(wordsOf(textOfMessage(detail.messages[1]))).toBe(4);
     expect(detail.messages[1]?.metadata.error).toBeTruthy();
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
     expect((await turnRows(threadId))[0]?.status).toBe('failed');
   });
 });
