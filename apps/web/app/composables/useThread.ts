@@ -89,7 +89,6 @@ export function useThread(threadId: string) {
       notice.show(error);
       return;
     }
-    if (!paused) live.armClaim();
     live.reconcile();
   }
 
