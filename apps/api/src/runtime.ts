@@ -58,8 +58,16 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
-  const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
-  const queue = new QueueService({ db, signals, runner });
+  const runner = new TurnRunner({
+    db,
+    chatAgent,
+    signals,
+    logger,
+    runnerId,
+    leaseMs,
+    modelName: config.CHAT_MODEL,
+  });
+  const queue = new QueueService({ db, chatAgent, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
   const threads = new ThreadService({ db, chatAgent, signals, interrupts });
   const services: ChatServices = {
@@ -69,7 +77,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     events: new ThreadEvents({ db, signals, logger }),
     queue,
     interrupts,
-    streams: new TurnStreams({ db, runner }),
+    streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
     approvals: new ApprovalService({ db, signals, runner }),
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),

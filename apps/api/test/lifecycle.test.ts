@@ -13,6 +13,7 @@ const legalMoves: Array<[TurnStatus, TurnStatus]> = [
   ['running', 'awaiting_approval'],
   ['awaiting_approval', 'running'],
   ['awaiting_approval', 'interrupted'],
+  ['failed', 'running'],
   ['failed', 'queued'],
   ['failed', 'cancelled'],
 ];

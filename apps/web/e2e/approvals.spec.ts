@@ -18,7 +18,7 @@ function toolCard(page: Page) {
 
 async function expectWaiting(chat: ChatPage, dock: QueueDock, card: ReturnType<typeof toolCard>) {
   await expect(card.outcome).toHaveText('Waiting for your approval');
-  await expect(dock.root.getByTestId('queue-status')).toHaveText('waits for the approval in the reply');
+  await expect(dock.headStatus()).toHaveText('Waits for the approval in the reply above.');
   await expect(chat.composer).toContainText('Waiting for an approval');
 }
 

@@ -27,8 +27,14 @@ export interface MessageVersion {
 export interface ChatMessageMetadata {
   /** Assistant reply cut short by an interrupt (S2). */
   interrupted?: boolean;
-  /** Assistant reply that ended in an error after some text. */
+  /**
+   * Part of a failed attempt that waits at the queue head (Q11): on its reply, or on its user
+   * message when it failed before any reply text. `error` says why, in words a person can read.
+   */
+  failed?: boolean;
   error?: string;
+  /** The model that wrote an assistant reply (`local`, `openai:gpt-4o-mini`, ...). */
+  model?: string;
   version?: MessageVersion;
   createdAt?: string;
   turnId?: string;
@@ -66,3 +72,20 @@ export type EditMessageBody = z.infer<typeof editMessageBody>;
 
 export const switchBranchBody = z.object({ branchId: z.uuid() });
 export type SwitchBranchBody = z.infer<typeof switchBranchBody>;
+
+/** `GET /api/search?q=`: the caller's chats whose title or message text holds `q`. */
+export const searchThreadsQuery = z.object({
+  q: z.string().trim().min(1).max(200),
+  limit: z.coerce.number().int().min(1).max(50).default(20),
+});
+export type SearchThreadsQuery = z.infer<typeof searchThreadsQuery>;
+
+export interface ThreadSearchResult {
+  thread: Thread;
+  /** Words around the first match in a message, or null when only the title matched. */
+  snippet: string | null;
+}
+
+export interface ThreadSearchAnswer {
+  results: ThreadSearchResult[];
+}

@@ -2,8 +2,15 @@ import { z } from 'zod';
 
 /** Most queued turns a thread holds, not counting the running one (Q4). */
 export const QUEUE_CAPACITY = 5;
-/** Longest message text, counted after trimming. */
+/** Longest message text in characters (Unicode code points), counted after trimming. */
 export const MAX_TEXT_LENGTH = 32_000;
+
+/** The length of `text` in characters (code points): an emoji counts once, like a letter. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
 
 export const turnStatuses = [
   'queued',
@@ -33,11 +40,17 @@ export interface Turn {
 export interface TurnQueue {
   /** The turn holding the thread's one active slot: `running`, or `awaiting_approval`. */
   activeTurn: Turn | null;
-  /** Queued (and failed, blocking) turns in the order they will run. */
+  /** Queued turns in the order they will run; a failed head (Q11) stays first until resolved. */
   items: Turn[];
+  /** The owner paused the queue: nothing is claimed (sends are queued) until it is resumed. */
+  paused: boolean;
 }
 
-/** Message text. The API trims it, then requires 1 to 32,000 characters (400 / 413 otherwise). */
+/** `PUT /api/threads/:id/queue/paused`: pause or resume the queue. */
+export const setQueuePausedBody = z.object({ paused: z.boolean() });
+export type SetQueuePausedBody = z.infer<typeof setQueuePausedBody>;
+
+/** Message text. The API trims it, then requires 1 to 32,000 characters, counted as code points (400 / 413 otherwise). */
 export const messageText = z.string();
 
 export const sendTurnBody = z.object({
@@ -50,4 +63,9 @@ export const editQueuedTurnBody = z.object({ text: messageText });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
 
 /** Why the queue head cannot be claimed right now (409 not_eligible). */
-export type NotEligibleReason = 'turn_active' | 'queue_empty' | 'head_failed' | 'hitl_pending';
+export type NotEligibleReason =
+  | 'turn_active'
+  | 'queue_empty'
+  | 'head_failed'
+  | 'hitl_pending'
+  | 'queue_paused';

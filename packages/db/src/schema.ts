@@ -96,6 +96,8 @@ export const threads = pgTable(
     /** False until the first message names the thread (or the owner renames it). */
     titled: boolean('titled').notNull().default(false),
     activeBranchId: uuid('active_branch_id').references((): AnyPgColumn => branches.id),
+    /** The owner paused the queue: nothing is claimed until it is resumed (a send is queued). */
+    queuePaused: boolean('queue_paused').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -175,11 +177,19 @@ export const chatTurnRequests = pgTable(
     text: text('text').notNull(),
     status: text('status', { enum: turnStatuses }).notNull(),
     error: text('error'),
-    /** Run with the hidden interrupt-handoff instruction (Stop & send, S5). */
+    /**
+     * The run got the hidden interrupt-handoff instruction (S5). Decided at claim time from the
+     * branch's state; a record of what the run got, not a request.
+     */
     handoff: boolean('handoff').notNull().default(false),
     userMessageId: text('user_message_id'),
     assistantMessageId: text('assistant_message_id'),
-    /** Visible reply text checkpointed while running; what a crash leaves behind. */
+    /** The model that wrote the reply (`CHAT_MODEL` of the instance that claimed it). */
+    model: text('model'),
+    /**
+     * Visible reply text checkpointed while running; what a crash leaves behind. Cleared once the
+     * reply is safely in memory.
+     */
     partialText: text('partial_text').notNull().default(''),
     /** The API instance running it, and until when its heartbeat vouches for it. */
     runnerId: text('runner_id'),
@@ -187,6 +197,11 @@ export const chatTurnRequests = pgTable(
     createdAt: createdAt(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
+    /**
+     * Set when the turn's messages were deleted (the latest turn of a version, or its whole
+     * version): its text is cleared, and it no longer counts as the branch's last settled turn.
+     */
+    removedAt: timestamp('removed_at', { withTimezone: true }),
     updatedAt: updatedAt(),
   },
   (t) => [
@@ -197,6 +212,10 @@ export const chatTurnRequests = pgTable(
       .on(t.threadId)
       .where(sql`${t.status} in ('running', 'awaiting_approval')`),
     index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
+    // S5: the last settled turn of a branch (turns settle in seq order), read at every claim.
+    index('turns_branch_settled_seq_idx')
+      .on(t.branchId, t.seq)
+      .where(sql`${t.status} in ('completed', 'interrupted') and ${t.removedAt} is null`),
     check('turns_status_check', sql`${t.status} in (${turnStatusList})`),
   ],
 );

@@ -7,8 +7,9 @@ export interface SessionUser {
 /**
  * The caller's better-auth session. First visit: no session, so sign in as a guest
  * (anonymous plugin); the API sets the session cookie. The `session` route middleware calls
- * `ensureSession` before the first page that needs one. Failures are kept in `error`
- * for the layout to show rather than thrown, so the shell still renders.
+ * `ensureSession` before the first page that needs one. When the API cannot be reached, `error`
+ * says so and the session is tried again with backoff until it answers, so the page recovers by
+ * itself (the layout says it is reconnecting meanwhile).
  */
 export function useSession() {
   const { $auth } = useNuxtApp();
@@ -23,7 +24,7 @@ export function useSession() {
     return { id: sessionUser.id, name: sessionUser.name, isAnonymous: sessionUser.isAnonymous === true };
   }
 
-  async function ensureSession(): Promise<void> {
+  async function tryOnce(): Promise<boolean> {
     try {
       let current = await readSessionUser();
       if (!current) {
@@ -34,8 +35,15 @@ export function useSession() {
       user.value = current;
       error.value = current ? null : 'Could not start a guest session.';
     } catch (cause) {
-      error.value = `Could not start a session: ${cause instanceof Error ? cause.message : String(cause)}`;
+      error.value = `Could not reach the server: ${cause instanceof Error ? cause.message : String(cause)}`;
     }
+    return error.value === null;
+  }
+
+  /** Makes sure of a session; while that fails, keeps trying in the background. */
+  async function ensureSession(): Promise<void> {
+    if (await tryOnce()) return;
+    createBackoff().retry(tryOnce);
   }
 
   return { user: readonly(user), error: readonly(error), ensureSession };

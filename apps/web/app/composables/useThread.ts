@@ -25,7 +25,10 @@ export function useThread(threadId: string) {
       approvals.applyNotes(fetched.notes);
     },
   });
+  // Declared before the live turn, which claims the head only while this page is attached (Q10).
+  const attached = ref(false);
   const live = useLiveTurn(threadId, {
+    attached,
     transcript,
     queue,
     detail,
@@ -41,9 +44,11 @@ export function useThread(threadId: string) {
 
   // --- the queue ------------------------------------------------------------------------
 
-  /** Saves a queued (or failed) turn's new text; the Dock's editor closes once it is saved. */
+  /**
+   * Saves a queued (or failed) turn's new text; the Dock's editor closes once it is saved. A
+   * failed head becomes queued, and its failed attempt leaves the transcript (Q11).
+   */
   async function saveQueuedEdit(turn: Turn, text: string): Promise<void> {
-    const unblocksHead = turn.status === 'failed' && queue.head.value?.id === turn.id;
     try {
       await queue.edit(turn.id, text);
     } catch (error) {
@@ -51,20 +56,55 @@ export function useThread(threadId: string) {
       return;
     }
     queue.editingTurnId.value = null;
-    // Editing a failed head unblocks the queue (Q11): carry on draining it.
-    if (unblocksHead) live.armClaim();
-    live.reconcile();
+    if (turn.status === 'failed') await detail.refresh();
+    else live.reconcile();
   }
 
+  /** Deletes a queued turn; a failed head's attempt leaves the transcript with it (Q11). */
   async function deleteQueued(turn: Turn): Promise<void> {
-    const unblocksHead = turn.status === 'failed' && queue.head.value?.id === turn.id;
     try {
       await queue.remove(turn.id);
     } catch (error) {
       notice.show(error);
       return;
     }
-    if (unblocksHead) live.armClaim();
+    if (turn.status === 'failed') await detail.refresh();
+    else live.reconcile();
+  }
+
+  /** Retry on a failed head (Q11): the same text runs again at once, in place of the attempt. */
+  async function retryFailed(turn: Turn): Promise<void> {
+    notice.dismiss();
+    const start = await live.startTurnStream({
+      path: `/api/threads/${encodeURIComponent(threadId)}/queue/${encodeURIComponent(turn.id)}/retry`,
+      init: { method: 'POST' },
+      textOf: () => turn.text,
+      beforeShow: (turnId) => {
+        queue.removeLocally(turnId);
+        transcript.removeTurn(turnId);
+      },
+    });
+    if (start.kind === 'streaming') await start.ended;
+    else await detail.refresh();
+  }
+
+  /** Pause: nothing is claimed. Resume: the head runs now (this tab claims it). */
+  async function setQueuePaused(paused: boolean): Promise<void> {
+    try {
+      await queue.setPaused(paused);
+    } catch (error) {
+      notice.show(error);
+      return;
+    }
+    live.reconcile();
+  }
+
+  async function clearQueue(): Promise<void> {
+    try {
+      await queue.clear();
+    } catch (error) {
+      notice.show(error);
+    }
     live.reconcile();
   }
 
@@ -78,7 +118,31 @@ export function useThread(threadId: string) {
     live.reconcile();
   }
 
+  /** The reply waits for a person to approve or deny a tool call; sends queue meanwhile (Q12). */
+  const waitingForApproval = computed(() => queue.activeTurn.value?.status === 'awaiting_approval');
+
+  /**
+   * What the Dock's head says about why it waits, in plain words (screen readers read the same
+   * text). Null when it is about to run.
+   */
+  const headStatus = computed(() => {
+    const head = queue.head.value;
+    if (!head) return null;
+    if (head.status === 'failed')
+      return 'Blocked: this message failed. Retry, edit or delete it to continue.';
+    // Q12: nothing runs while a tool call waits for the person's decision.
+    if (waitingForApproval.value) return 'Waits for the approval in the reply above.';
+    if (live.isBusy.value) return 'Runs after the current reply.';
+    if (queue.paused.value) return 'Paused: resume the queue to run it.';
+    if (!attached.value) return 'Waiting for this page to reconnect.';
+    if (queue.editingTurnId.value === head.id) return 'Waits while you edit it.';
+    return 'Starting…';
+  });
+
   // --- the composer ---------------------------------------------------------------------
+
+  /** Enter adds to the queue rather than starting a reply: one streams, or items wait. */
+  const composerQueues = computed(() => live.isBusy.value || queue.items.value.length > 0);
 
   /** The composer takes no input while the thread loads, or while anything is being edited (Q8). */
   const composerDisabled = computed(
@@ -90,7 +154,7 @@ export function useThread(threadId: string) {
   );
   /** What the disabled composer says instead of its placeholder (the load error is said above it). */
   /** The composer's hint while the reply waits for an approval: new messages queue. */
-  const composerWaitingFor = computed(() => (live.waitingForApproval.value ? 'an approval' : undefined));
+  const composerWaitingFor = computed(() => (waitingForApproval.value ? 'an approval' : undefined));
   const composerDisabledReason = computed(() => {
     if (detail.loading.value) return 'Loading…';
     if (queue.editingTurnId.value) return 'Finish editing the queued message first';
@@ -110,7 +174,6 @@ export function useThread(threadId: string) {
       case 'turn.settled':
         queue.apply(event.turnQueue);
         if (event.turn.status === 'interrupted') transcript.markInterrupted(event.turn.id);
-        live.armClaim();
         void detail.refresh();
         break;
       case 'hitl.changed':
@@ -139,7 +202,11 @@ export function useThread(threadId: string) {
     // After a reconnect, events may have been missed: catch up (not on the first connect,
     // which races the initial load).
     onConnected: () => {
+      attached.value = true;
       if (!detail.loading.value) void detail.refresh();
+    },
+    onDisconnected: () => {
+      attached.value = false;
     },
   });
 
@@ -160,32 +227,34 @@ export function useThread(threadId: string) {
       thread: detail.thread,
       loading: detail.loading,
       loadError: detail.loadError,
+      reconnecting: detail.reconnecting,
       deleted: detail.deleted,
     }),
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
     versions: reactive({ ...versions }),
     feedback: reactive({ ...feedback }),
     queue: reactive({
+      activeTurn: queue.activeTurn,
       items: queue.items,
       capacity: queue.capacity,
       isFull: queue.isFull,
+      paused: queue.paused,
+      setPaused: setQueuePaused,
+      clear: clearQueue,
       editingTurnId: queue.editingTurnId,
       startEditing: startEditingQueued,
       cancelEditing: cancelEditingQueued,
       saveEdit: saveQueuedEdit,
       remove: deleteQueued,
+      retry: retryFailed,
+      headStatus,
     }),
-    live: reactive({
-      isBusy: live.isBusy,
-      waitingForApproval: live.waitingForApproval,
-      send: live.send,
-      stop: live.stop,
-      sendNow: live.sendNow,
-    }),
+    live: reactive({ isBusy: live.isBusy, send: live.send, stop: live.stop, sendNow: live.sendNow }),
     approvals: reactive({ notes: approvals.notes }),
     composer: reactive({
       disabled: composerDisabled,
       disabledReason: composerDisabledReason,
+      queues: composerQueues,
       waitingFor: composerWaitingFor,
     }),
     notice: reactive({ message: notice.message, retry: notice.retry, dismiss: notice.dismiss }),

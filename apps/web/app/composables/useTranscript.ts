@@ -63,6 +63,11 @@ export function useTranscript(threadId: string) {
     });
   }
 
+  /** Takes a turn's messages out (a failed attempt that is being retried, Q11). */
+  function removeTurn(turnId: string): void {
+    chat.messages.value = chat.messages.value.filter((message) => message.metadata?.turnId !== turnId);
+  }
+
   function setMessages(messages: ChatUIMessage[]): void {
     chat.messages.value = messages;
   }
@@ -95,6 +100,7 @@ export function useTranscript(threadId: string) {
     stop: chat.stop,
     markInterrupted,
     setFeedback,
+    removeTurn,
     setMessages,
     appendMessage,
     cutAfterToolCall,

@@ -22,7 +22,7 @@ Feature: Tools with approvals
     Then a save_note card shows the arguments {"text": "remember the milk"} as text
     And it says "Waiting for your approval" with Approve and Deny
     When I send "after the note [[words:5]]"
-    Then the Dock shows it and says it waits for the approval in the reply
+    Then the Dock shows it, and its head says "Waits for the approval in the reply above."
     And the composer says "Waiting for an approval"
     And after a while it has still not run
     When I press Approve with the keyboard

@@ -100,6 +100,14 @@ export async function closeToolCall(
   await memory.updateMessages({ messages: [{ id: message.id, content: { ...message.content, parts } }] });
 }
 
+/** The visible text of one stored message, read by id (no recall of its thread). */
+export async function readMessageText(memory: Memory, messageId: string): Promise<string | undefined> {
+  const store = await memory.storage.getStore('memory');
+  const { messages } = (await store?.listMessagesById({ messageIds: [messageId] })) ?? { messages: [] };
+  const [message] = messages;
+  return message && textOf(message);
+}
+
 export function textOf(message: MastraDBMessage): string {
   return message.content.parts
     .map((part) => (part.type === 'text' ? part.text : ''))

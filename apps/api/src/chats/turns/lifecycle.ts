@@ -10,6 +10,7 @@ import { InvariantError } from '../../platform/errors';
  *   awaiting_approval -> running    (approved or denied: the same turn continues)
  *   awaiting_approval -> interrupted (Stop, or Stop & send, while it waits: the request is cancelled)
  *   queued  -> cancelled            (deleted from the dock)
+ *   failed  -> running              (retried: claimed again at once; Q11)
  *   failed  -> queued               (edited; Q11)
  *   failed  -> cancelled            (deleted)
  */
@@ -17,7 +18,7 @@ const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
   queued: ['running', 'cancelled'],
   running: ['completed', 'interrupted', 'failed', 'awaiting_approval'],
   awaiting_approval: ['running', 'interrupted'],
-  failed: ['queued', 'cancelled'],
+  failed: ['running', 'queued', 'cancelled'],
   completed: [],
   interrupted: [],
   cancelled: [],

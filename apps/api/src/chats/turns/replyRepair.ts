@@ -1,7 +1,8 @@
 import type { BranchRow, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { TOOL_CANCELLED_REASON } from '../../agent/tools';
-import { closeToolCall, ensureReplyPersisted, recallBranch } from '../branches/transcript';
+import type { Logger } from '../../platform/logger';
+import { closeToolCall, ensureReplyPersisted } from '../branches/transcript';
 
 /** How a run of the model ended, as the runner saw it. */
 export type Outcome =
@@ -17,18 +18,34 @@ export interface RunProgress {
 }
 
 /**
- * Mastra saves the user message and the reply when the stream ends, aborted or not. Some endings
- * need more, and this makes them right before the turn settles. Returns the id of the reply as
- * stored.
- * - A failed turn with no reply text goes back to the queue head (Q11), so its user message (and
- *   the error Mastra stored after it) leaves the transcript (`returnsToQueue`).
- * - An interrupted or failed one keeps its visible partial reply.
- * - A run stopped just as it suspended for an approval: its tool call is closed as cancelled.
+ * Mastra saves the user message and the reply when the stream ends, aborted or not. An interrupted
+ * or failed turn keeps its user message and its visible partial reply (a failed one as the attempt
+ * shown at the queue head, Q11); empty replies go. A run stopped just as it suspended for an
+ * approval has its tool call closed as cancelled (and Mastra's snapshot discarded), so the
+ * transcript never keeps a call without a result. Returns the id of the reply as stored, and
+ * whether the transcript is now safely in memory (then the checkpoint text can go).
  */
 export async function repairTranscript(
+  deps: { chatAgent: ChatAgent; logger: Logger },
+  turn: TurnRow,
+  context: { branch: BranchRow; ownerId: string; userMessageId: string },
+  progress: RunProgress,
+  outcome: Outcome,
+  suspendedCall: { runId: string; toolCallId: string } | undefined,
+): Promise<{ assistantMessageId: string | null; persisted: boolean }> {
+  try {
+    const assistantMessageId = await repair(deps.chatAgent, turn, context, progress, outcome, suspendedCall);
+    return { assistantMessageId, persisted: true };
+  } catch (error) {
+    deps.logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
+    return { assistantMessageId: progress.assistantMessageId, persisted: false };
+  }
+}
+
+async function repair(
   chatAgent: ChatAgent,
   turn: TurnRow,
-  context: { branch: BranchRow; ownerId: string; userMessageId: string; returnsToQueue: boolean },
+  context: { branch: BranchRow; ownerId: string; userMessageId: string },
   progress: RunProgress,
   outcome: Outcome,
   suspendedCall: { runId: string; toolCallId: string } | undefined,
@@ -37,12 +54,6 @@ export async function repairTranscript(
   const memoryThreadId = context.branch.memoryThreadId;
   if (outcome.status === 'completed' || outcome.status === 'awaiting_approval') {
     return progress.assistantMessageId;
-  }
-  if (outcome.status === 'failed' && context.returnsToQueue) {
-    const stored = await recallBranch(memory, memoryThreadId);
-    const userIndex = stored.findIndex((message) => message.id === context.userMessageId);
-    if (userIndex >= 0) await memory.deleteMessages(stored.slice(userIndex).map((message) => message.id));
-    return null;
   }
   if (suspendedCall) {
     await closeToolCall(memory, memoryThreadId, suspendedCall.toolCallId, TOOL_CANCELLED_REASON);

@@ -9,9 +9,15 @@ import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
 import { callModel, describeModelError, type Segment, suspendedCallOf } from './modelCall';
 import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
-import { checkpointRunningTurn, findTurn, leaseFromNow, transitionTurn } from './repository';
+import {
+  checkpointRunningTurn,
+  findTurn,
+  lastSettledTurnOnBranch,
+  leaseFromNow,
+  transitionTurn,
+} from './repository';
 import { settleTurn } from './settle';
-import { type SuspendedCall, suspendForApproval } from './suspend';
+import { endWithApprovalRequest, type SuspendedCall } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
 export interface TurnRunnerDeps {
@@ -22,6 +28,8 @@ export interface TurnRunnerDeps {
   /** This instance's id, written on the turns it claims. */
   runnerId: string;
   leaseMs: number;
+  /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
+  modelName: string;
 }
 
 interface RunningTurn {
@@ -54,17 +62,27 @@ export class TurnRunner {
   }
 
   /**
-   * Q5: takes the thread's active slot for this instance. Runs inside the caller's transaction,
-   * which holds the thread lock; `start` the turn once it has committed.
+   * Q5: takes the thread's active slot for this instance, to run `turn` on `branchId` (the version
+   * shown now: queued turns belong to the thread, not to a branch). Runs inside the caller's
+   * transaction, which holds the thread lock; `start` the turn once it has committed.
+   *
+   * S5: the run gets the hidden handoff instruction when the branch's last settled turn was
+   * interrupted, whichever way this claim came (a send, Send now, Stop & send, a viewer's claim, a
+   * retry). Decided here, under the lock, from the branch's state, so racing tabs can neither drop
+   * nor duplicate it: the turn after a handoff turn sees a settled, uninterrupted one.
    */
-  async claim(tx: Queryable, turn: TurnRow, handoff: boolean): Promise<TurnRow> {
+  async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
+    const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
     return await transitionTurn(tx, turn, 'running', {
-      handoff,
+      branchId,
+      handoff: lastSettled?.status === 'interrupted',
       runnerId: this.deps.runnerId,
       leaseExpiresAt: leaseFromNow(this.deps.leaseMs),
       startedAt: new Date(),
+      finishedAt: null,
       userMessageId: crypto.randomUUID(),
       assistantMessageId: null,
+      model: this.deps.modelName,
       partialText: '',
       error: null,
     });
@@ -210,59 +228,24 @@ export class TurnRunner {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      await this.waitForApproval(turn, progress, suspended, approvalRequest, stream);
+      await endWithApprovalRequest(this.deps, turn, progress, suspended, approvalRequest, stream);
       return;
     }
+    const stored = await repairTranscript(
+      this.deps,
+      turn,
+      { ...context, userMessageId },
+      progress,
+      outcome,
+      suspended,
+    );
+    progress.assistantMessageId = stored.assistantMessageId;
     try {
-      progress.assistantMessageId = await repairTranscript(
-        this.deps.chatAgent,
-        turn,
-        {
-          ...context,
-          userMessageId,
-          returnsToQueue: segment.kind === 'start' && progress.partialText === '',
-        },
-        progress,
-        outcome,
-        suspended,
-      );
-    } catch (error) {
-      logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
-    }
-    try {
-      await this.settle(turn, progress, outcome);
+      // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
+      await this.settle(turn, stored.persisted ? { ...progress, partialText: '' } : progress, outcome);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
-      stream.close();
-    }
-  }
-
-  /**
-   * The run suspended for an approval: the turn waits with no runner (and no lease) until a person
-   * decides, and the reply stream ends with the request, under the API's own id.
-   */
-  private async waitForApproval(
-    turn: TurnRow,
-    progress: RunProgress,
-    call: SuspendedCall,
-    approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined,
-    stream: TurnStream,
-  ): Promise<void> {
-    try {
-      const request = await suspendForApproval(this.deps, turn, this.deps.runnerId, progress, call);
-      if (request) {
-        stream.push({
-          ...(approvalRequest ?? {}),
-          type: 'tool-approval-request',
-          approvalId: request.id,
-          toolCallId: request.toolCallId,
-        });
-      }
-    } catch (error) {
-      this.deps.logger.error({ err: error, turnId: turn.id }, 'could not record a tool approval request');
-    } finally {
-      for (const chunk of endOfReply('awaiting_approval')) stream.push(chunk);
       stream.close();
     }
   }

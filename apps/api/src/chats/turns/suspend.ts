@@ -1,4 +1,5 @@
 import type { Database, HitlRequestRow, TurnRow } from '@chat/db';
+import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { TOOL_CANCELLED_REASON } from '../../agent/tools';
 import type { Logger } from '../../platform/logger';
@@ -10,6 +11,7 @@ import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from '.
 import type { RunProgress } from './replyRepair';
 import { findTurn, transitionTurn } from './repository';
 import { settleTurn } from './settle';
+import { endOfReply, type TurnStream } from './turnStream';
 
 /** The tool call a run suspended on, and Mastra's handle to resume it. */
 export interface SuspendedCall {
@@ -51,6 +53,37 @@ export async function suspendForApproval(
   });
   if (request) await deps.signals.publish({ kind: 'hitl.changed', threadId: turn.threadId });
   return request;
+}
+
+/**
+ * The runner's end of a run that suspended for an approval: the turn waits with no runner (and no
+ * lease) until a person decides, and the reply stream ends with the request, under the API's own
+ * id (Mastra's run id stays on the server).
+ */
+export async function endWithApprovalRequest(
+  deps: { db: Database; signals: Signals; logger: Logger; runnerId: string },
+  turn: TurnRow,
+  progress: RunProgress,
+  call: SuspendedCall,
+  approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined,
+  stream: TurnStream,
+): Promise<void> {
+  try {
+    const request = await suspendForApproval(deps, turn, deps.runnerId, progress, call);
+    if (request) {
+      stream.push({
+        ...(approvalRequest ?? {}),
+        type: 'tool-approval-request',
+        approvalId: request.id,
+        toolCallId: request.toolCallId,
+      });
+    }
+  } catch (error) {
+    deps.logger.error({ err: error, turnId: turn.id }, 'could not record a tool approval request');
+  } finally {
+    for (const chunk of endOfReply('awaiting_approval')) stream.push(chunk);
+    stream.close();
+  }
 }
 
 /**

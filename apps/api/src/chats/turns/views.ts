@@ -1,5 +1,6 @@
 import type { ChatMessageMetadata, Turn, TurnQueue } from '@chat/contracts';
 import type { Queryable } from '@chat/db';
+import { isQueuePaused } from '../threads/repository';
 import { toTurn, toTurnQueue } from './dto';
 import { findActiveTurn, findTurn, listQueuedTurns, listTurnsOfMessages } from './repository';
 
@@ -7,7 +8,11 @@ import { findActiveTurn, findTurn, listQueuedTurns, listTurnsOfMessages } from '
 
 /** The thread's running turn and its queue in run order. */
 export async function readTurnQueue(q: Queryable, threadId: string): Promise<TurnQueue> {
-  return toTurnQueue(await findActiveTurn(q, threadId), await listQueuedTurns(q, threadId));
+  return toTurnQueue(
+    await findActiveTurn(q, threadId),
+    await listQueuedTurns(q, threadId),
+    await isQueuePaused(q, threadId),
+  );
 }
 
 export async function hasActiveTurn(q: Queryable, threadId: string): Promise<boolean> {
@@ -21,8 +26,10 @@ export async function readTurn(q: Queryable, threadId: string, turnId: string): 
 
 /**
  * What the API knows of each message (it owns interrupt state, O2): the turn it belongs to, and
- * whether a reply was interrupted or failed. Keyed by message id as streamed, which is also the
- * origin id of its copies in other versions, so they share the marks.
+ * whether a reply was interrupted or is a failed attempt waiting at the queue head (Q11: the reply
+ * gets `failed` and `error`, or the user message does when the attempt failed before any text).
+ * Keyed by message id as streamed, which is also the origin id of its copies in other versions, so
+ * they share the marks.
  */
 export async function readMessageMarks(
   q: Queryable,
@@ -31,12 +38,19 @@ export async function readMessageMarks(
 ): Promise<Map<string, ChatMessageMetadata>> {
   const metadata = new Map<string, ChatMessageMetadata>();
   for (const turn of await listTurnsOfMessages(q, threadId, messageIds)) {
-    if (turn.userMessageId) metadata.set(turn.userMessageId, { turnId: turn.id });
+    const failed =
+      turn.status === 'failed'
+        ? { failed: true, error: turn.error ?? 'The reply could not be produced.' }
+        : {};
+    if (turn.userMessageId) {
+      metadata.set(turn.userMessageId, { turnId: turn.id, ...(turn.assistantMessageId ? {} : failed) });
+    }
     if (!turn.assistantMessageId) continue;
     metadata.set(turn.assistantMessageId, {
       turnId: turn.id,
       ...(turn.status === 'interrupted' ? { interrupted: true } : {}),
-      ...(turn.status === 'failed' ? { error: turn.error ?? 'The reply failed.' } : {}),
+      ...failed,
+      ...(turn.model ? { model: turn.model } : {}),
     });
   }
   return metadata;
