@@ -107,13 +107,15 @@ test.describe('tool approvals (H3, Q12)', () => {
     await chat.startThread('maybe later [[tool:save_note]]');
     const card = toolCard(chat.page);
     await expect(card.approve).toBeVisible();
-    await chat.send('still queued [[words:5]]');
-    await dock.expectTexts(['still queued [[words:5]]']);
+    await chat.send('still queued [[words:12]]');
+    await dock.expectTexts(['still queued [[words:12]]']);
 
     await chat.stopButton.click();
     await expect(card.outcome).toHaveText('Cancelled');
     await expect(card.approve).toBeHidden();
-    // The approval no longer blocks the queue: this viewer claims the head (Q10).
+    // The approval no longer blocks the queue: this viewer claims the head (Q10), which runs with
+    // the handoff, as after any interrupt (S5).
     await expect(chat.repliesTo('still queued')).toHaveCount(1, { timeout: 20_000 });
+    await expect(chat.repliesTo('still queued')).toContainText('(after interruption)');
   });
 });
