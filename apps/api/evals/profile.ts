@@ -38,6 +38,8 @@ export interface KindSummary {
   /** Each scorer's average over the kind's cases against its threshold; absent when it never ran. */
   scorers: Record<string, { average: number; threshold: number; passed: boolean } | { notRun: string }>;
   passed: boolean;
+  /** Why the kind could not be scored at all. */
+  error?: string;
 }
 
 export interface ProfileResult {
@@ -89,14 +91,29 @@ export async function runProfile(options: ProfileOptions): Promise<ProfileResult
         .flatMap((item) => modes.map((mode) => ({ input: { ...item, mode } satisfies CaseInput })));
       if (data.length === 0) continue;
       const kindRows: CaseRow[] = [];
-      const result = await runEvals({
-        target,
-        data,
-        scorers: scorers.map((scorer) => ({ scorer, threshold: thresholdOf(scorer.id) })),
-        onItemComplete: ({ item, scorerResults }) => {
-          kindRows.push(toRow(item.input as CaseInput, scorerResults, thresholdOf));
-        },
-      });
+      let result: Awaited<ReturnType<typeof runEvals>>;
+      try {
+        result = await runEvals({
+          target,
+          data,
+          scorers: scorers.map((scorer) => ({ scorer, threshold: thresholdOf(scorer.id) })),
+          onItemComplete: ({ item, scorerResults }) => {
+            kindRows.push(toRow(item.input as CaseInput, scorerResults, thresholdOf));
+          },
+        });
+      } catch (error) {
+        // A scorer that throws (a judge that does not answer, say) fails the kind; it never passes it.
+        rows.push(...kindRows);
+        kinds.push({
+          kind,
+          cases: data.length,
+          passedCases: 0,
+          scorers: {},
+          passed: false,
+          error: messageOf(error),
+        });
+        continue;
+      }
       rows.push(...kindRows);
       const summary: KindSummary['scorers'] = {};
       for (const scorer of scorers) {
@@ -141,7 +158,7 @@ function caseWorkflow(environment: EvalEnvironment) {
       try {
         return await runCase(environment, inputData);
       } catch (error) {
-        return { error: error instanceof Error ? error.message : String(error) } as CaseObservation;
+        return { error: messageOf(error) } as CaseObservation;
       }
     },
   });
@@ -189,4 +206,13 @@ function resolveJudge(name: string, env: Record<string, string | undefined>): La
     openaiBaseUrl: env.OPENAI_BASE_URL,
     localModelDelayMs: 0,
   });
+}
+
+/** An error's message with its causes (MastraError wraps the scorer's own error). */
+function messageOf(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error; current && parts.length < 4; current = (current as { cause?: unknown }).cause) {
+    parts.push(current instanceof Error ? current.message : String(current));
+  }
+  return parts.join(': ');
 }

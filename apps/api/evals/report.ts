@@ -37,8 +37,9 @@ export function formatReport(result: ProfileResult): string {
         ? `${id} not run (${summary.notRun})`
         : `${id} ${summary.average.toFixed(2)}/${summary.threshold}${summary.passed ? '' : ' MISSED'}`,
     );
+    const detail = kind.error ? `could not be scored: ${kind.error}` : parts.join(', ');
     lines.push(
-      `${kind.passed ? 'pass' : 'FAIL'}  ${kind.kind}: ${kind.passedCases}/${kind.cases} cases; ${parts.join(', ')}`,
+      `${kind.passed ? 'pass' : 'FAIL'}  ${kind.kind}: ${kind.passedCases}/${kind.cases} cases; ${detail}`,
     );
   }
 
@@ -49,7 +50,7 @@ export function formatReport(result: ProfileResult): string {
         : [],
     ),
   );
-  if (failures.length > 0) lines.push('', 'Reasons below 1.0:', ...failures);
+  if (failures.length > 0) lines.push('', 'Reasons for scores below 1.0:', ...failures);
   lines.push('', result.passed ? 'PASSED: every threshold met' : 'FAILED: a threshold was missed');
   return lines.join('\n');
 }
