@@ -1,4 +1,4 @@
-// Offline-safe configuration: no CDN fonts or icons, no telemetry (see /work/shared/STACK.md).
+// Offline-safe configuration: no CDN fonts or icons, no telemetry (the build machines reach no CDN).
 export default defineNuxtConfig({
   compatibilityDate: '2026-11-01',
   modules: ['@nuxt/ui'],

@@ -2,6 +2,7 @@
 export const errorCodes = [
   'bad_request',
   'not_found',
+  'method_not_allowed',
   'unauthorized',
   'forbidden_origin',
   'queue_full',
@@ -34,6 +35,7 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   unauthorized: { status: 401, message: 'Sign in first.' },
   forbidden_origin: { status: 403, message: 'This request did not come from the app.' },
   not_found: { status: 404, message: 'Not found.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed here.' },
   queue_full: {
     status: 409,
     message: 'The queue is full. Wait for a reply, or remove a queued message.',
@@ -52,10 +54,6 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   rate_limited: { status: 429, message: 'Too many requests. Wait a moment and try again.' },
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
 };
-
-export const statusOfErrorCode = Object.fromEntries(
-  Object.entries(errorTable).map(([code, row]) => [code, row.status]),
-) as Record<ErrorCode, number>;
 
 /** The default message of a code. */
 export function errorMessage(code: ErrorCode): string {

@@ -1,4 +1,5 @@
 export * from './errors';
 export * from './events';
+export * from './limits';
 export * from './threads';
 export * from './turns';

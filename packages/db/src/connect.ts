@@ -15,7 +15,10 @@ export interface DatabaseHandle {
 }
 
 export interface ConnectOptions {
-  /** Use this server; when absent an embedded PostgreSQL is started under `dataDir/postgres`. */
+  /**
+   * Use this server; when absent an embedded PostgreSQL is started under `dataDir/postgres`, its
+   * superuser password generated once into `dataDir/postgres-password`.
+   */
   databaseUrl?: string;
   dataDir: string;
   embeddedPort?: number;
@@ -32,6 +35,7 @@ export async function connect(options: ConnectOptions): Promise<DatabaseHandle> 
     const server = await startEmbeddedPostgres({
       dataDir: join(options.dataDir, 'postgres'),
       port: options.embeddedPort,
+      passwordFile: join(options.dataDir, 'postgres-password'),
       onLog: options.onLog,
     });
     stopServer = server.stop;

@@ -3,135 +3,17 @@ import type {
   LanguageModelV4CallOptions,
   LanguageModelV4FinishReason,
   LanguageModelV4GenerateResult,
-  LanguageModelV4Message,
-  LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
   LanguageModelV4StreamResult,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { isHandoffInstruction } from './handoffInstruction';
-import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
+import { type PlannedReply, planReply } from './localModelReply';
 
 export interface LocalModelOptions {
   defaultDelayMs: number;
 }
 
 const MODEL_ID = 'local';
-const QUOTE_MAX_CHARS = 200;
-const HANDOFF_OPENING = '(after interruption)';
-
-// Whole sentences (about 12 words each) keep the filler readable in the UI and in transcripts.
-const FILLER_SENTENCES = [
-  'The answer depends on a few simple ideas that fit together well.',
-  'First we look at what you asked and then at how the parts connect.',
-  'In practice most questions like this have clear tradeoffs worth naming early.',
-  'A small example often helps because it shows where the details matter.',
-  'It is useful to keep notes short, honest and easy to check later.',
-  'When things change, the same steps still work with only minor adjustments.',
-  'One good approach is to start simple and add detail only when needed.',
-  'Each choice has a cost, so it pays to write the reasons down.',
-  'Testing the idea on real data usually settles the question faster than debate.',
-  'If something feels unclear, asking one precise question saves a lot of time.',
-  'The next step builds on this one, so it is worth getting right.',
-  'Good defaults matter more than clever options that few people ever use.',
-  'A clear name for each part makes the whole system easier to follow.',
-  'Most problems become smaller once you split them into independent pieces.',
-  'Keep the common case fast and make the rare case merely correct.',
-  'Writing the plan down first tends to reveal the gaps in it.',
-];
-
-interface PlannedReply {
-  words: string[];
-  directives: LocalModelDirectives;
-  inputTokens: number;
-}
-
-function countWords(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
-}
-
-function textOf(message: LanguageModelV4Message): string {
-  if (message.role === 'system') return message.content;
-  const texts: string[] = [];
-  for (const part of message.content) {
-    if (part.type === 'text') texts.push(part.text);
-  }
-  return texts.join('\n');
-}
-
-function truncateQuote(text: string): string {
-  if (text.length <= QUOTE_MAX_CHARS) return text;
-  const cut = text.slice(0, QUOTE_MAX_CHARS);
-  const lastSpace = cut.lastIndexOf(' ');
-  return `${(lastSpace > QUOTE_MAX_CHARS / 2 ? cut.slice(0, lastSpace) : cut).trimEnd()}…`;
-}
-
-// FNV-1a: a tiny stable hash so the same message always gets the same filler.
-function hashText(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < text.length; index++) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
-
-// mulberry32: deterministic pseudo-random numbers in [0, 1) from a 32-bit seed.
-function createRandom(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function fillerWords(count: number, seed: number): string[] {
-  const random = createRandom(seed);
-  const words: string[] = [];
-  while (words.length < count) {
-    const sentence = FILLER_SENTENCES[Math.floor(random() * FILLER_SENTENCES.length)] ?? '';
-    words.push(...sentence.split(' '));
-  }
-  const kept = words.slice(0, count);
-  const lastWord = kept.at(-1);
-  if (lastWord !== undefined && !lastWord.endsWith('.')) {
-    kept[kept.length - 1] = `${lastWord.replace(/[,;:]$/, '')}.`;
-  }
-  return kept;
-}
-
-function planReply(prompt: LanguageModelV4Prompt): PlannedReply {
-  const userTexts = prompt.filter((message) => message.role === 'user').map(textOf);
-  const directives = parseDirectives(userTexts.at(-1) ?? '');
-  const afterInterruption = prompt.some(
-    (message) => message.role === 'system' && isHandoffInstruction(message.content),
-  );
-
-  const opening: string[] = [];
-  if (afterInterruption) opening.push(HANDOFF_OPENING);
-  if (directives.history) {
-    const earlier = userTexts
-      .slice(0, -1)
-      .map((text) => `"${truncateQuote(parseDirectives(text).cleanText)}"`);
-    opening.push(`History: ${earlier.length > 0 ? earlier.join(' | ') : '(none)'}`);
-  }
-  opening.push(`You said: "${truncateQuote(directives.cleanText)}".`);
-  const openingWords = opening.join(' ').split(/\s+/).filter(Boolean);
-
-  // With [[history]] the whole opening is the evidence a test reads, so it is never cut.
-  const words =
-    !directives.history && openingWords.length >= directives.words
-      ? openingWords.slice(0, directives.words)
-      : [
-          ...openingWords,
-          ...fillerWords(Math.max(0, directives.words - openingWords.length), hashText(directives.cleanText)),
-        ];
-
-  const inputTokens = prompt.reduce((total, message) => total + countWords(textOf(message)), 0);
-  return { words, directives, inputTokens };
-}
 
 function usageFor(inputTokens: number, outputTokens: number): LanguageModelV4Usage {
   return {

@@ -1,28 +1,73 @@
+import { MAX_JSON_BODY_BYTES } from '@chat/contracts';
+import { readBoundedBody } from '../utils/boundedBody';
+import { abandon, refuse } from '../utils/refusal';
+import { unforwardableReason } from '../utils/requestPath';
+import { pipeUpstreamBody, upstreamRequestHeaders, writeUpstreamHead } from '../utils/upstream';
+
+/** The methods the API serves. Anything else (TRACE, CONNECT, made-up ones) stops here. */
+const FORWARDED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
 /**
  * Proxies every /api/** request to the API (runtimeConfig.apiOrigin, env NUXT_API_ORIGIN).
  *
- * A server route rather than a routeRules proxy because: the target is read at run time,
- * the request body is streamed through, and a client disconnect aborts the upstream fetch
- * (an SSE subscriber that goes away must not keep an API connection open). Responses,
- * SSE included, are written through chunk by chunk; cookies pass both ways untouched.
+ * A server route rather than a routeRules proxy because: the target is read at run time, and a
+ * client disconnect aborts the upstream fetch (an SSE subscriber that goes away must not keep an
+ * API connection open). On the way it:
+ * - forwards the path exactly as received, and refuses one whose meaning could change in transit
+ *   (dot segments, NUL, backslash) with `400 bad_request`;
+ * - refuses methods the API does not serve with `405 method_not_allowed`;
+ * - reads the request body counting bytes (bodies are JSON, at most MAX_JSON_BODY_BYTES) and
+ *   answers `413 too_large` at the limit, without reading the rest;
+ * - writes responses, SSE included, through chunk by chunk, and breaks the browser's connection
+ *   when the API's breaks; an unreachable API is `503 unavailable`.
+ * Cookies pass both ways untouched.
  */
 export default defineEventHandler(async (event) => {
-  const { apiOrigin } = useRuntimeConfig(event);
-  const target = new URL(event.path, apiOrigin).toString();
+  const { req, res } = event.node;
+  const rawUrl = req.url ?? '/';
+  const method = (req.method ?? 'GET').toUpperCase();
+  if (!FORWARDED_METHODS.has(method))
+    return refuse(event, 'method_not_allowed', { headers: { allow: [...FORWARDED_METHODS].join(', ') } });
+  const unforwardable = unforwardableReason(rawUrl);
+  if (unforwardable) return refuse(event, 'bad_request', { message: unforwardable });
+
+  let body: Uint8Array<ArrayBuffer> | undefined;
+  if (method !== 'GET' && method !== 'HEAD') {
+    const read = await readBoundedBody(req, MAX_JSON_BODY_BYTES);
+    if (!read.ok) {
+      if (read.reason === 'aborted') return abandon(event);
+      // The rest of the body is never read: close the connection after answering.
+      return refuse(event, 'too_large', {
+        message: 'Request body is too large.',
+        headers: { connection: 'close' },
+      });
+    }
+    body = read.bytes;
+  }
 
   const upstream = new AbortController();
-  event.node.res.once('close', () => {
-    if (!event.node.res.writableFinished) upstream.abort();
+  res.once('close', () => {
+    if (!res.writableFinished) upstream.abort();
   });
-
+  const { apiOrigin } = useRuntimeConfig(event);
+  let response: Response;
   try {
-    return await proxyRequest(event, target, {
-      streamRequest: true,
-      fetchOptions: { signal: upstream.signal },
+    // String concatenation, not new URL(path, origin): the path goes exactly as it came.
+    response = await fetch(`${apiOrigin.replace(/\/+$/, '')}${rawUrl}`, {
+      method,
+      headers: upstreamRequestHeaders(req),
+      body,
+      redirect: 'manual',
+      signal: upstream.signal,
     });
-  } catch (error) {
-    // The browser went away mid-response: nothing is left to answer.
-    if (upstream.signal.aborted) return;
-    throw error;
+  } catch {
+    // The browser went away first: nothing is left to answer.
+    if (upstream.signal.aborted) return abandon(event);
+    return refuse(event, 'unavailable', {
+      message: 'The chat server is not reachable. Try again shortly.',
+      headers: { 'retry-after': '2' },
+    });
   }
+  writeUpstreamHead(res, response);
+  await pipeUpstreamBody(res, response.body);
 });

