@@ -1,42 +1,54 @@
 import { randomUUID } from 'node:crypto';
 import type { Turn } from '@chat/contracts';
 import { recallBranch } from '../src/chats/branches/transcript';
-import type { ChatServices } from '../src/chats/context';
 import { findTurn } from '../src/chats/turns/repository';
 import type { TurnStream } from '../src/chats/turns/turnStream';
+import { turnStreamResponse } from '../src/platform/http';
 import { type EvalCase, FOLLOW_UP } from './cases';
 import type { EvalEnvironment } from './environment';
 import type { RecordedCall } from './recordingModel';
 import { readShareSnapshot, type ShareSnapshot } from './share';
 import { collectEvents, ReplyReader } from './sse';
 
+/** A turn that started, and its reply as the SSE response the browser gets. */
+interface StartedTurn {
+  turnId: string;
+  response: Response;
+}
+
+const replyOf = ({ turn, stream }: { turn: Turn; stream: TurnStream }): StartedTurn => ({
+  turnId: turn.id,
+  response: turnStreamResponse(turn.id, stream.subscribe()),
+});
+
 /**
- * How the queued message comes to run after the reply is cut off. Each is the same service calls
- * the routes make. Adding a mode to the profile is one entry in `profileModes` (profile.ts).
+ * How the queued message comes to run after the reply is cut off: the calls a tab makes. Adding a
+ * mode to the profile is one entry in `profileModes` (profile.ts).
  */
 export const interruptModes = {
   /** Stop & send on the head while the reply streams. */
-  'stop-and-send': (s: ChatServices, owner: string, threadId: string, headId: string) =>
-    s.interrupts.sendNow(owner, threadId, headId),
+  'stop-and-send': async (env: EvalEnvironment, threadId: string, headId: string) =>
+    replyOf(await env.runtime.services.interrupts.sendNow(env.ownerId, threadId, headId)),
   /** A plain Stop, then Send now on the head. */
-  'stop-then-send-now': async (s: ChatServices, owner: string, threadId: string, headId: string) => {
-    await s.interrupts.interrupt(owner, threadId);
-    return await s.interrupts.sendNow(owner, threadId, headId);
+  'stop-then-send-now': async (env: EvalEnvironment, threadId: string, headId: string) => {
+    const { interrupts } = env.runtime.services;
+    await interrupts.interrupt(env.ownerId, threadId);
+    return replyOf(await interrupts.sendNow(env.ownerId, threadId, headId));
   },
-  /** A plain Stop, then a viewer's claim of the head (`POST /queue/claim`). */
-  'stop-then-viewer-claim': async (s: ChatServices, owner: string, threadId: string) => {
-    await s.interrupts.interrupt(owner, threadId);
-    return await s.queue.claimHead(owner, threadId, { handoff: false });
+  /** A plain Stop, then a viewer's claim of the head, through its route (`POST /queue/claim`). */
+  'stop-then-viewer-claim': async (env: EvalEnvironment, threadId: string) => {
+    await env.runtime.services.interrupts.interrupt(env.ownerId, threadId);
+    const response = await env.app.request(`/api/threads/${threadId}/queue/claim`, {
+      method: 'POST',
+      headers: { cookie: env.cookie },
+    });
+    const turnId = response.headers.get('x-turn-id');
+    if (response.status !== 200 || !turnId) {
+      throw new Error(`the viewer claim answered ${response.status}: ${await response.text()}`);
+    }
+    return { turnId, response };
   },
-} satisfies Record<
-  string,
-  (
-    s: ChatServices,
-    owner: string,
-    threadId: string,
-    headId: string,
-  ) => Promise<{ turn: Turn; stream: TurnStream }>
->;
+} satisfies Record<string, (env: EvalEnvironment, threadId: string, headId: string) => Promise<StartedTurn>>;
 export type InterruptMode = keyof typeof interruptModes;
 
 export interface CaseInput extends EvalCase {
@@ -88,26 +100,26 @@ export async function runCase(env: EvalEnvironment, input: CaseInput): Promise<C
   env.recorder.step = step('interrupted');
   const first = await send(thread.id, withDirectives(input.request, 'interrupted'));
   if (first.kind !== 'streaming') throw new Error(`the first send was ${first.kind}, not started`);
-  const firstReply = new ReplyReader(first.turn.id, first.stream.subscribe());
+  const firstReply = new ReplyReader(replyOf(first).response);
   await firstReply.untilWords(input.interruptAfterWords);
 
   const queued = await send(thread.id, withDirectives(input.queued, 'claimed'));
   if (queued.kind !== 'queued') throw new Error(`the queued send was ${queued.kind}, not queued`);
   env.recorder.step = step('claimed');
-  const claimed = await interruptModes[input.mode](services, owner, thread.id, queued.turn.id);
-  const claimedReply = new ReplyReader(claimed.turn.id, claimed.stream.subscribe());
+  const claimed = await interruptModes[input.mode](env, thread.id, queued.turn.id);
+  const claimedReply = new ReplyReader(claimed.response);
   await Promise.all([firstReply.done, claimedReply.done]);
 
   env.recorder.step = step('follow-up');
   const next = await send(thread.id, withDirectives(FOLLOW_UP, 'followUp'));
   if (next.kind !== 'streaming') throw new Error(`the follow-up send was ${next.kind}, not started`);
-  const nextReply = new ReplyReader(next.turn.id, next.stream.subscribe());
+  const nextReply = new ReplyReader(replyOf(next).response);
   await nextReply.done;
 
   const { db, sql } = env.runtime.database;
   const detail = await services.threads.detail(owner, thread.id);
   const interruptedRow = await findTurn(db, thread.id, first.turn.id);
-  const claimedRow = await findTurn(db, thread.id, claimed.turn.id);
+  const claimedRow = await findTurn(db, thread.id, claimed.turnId);
   const memoryThreadId = detail.thread.activeBranchId;
   const recalled = await recallBranch(env.runtime.chatAgent.memory, memoryThreadId);
   const rawRows = await sql`

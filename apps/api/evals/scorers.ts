@@ -92,10 +92,15 @@ export const instructionHidden = checkScorer(
 export const notInShare = checkScorer(
   'not-in-share',
   'The instruction text is not in a share snapshot of the thread',
-  (_input, { share }) => {
+  (_input, { share, claimed }) => {
     if (!share.built) return { notRun: 'no shares yet' };
     return [
       { name: `the share was created and read (HTTP ${share.status})`, ok: share.ok },
+      // So that an empty snapshot cannot pass: it holds the reply (as a JSON string).
+      {
+        name: 'the snapshot holds the claimed reply',
+        ok: share.text.includes(JSON.stringify(claimed.reply).slice(1, -1)),
+      },
       { name: 'not in the share snapshot', ok: !showsInstruction(share.text) },
     ];
   },

@@ -1,6 +1,3 @@
-import type { UIMessageChunk } from 'ai';
-import { turnStreamResponse } from '../src/platform/http';
-
 /**
  * Reads a turn's reply exactly as the browser receives it: the route's SSE response
  * (`turnStreamResponse`), byte for byte, with the text of its `text-delta` chunks.
@@ -14,8 +11,8 @@ export class ReplyReader {
   private readonly waiting = new Set<() => void>();
   private finished = false;
 
-  constructor(turnId: string, stream: ReadableStream<UIMessageChunk>) {
-    this.done = this.read(turnStreamResponse(turnId, stream)).finally(() => {
+  constructor(response: Response) {
+    this.done = this.read(response).finally(() => {
       this.finished = true;
       this.wakeAll();
     });
