@@ -28,6 +28,8 @@ export interface EvalEnvironment {
   cookie: string;
   /** The built-in local model, whose replies the deterministic scorers can read. */
   localModel: boolean;
+  /** The API has shares (PRODUCT H1), so the share-snapshot check runs. */
+  sharesBuilt: boolean;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
       ownerId,
       cookie,
       localModel: config.CHAT_MODEL === 'local',
+      sharesBuilt: 'shares' in runtime.services,
       close: () => runtime.close(),
     };
   } catch (error) {

@@ -47,6 +47,8 @@ export interface ProfileResult {
   model: string;
   judge: string | null;
   sabotage: Sabotage | null;
+  /** Whether the API has shares, so that the share-snapshot check ran. */
+  sharesBuilt: boolean;
   scorerIds: string[];
   rows: CaseRow[];
   kinds: KindSummary[];
@@ -139,6 +141,7 @@ export async function runProfile(options: ProfileOptions): Promise<ProfileResult
     model: env.CHAT_MODEL || 'local',
     judge: judgeModelName ?? null,
     sabotage: options.sabotage ?? null,
+    sharesBuilt: environment.sharesBuilt,
     scorerIds: scorers.map((scorer) => scorer.id),
     rows,
     kinds,

@@ -2,13 +2,14 @@ import type { EvalEnvironment } from './environment';
 
 /**
  * A share snapshot of the thread (PRODUCT H1), read the way anyone with its link reads it:
- * `POST /api/threads/:id/shares`, then the public `GET /api/shares/:token`. Shares are not built
- * yet in every checkout: when the API has no share service and the create route is unknown, the
- * scorer that reads this reports "not run", never "passed".
+ * `POST /api/threads/:id/shares`, then the public `GET /api/shares/:token`. Until the API has a
+ * share service, the scorer that reads this reports "not run", never "passed"; once it has one,
+ * any failure to create or read the share fails the scorer.
  */
 export type ShareSnapshot = { built: false } | { built: true; ok: boolean; status: number; text: string };
 
 export async function readShareSnapshot(env: EvalEnvironment, threadId: string): Promise<ShareSnapshot> {
+  if (!env.sharesBuilt) return { built: false };
   const headers = { cookie: env.cookie, 'content-type': 'application/json' };
   const created = await env.app.request(`/api/threads/${threadId}/shares`, {
     method: 'POST',
@@ -16,8 +17,6 @@ export async function readShareSnapshot(env: EvalEnvironment, threadId: string):
     body: '{}',
   });
   const createdText = await created.text();
-  // The thread exists and is the guest's own: a 404 here means there is no such route.
-  if (created.status === 404 && !('shares' in env.runtime.services)) return { built: false };
   const token = parseToken(createdText);
   if (!created.ok || !token) return { built: true, ok: false, status: created.status, text: createdText };
   const read = await env.app.request(`/api/shares/${encodeURIComponent(token)}`);

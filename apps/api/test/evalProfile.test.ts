@@ -39,24 +39,30 @@ describe('the chat-queue-interrupt-ci profile', () => {
     }
   });
 
-  it('scores 1.0 on every deterministic scorer for every case, and reports the judge as not run', async () => {
-    const result = await runProfile({ databaseUrl: database.url, env: localOnly });
-    const report = formatReport(result);
+  it(
+    'scores 1.0 on every deterministic scorer for every case, and reports the judge as not run',
+    async () => {
+      const result = await runProfile({ databaseUrl: database.url, env: localOnly });
+      const report = formatReport(result);
 
-    expect(result.rows).toHaveLength(evalCases.length * profileModes.length);
-    for (const id of deterministicIds.filter((id) => id !== notInShare.id)) {
-      const scores = scoresOf(result, id);
-      expect(scores, `${id}\n${report}`).toEqual(scores.map(() => 1));
-    }
-    // The API has no shares yet: the share check says "not run", never "passed".
-    expect(scoresOf(result, notInShare.id).every((score) => score === 'not run')).toBe(true);
-    expect(report).toContain('not-in-share not run (no shares yet)');
-    expect(scoresOf(result, 'judge').every((score) => score === 'not run')).toBe(true);
-    expect(result.kinds.map((kind) => kind.kind)).toEqual([...caseKinds]);
-    expect(result.passed, report).toBe(true);
-    expect(report).toContain('judge not run (no judge model');
-    expect(report).toContain('PASSED');
-  }, 180_000);
+      expect(result.rows).toHaveLength(evalCases.length * profileModes.length);
+      for (const id of deterministicIds.filter((id) => id !== notInShare.id)) {
+        const scores = scoresOf(result, id);
+        expect(scores, `${id}\n${report}`).toEqual(scores.map(() => 1));
+      }
+      // Until the API has shares, the share check says "not run", never "passed".
+      const shareScores = scoresOf(result, notInShare.id);
+      expect(shareScores, report).toEqual(shareScores.map(() => (result.sharesBuilt ? 1 : 'not run')));
+      if (!result.sharesBuilt) expect(report).toContain('not-in-share not run (no shares yet)');
+      expect(scoresOf(result, 'judge').every((score) => score === 'not run')).toBe(true);
+      expect(result.kinds.map((kind) => kind.kind)).toEqual([...caseKinds]);
+      expect(result.passed, report).toBe(true);
+      expect(report).toContain('judge not run (no judge model');
+      expect(report).toContain('PASSED');
+    },
+    // Generous: the machine running the suite may be busy, and each case streams for real.
+    60_000 + evalCases.length * profileModes.length * 8_000,
+  );
 
   const broken: Array<[Sabotage, string]> = [
     ['skip-handoff', 'handoff-once'],
