@@ -13,10 +13,15 @@ export const PROFILE_ID = 'chat-queue-interrupt-ci';
 
 /**
  * The ways an interrupted reply hands over to the queued message that the profile runs, each
- * with every case. Stop & send carries the handoff today; add `'stop-then-send-now'` and
- * `'stop-then-viewer-claim'` (runCase.ts: interruptModes) once the handoff follows every interrupt.
+ * with every case (runCase.ts: interruptModes). The handoff follows every interrupt (S5), so
+ * every case runs after Stop & send, after a plain Stop and Send now, and after a plain Stop and
+ * a viewer's claim.
  */
-export const profileModes: InterruptMode[] = ['stop-and-send'];
+export const profileModes: InterruptMode[] = [
+  'stop-and-send',
+  'stop-then-send-now',
+  'stop-then-viewer-claim',
+];
 
 export const DETERMINISTIC_THRESHOLD = 1;
 

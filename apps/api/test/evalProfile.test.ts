@@ -4,7 +4,7 @@ import { caseKinds, evalCases } from '../evals/cases';
 import type { Sabotage } from '../evals/environment';
 import { type ProfileResult, profileModes, runProfile } from '../evals/profile';
 import { formatReport } from '../evals/report';
-import { deterministicScorers, notInShare } from '../evals/scorers';
+import { deterministicScorers } from '../evals/scorers';
 import { freshDatabase } from './support/testApi';
 
 /**
@@ -46,14 +46,12 @@ describe('the chat-queue-interrupt-ci profile', () => {
       const report = formatReport(result);
 
       expect(result.rows).toHaveLength(evalCases.length * profileModes.length);
-      for (const id of deterministicIds.filter((id) => id !== notInShare.id)) {
+      // Every deterministic scorer ran (the share check included) and scored 1.0 on every case.
+      expect(result.sharesBuilt).toBe(true);
+      for (const id of deterministicIds) {
         const scores = scoresOf(result, id);
         expect(scores, `${id}\n${report}`).toEqual(scores.map(() => 1));
       }
-      // Until the API has shares, the share check says "not run", never "passed".
-      const shareScores = scoresOf(result, notInShare.id);
-      expect(shareScores, report).toEqual(shareScores.map(() => (result.sharesBuilt ? 1 : 'not run')));
-      if (!result.sharesBuilt) expect(report).toContain('not-in-share not run (no shares yet)');
       expect(scoresOf(result, 'judge').every((score) => score === 'not run')).toBe(true);
       expect(result.kinds.map((kind) => kind.kind)).toEqual([...caseKinds]);
       expect(result.passed, report).toBe(true);

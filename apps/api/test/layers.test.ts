@@ -13,6 +13,10 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['chats/threads', (path) => path.startsWith('chats/threads/')],
   ['chats/branches', (path) => path.startsWith('chats/branches/')],
   ['chats/turns', (path) => path.startsWith('chats/turns/')],
+  [
+    'chats/shares, chats/feedback',
+    (path) => path.startsWith('chats/shares/') || path.startsWith('chats/feedback/'),
+  ],
   ['chat services', (path) => /^chats\/[^/]+\.ts$/.test(path)],
   ['chats/routes', (path) => path.startsWith('chats/routes/')],
   ['app and wiring', (path) => /^[^/]+\.ts$/.test(path)],

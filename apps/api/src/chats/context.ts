@@ -1,6 +1,8 @@
 import type { Auth } from '../auth/auth';
 import type { Logger } from '../platform/logger';
 import type { BranchService } from './branchService';
+import type { FeedbackService } from './feedbackService';
+import type { ShareService } from './shareService';
 import type { ThreadEvents } from './threadEvents';
 import type { ThreadService } from './threadService';
 import type { TurnStreams } from './turns/attach';
@@ -17,4 +19,6 @@ export interface ChatServices {
   interrupts: InterruptService;
   streams: TurnStreams;
   branches: BranchService;
+  shares: ShareService;
+  feedback: FeedbackService;
 }

@@ -6,7 +6,8 @@ export interface SessionUser {
 
 /**
  * The caller's better-auth session. First visit: no session, so sign in as a guest
- * (anonymous plugin); the API sets the session cookie. Failures are kept in `error`
+ * (anonymous plugin); the API sets the session cookie. The `session` route middleware calls
+ * `ensureSession` before the first page that needs one. Failures are kept in `error`
  * for the layout to show rather than thrown, so the shell still renders.
  */
 export function useSession() {
