@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { connect, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
@@ -29,8 +30,20 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+export interface RuntimeOptions {
+  /**
+   * Wraps the configured model, e.g. with a middleware that records each call (the
+   * chat-queue-interrupt-ci eval profile in `evals/`). The API itself passes nothing.
+   */
+  wrapModel?: (model: LanguageModelV4) => LanguageModelV4;
+}
+
 /** Wires the API's parts together from the validated config. */
-export async function createRuntime(config: Config, logger: Logger): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  logger: Logger,
+  options: RuntimeOptions = {},
+): Promise<Runtime> {
   const database = await connect({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -46,7 +59,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
-    model,
+    model: options.wrapModel ? options.wrapModel(model) : model,
     startupLock: (work) => withStartupLock(database.sql, work),
   });
   const signals = new Signals(database.sql, logger);
