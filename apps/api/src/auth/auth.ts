@@ -6,8 +6,10 @@ import { anonymous } from 'better-auth/plugins';
 export interface AuthOptions {
   db: Database;
   secret: string;
-  /** The origin people use (the web app); cookies and CSRF checks are for it. */
+  /** The origin people use (the web app); cookies are for it. */
   webOrigin: string;
+  /** Origins whose pages may sign in (`trustedOrigins` in platform/config.ts). */
+  trustedOrigins: string[];
 }
 
 /** Accounts: a guest account on first visit (anonymous sign-in), optional email + password. */
@@ -16,7 +18,7 @@ export function createAuth(options: AuthOptions) {
     basePath: '/api/auth',
     baseURL: options.webOrigin,
     secret: options.secret,
-    trustedOrigins: loopbackTwins(options.webOrigin),
+    trustedOrigins: options.trustedOrigins,
     database: drizzleAdapter(options.db, {
       provider: 'pg',
       schema: {
@@ -33,16 +35,6 @@ export function createAuth(options: AuthOptions) {
 }
 
 export type Auth = ReturnType<typeof createAuth>;
-
-/** `localhost` and `127.0.0.1` name the same local server: people type either. */
-function loopbackTwins(origin: string): string[] {
-  const url = new URL(origin);
-  const twin = { localhost: '127.0.0.1', '127.0.0.1': 'localhost' }[url.hostname];
-  if (!twin) return [origin];
-  const other = new URL(origin);
-  other.hostname = twin;
-  return [url.origin, other.origin];
-}
 
 /** The signed-in user's id, or null. */
 export async function userIdOf(auth: Auth, headers: Headers): Promise<string | null> {

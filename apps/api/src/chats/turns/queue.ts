@@ -1,4 +1,5 @@
 import {
+  hasVisibleText,
   MAX_TEXT_LENGTH,
   type NotEligibleReason,
   QUEUE_CAPACITY,
@@ -37,10 +38,13 @@ export type SendResult =
   /** A retry of a send that is running on another instance or already finished. */
   | { kind: 'accepted'; turn: Turn; turnQueue: TurnQueue };
 
-/** Checks message text (1 to 32,000 characters after trimming) and returns it trimmed. */
+/**
+ * Checks message text (1 to 32,000 characters after trimming, some of them visible: a zero-width
+ * space alone is empty) and returns it trimmed.
+ */
 export function validMessageText(text: string): string {
   const trimmed = text.trim();
-  if (trimmed.length === 0) throw new ApiError('bad_request', 'Message text is empty.');
+  if (!hasVisibleText(trimmed)) throw new ApiError('bad_request', 'Message text is empty.');
   if (trimmed.length > MAX_TEXT_LENGTH) {
     throw new ApiError('too_large', `Message text is longer than ${MAX_TEXT_LENGTH} characters.`);
   }

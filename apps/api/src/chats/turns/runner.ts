@@ -3,12 +3,18 @@ import { toAISdkStream } from '@mastra/ai-sdk';
 import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
-import { InvariantError } from '../../platform/errors';
+import { ApiError, InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
 import { ensureReplyPersisted, recallBranch } from '../branches/transcript';
-import { checkpointRunningTurn, findTurn, leaseFromNow, transitionTurn } from './repository';
+import {
+  checkpointRunningTurn,
+  countRunningTurnsOfOwner,
+  findTurn,
+  leaseFromNow,
+  transitionTurn,
+} from './repository';
 import { settleTurn } from './settle';
 import { endOfReply, TurnStream } from './turnStream';
 
@@ -20,6 +26,8 @@ export interface TurnRunnerDeps {
   /** This instance's id, written on the turns it claims. */
   runnerId: string;
   leaseMs: number;
+  /** Most turns one account may have running at once, across threads and instances; 0: no limit. */
+  maxRunningTurnsPerAccount?: number;
 }
 
 interface RunningTurn {
@@ -33,6 +41,9 @@ interface RunningTurn {
  * at which viewers on other instances see it grow.
  */
 const CHECKPOINT_MS = 500;
+
+/** What a claim refused for too many running turns suggests: replies take seconds. */
+const RUNNING_TURNS_RETRY_S = 5;
 
 type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; error: string };
 
@@ -58,6 +69,16 @@ export class TurnRunner {
    * which holds the thread lock; `start` the turn once it has committed.
    */
   async claim(tx: Queryable, turn: TurnRow, handoff: boolean): Promise<TurnRow> {
+    const limit = this.deps.maxRunningTurnsPerAccount ?? 0;
+    if (limit > 0 && (await countRunningTurnsOfOwner(tx, turn.threadId)) >= limit) {
+      // The caller's transaction rolls back: nothing was accepted or claimed.
+      throw new ApiError(
+        'rate_limited',
+        `At most ${limit} replies can run at once. Wait for one to finish.`,
+        { retryAfter: RUNNING_TURNS_RETRY_S },
+        { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
+      );
+    }
     return await transitionTurn(tx, turn, 'running', {
       handoff,
       runnerId: this.deps.runnerId,
