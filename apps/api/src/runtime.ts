@@ -81,6 +81,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
       secret: authSecret(config),
       webOrigin: config.WEB_ORIGIN,
       trustedOrigins: origins,
+      logger,
     }),
     logger,
     http: {

@@ -2,6 +2,7 @@ import { type Database, schema } from '@chat/db';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
 import { anonymous } from 'better-auth/plugins';
+import type { Logger } from '../platform/logger';
 
 export interface AuthOptions {
   db: Database;
@@ -10,6 +11,7 @@ export interface AuthOptions {
   webOrigin: string;
   /** Origins whose pages may sign in (`trustedOrigins` in platform/config.ts). */
   trustedOrigins: string[];
+  logger: Logger;
 }
 
 /** Accounts: a guest account on first visit (anonymous sign-in), optional email + password. */
@@ -31,6 +33,14 @@ export function createAuth(options: AuthOptions) {
     emailAndPassword: { enabled: true },
     plugins: [anonymous()],
     telemetry: { enabled: false },
+    // Into the API's own log, through its error serializer. better-auth's message can quote a failed
+    // query with its parameters: only its first words (before a colon) are kept.
+    logger: {
+      log: (level, message, ...args) => {
+        const err = args.find((arg) => arg instanceof Error);
+        options.logger[level]({ err, source: 'better-auth' }, message.split(':')[0] ?? '');
+      },
+    },
   });
 }
 

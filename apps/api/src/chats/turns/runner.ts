@@ -55,6 +55,8 @@ type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: '
  */
 export class TurnRunner {
   private readonly running = new Map<string, RunningTurn>();
+  /** Turns whose last checkpoint failed: a database outage is logged once per turn, not every 500 ms. */
+  private readonly checkpointFailing = new Set<string>();
   private readonly stopListening: () => void;
 
   constructor(private readonly deps: TurnRunnerDeps) {
@@ -99,7 +101,10 @@ export class TurnRunner {
     const stream = new TurnStream();
     const done = this.run(turn, { branch, ownerId }, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
-      .finally(() => this.running.delete(turn.id));
+      .finally(() => {
+        this.running.delete(turn.id);
+        this.checkpointFailing.delete(turn.id);
+      });
     this.running.set(turn.id, { controller, stream, done });
     await this.deps.signals.publish({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
@@ -267,8 +272,12 @@ export class TurnRunner {
         progress,
       );
       if (!stillOurs) controller.abort(new Error('lease lost'));
+      if (this.checkpointFailing.delete(turnId))
+        this.deps.logger.info({ turnId }, 'turn checkpoints work again');
     } catch (error) {
-      this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
+      if (!this.checkpointFailing.has(turnId))
+        this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
+      this.checkpointFailing.add(turnId);
     }
   }
 }
