@@ -31,7 +31,9 @@ export async function readRequestBody(event: H3Event): Promise<void> {
 
 /** The JSON body the guard read; `{}` for a request without one. */
 export function jsonBodyOf(event: H3Event): unknown {
-  return bodies.get(event)?.json ?? {};
+  const read = bodies.get(event);
+  // A JSON `null` is a body, and no route takes it: only a missing body counts as `{}`.
+  return read ? read.json : {};
 }
 
 /** The request as it arrived, with the body the guard already read put back (for better-auth). */
