@@ -4,5 +4,6 @@ export * from './feedback';
 export * from './hitl';
 export * from './limits';
 export * from './shares';
+export * from './text';
 export * from './threads';
 export * from './turns';

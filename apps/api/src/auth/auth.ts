@@ -2,12 +2,16 @@ import { type Database, schema } from '@chat/db';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
 import { anonymous } from 'better-auth/plugins';
+import type { Logger } from '../platform/logger';
 
 export interface AuthOptions {
   db: Database;
   secret: string;
-  /** The origin people use (the web app); cookies and CSRF checks are for it. */
+  /** The origin people use (the web app); cookies are for it. */
   webOrigin: string;
+  /** Origins whose pages may sign in (`trustedOrigins` in platform/config.ts). */
+  trustedOrigins: string[];
+  logger: Logger;
 }
 
 /** Accounts: a guest account on first visit (anonymous sign-in), optional email + password. */
@@ -16,7 +20,7 @@ export function createAuth(options: AuthOptions) {
     basePath: '/api/auth',
     baseURL: options.webOrigin,
     secret: options.secret,
-    trustedOrigins: loopbackTwins(options.webOrigin),
+    trustedOrigins: options.trustedOrigins,
     database: drizzleAdapter(options.db, {
       provider: 'pg',
       schema: {
@@ -29,20 +33,18 @@ export function createAuth(options: AuthOptions) {
     emailAndPassword: { enabled: true },
     plugins: [anonymous()],
     telemetry: { enabled: false },
+    // Into the API's own log, through its error serializer. better-auth's message can quote a failed
+    // query with its parameters: only its first words (before a colon) are kept.
+    logger: {
+      log: (level, message, ...args) => {
+        const err = args.find((arg) => arg instanceof Error);
+        options.logger[level]({ err, source: 'better-auth' }, message.split(':')[0] ?? '');
+      },
+    },
   });
 }
 
 export type Auth = ReturnType<typeof createAuth>;
-
-/** `localhost` and `127.0.0.1` name the same local server: people type either. */
-function loopbackTwins(origin: string): string[] {
-  const url = new URL(origin);
-  const twin = { localhost: '127.0.0.1', '127.0.0.1': 'localhost' }[url.hostname];
-  if (!twin) return [origin];
-  const other = new URL(origin);
-  other.hostname = twin;
-  return [url.origin, other.origin];
-}
 
 /** The signed-in user's id, or null. */
 export async function userIdOf(auth: Auth, headers: Headers): Promise<string | null> {
