@@ -8,6 +8,7 @@
  *   --out=FILE         write the report there instead
  *   --only=a,b         run only some scenarios: latency, interrupts, streams, detail, web
  *   --streams=500,1000 override the concurrent stream counts
+ *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
  *   --cpu-prof=DIR     run the API with `node --cpu-prof` (profile written to DIR on exit)
  *
  * BENCH_PORT_BASE=N puts the baseline on N, the API on N+1, the web app on N+2 and an embedded
@@ -46,6 +47,8 @@ function parseArgs(argv: string[]): Options {
   const mode: Mode = { ...(quick ? QUICK : FULL) };
   const streams = value('streams');
   if (streams) mode.streams = streams.split(',').map(Number);
+  const sizes = value('sizes');
+  if (sizes) mode.detailSizes = sizes.split(',').map(Number);
   const only = value('only')?.split(',') ?? [...SCENARIOS];
   for (const name of only)
     if (!SCENARIOS.includes(name as Scenario))
