@@ -9,18 +9,20 @@
  *   --only=a,b         run only some scenarios: latency, interrupts, streams, detail, web
  *   --streams=500,1000 override the concurrent stream counts
  *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
+ *   --from-json=FILE   no run: render (and with --write, write) the report of an earlier --json run
  *   --cpu-prof=DIR     run the API with `node --cpu-prof` (profile written to DIR on exit)
  *
  * BENCH_PORT_BASE=N puts the baseline on N, the API on N+1, the web app on N+2 and an embedded
  * PostgreSQL on N+3 (otherwise free ports). BENCH_DATABASE_URL or DATABASE_URL names a PostgreSQL
  * server to create the run's own database on.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '@chat/db';
 import { type BenchDatabase, openBenchDatabase } from './database';
 import { readStream, Session } from './http';
 import { repoRoot, type ServerProcess, startApi, startBaseline } from './processes';
-import { markdownTable, runInfo, writeReport } from './report';
+import { markdownTable, type RunInfo, runInfo, writeReport } from './report';
 import { FULL, MB, type Mode, QUICK, type Row } from './rows';
 import type { BenchContext } from './scenarios/context';
 import { measureDetail } from './scenarios/detail';
@@ -39,6 +41,7 @@ interface Options {
   out: string;
   only: Set<Scenario>;
   cpuProfileDir?: string;
+  fromJson?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -60,6 +63,7 @@ function parseArgs(argv: string[]): Options {
     out: value('out') ?? join(repoRoot, 'docs/benchmarks.md'),
     only: new Set(only as Scenario[]),
     cpuProfileDir: value('cpu-prof'),
+    fromJson: value('from-json'),
   };
 }
 
@@ -154,13 +158,17 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
 
 async function main() {
   const options = parseArgs(process.argv.slice(2));
-  const startedAt = Date.now();
-  const { rows, database } = await run(options);
-  const info = runInfo(
-    options.mode.quick ? 'quick' : 'full',
-    database,
-    Math.round((Date.now() - startedAt) / 1000),
-  );
+  let info: RunInfo;
+  let rows: Row[];
+  if (options.fromJson) {
+    ({ info, rows } = JSON.parse(readFileSync(options.fromJson, 'utf8')) as { info: RunInfo; rows: Row[] });
+  } else {
+    const startedAt = Date.now();
+    const result = await run(options);
+    rows = result.rows;
+    const seconds = Math.round((Date.now() - startedAt) / 1000);
+    info = runInfo(options.mode.quick ? 'quick' : 'full', result.database, seconds);
+  }
   if (options.json) process.stdout.write(`${JSON.stringify({ info, rows }, null, 2)}\n`);
   else process.stdout.write(`${markdownTable(rows)}\n`);
   if (options.write) {
