@@ -17,6 +17,7 @@
  * server to create the run's own database on.
  */
 import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@chat/db';
 import { type BenchDatabase, openBenchDatabase } from './database';
@@ -126,9 +127,12 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
       databaseUrl: database.url,
       webOrigin,
       cpuProfileDir: options.cpuProfileDir,
+      logFile: join(tmpdir(), `chat-bench-api-${port.api}.log`),
     });
     started.push(api);
-    log(`baseline ${baseline.baseUrl}, api ${api.baseUrl}`);
+    log(
+      `baseline ${baseline.baseUrl}, api ${api.baseUrl} (log: ${join(tmpdir(), `chat-bench-api-${port.api}.log`)})`,
+    );
     const session = await Session.guest(api.baseUrl, webOrigin);
     const context: BenchContext = { mode: options.mode, api, baseline, session, log };
 
@@ -146,7 +150,19 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
     for (const [name, step] of steps) {
       if (!options.only.has(name)) continue;
       log(`${name}...`);
-      rows.push(...(await step()));
+      try {
+        rows.push(...(await step()));
+      } catch (error) {
+        // One broken scenario must not lose the others' figures; the row says what happened.
+        const message = error instanceof Error ? error.message : String(error);
+        log(`${name} failed: ${message}`);
+        rows.push({
+          id: `${name}-failed`,
+          figure: `${name} scenario`,
+          unit: 'ms',
+          notRun: `failed: ${message}`,
+        });
+      }
     }
     return { rows, database: database.server };
   } finally {

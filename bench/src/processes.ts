@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,11 +49,14 @@ async function startServer(options: {
   port: number;
   healthPath: string;
   timeoutMs?: number;
+  /** Where the server's stdout goes (its log); discarded when absent. */
+  logFile?: string;
 }): Promise<ServerProcess> {
+  const stdout = options.logFile ? openSync(options.logFile, 'w') : 'ignore';
   const child = spawn(process.execPath, options.args, {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const baseUrl = `http://127.0.0.1:${options.port}`;
@@ -97,9 +100,13 @@ export async function startApi(options: {
   databaseUrl: string;
   webOrigin: string;
   cpuProfileDir?: string;
+  /** The API's log (warnings and errors; never message text). */
+  logFile?: string;
 }): Promise<ServerProcess & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-data-'));
-  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const profile = options.cpuProfileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '--cpu-prof-interval=2000']
+    : [];
   const server = await startServer({
     name: 'api',
     args: [...profile, '--import', 'tsx', 'src/main.ts'],
@@ -117,6 +124,7 @@ export async function startApi(options: {
     },
     port: options.port,
     healthPath: '/api/health',
+    logFile: options.logFile,
   });
   return {
     ...server,

@@ -32,6 +32,7 @@ export async function repeat(
   options: { warmup?: number; budgetMs?: number; minIterations?: number } = {},
 ): Promise<number[]> {
   for (let index = 0; index < (options.warmup ?? 0); index++) await sample(-1 - index);
+  // A deadline counted after the warm-up: one slow warm-up must not leave too few samples.
   const samples: number[] = [];
   const deadline = options.budgetMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.budgetMs;
   const minimum = options.minIterations ?? 3;
