@@ -20,7 +20,9 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@chat/db';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { type BenchDatabase, openBenchDatabase } from './database';
+import { describeError } from './errors';
 import { readStream, Session } from './http';
 import { repoRoot, type ServerProcess, startApi, startBaseline } from './processes';
 import { markdownTable, type RunInfo, runInfo, writeReport } from './report';
@@ -32,7 +34,7 @@ import { measureLatency } from './scenarios/latency';
 import { measureStreams } from './scenarios/streams';
 import { measureWebAssets } from './scenarios/webAssets';
 
-const SCENARIOS = ['latency', 'interrupts', 'streams', 'detail', 'web'] as const;
+const SCENARIOS = ['latency', 'interrupts', 'detail', 'web', 'streams'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -78,6 +80,9 @@ async function ports(): Promise<{ baseline: number; api: number; web: number; po
     postgres: await freePort(),
   };
 }
+
+// A detail of a long thread can take minutes: no client-side timeouts, no cap on connections.
+setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0, connections: null }));
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -140,12 +145,13 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
     const steps: Array<[Scenario, () => Promise<Row[]>]> = [
       ['latency', () => measureLatency(context)],
       ['interrupts', () => measureInterrupts(context)],
-      ['streams', () => measureStreams(context)],
       ['detail', () => measureDetail(context)],
       [
         'web',
         () => measureWebAssets({ quick: options.mode.quick, port: port.web, apiOrigin: api.baseUrl, log }),
       ],
+      // Last: a thousand streams can leave the API in a state that spoils what follows.
+      ['streams', () => measureStreams(context)],
     ];
     for (const [name, step] of steps) {
       if (!options.only.has(name)) continue;
@@ -154,7 +160,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
         rows.push(...(await step()));
       } catch (error) {
         // One broken scenario must not lose the others' figures; the row says what happened.
-        const message = error instanceof Error ? error.message : String(error);
+        const message = describeError(error);
         log(`${name} failed: ${message}`);
         rows.push({
           id: `${name}-failed`,

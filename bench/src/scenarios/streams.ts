@@ -1,3 +1,4 @@
+import { describeError } from '../errors';
 import { readStream, type StreamTiming } from '../http';
 import type { ServerProcess } from '../processes';
 import { MB, type Row } from '../rows';
@@ -11,6 +12,8 @@ interface StreamsResult {
   gaps: Summary;
   /** Streams that ended with fewer words than asked (errors or cut-offs). */
   incomplete: number;
+  /** The distinct reasons of streams that failed outright, with counts. */
+  errors: string[];
   peakRss: number;
 }
 
@@ -36,25 +39,35 @@ async function runStreams(
   open: (index: number) => Promise<Response>,
 ): Promise<StreamsResult> {
   const timings: StreamTiming[] = [];
-  let failures = 0;
+  const errors = new Map<string, number>();
   const peakRss = await withPeakRss(server, async () => {
     await Promise.all(
       Array.from({ length: count }, async (_, index) => {
         try {
           timings.push(await readStream(await open(index), performance.now()));
-        } catch {
-          failures++;
+        } catch (error) {
+          const reason = describeError(error).slice(0, 120);
+          errors.set(reason, (errors.get(reason) ?? 0) + 1);
         }
       }),
     );
   });
+  // A gap is the wait between two reads that brought text: words that arrive together in one read
+  // are one update on the screen, not gaps of zero.
   const gaps: number[] = [];
   for (const { deltaTimes } of timings) {
-    for (let index = 1; index < deltaTimes.length; index++)
-      gaps.push((deltaTimes[index] ?? 0) - (deltaTimes[index - 1] ?? 0));
+    const reads = [...new Set(deltaTimes)];
+    for (let index = 1; index < reads.length; index++)
+      gaps.push((reads[index] ?? 0) - (reads[index - 1] ?? 0));
   }
+  const failures = [...errors.values()].reduce((total, count) => total + count, 0);
   const incomplete = failures + timings.filter((timing) => timing.deltaTimes.length < words).length;
-  return { gaps: summarize(gaps), incomplete, peakRss };
+  return {
+    gaps: summarize(gaps),
+    incomplete,
+    errors: [...errors].map(([reason, count]) => `${count}x ${reason}`),
+    peakRss,
+  };
 }
 
 /**
@@ -87,7 +100,7 @@ export async function measureStreams(context: BenchContext): Promise<Row[]> {
     const atTargetSize = count === 500;
     const incomplete =
       baseline.incomplete + app.incomplete > 0
-        ? `; incomplete streams: baseline ${baseline.incomplete}, app ${app.incomplete}`
+        ? `; incomplete streams: baseline ${baseline.incomplete}, app ${app.incomplete} (${[...baseline.errors, ...app.errors].join('; ')})`
         : '';
     rows.push({
       id: `streams-${count}`,

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { describeError } from '../errors';
 import { repoRoot, type ServerProcess, startWeb } from '../processes';
 import type { Row } from '../rows';
 
@@ -59,8 +60,8 @@ async function firstLoadAssets(webUrl: string): Promise<Array<{ url: string; kin
       const type = req.resourceType();
       if (type === 'script' || type === 'stylesheet') assets.set(req.url(), type);
     });
-    await page.goto(webUrl, { waitUntil: 'load' });
-    await page.waitForSelector('html[data-hydrated]', { state: 'attached', timeout: 30_000 });
+    await page.goto(webUrl, { waitUntil: 'load', timeout: 120_000 });
+    await page.waitForSelector('html[data-hydrated]', { state: 'attached', timeout: 120_000 });
     await page.waitForTimeout(1_000);
     return [...assets].map(([url, kind]) => ({ url, kind }));
   } finally {
@@ -136,7 +137,7 @@ export async function measureWebAssets(options: {
       } satisfies Row;
     });
   } catch (error) {
-    return notRun(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    return notRun(`failed: ${describeError(error).split('\n')[0]}`);
   } finally {
     await web?.stop();
   }
