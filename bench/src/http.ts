@@ -6,6 +6,8 @@ export class Session {
   private constructor(
     readonly baseUrl: string,
     private readonly cookie: string,
+    /** Sent on every request, as a browser would: the API refuses writes from other origins. */
+    private readonly origin: string,
   ) {}
 
   /** A guest account, as the web app makes on a first visit (better-auth's anonymous sign-in). */
@@ -20,7 +22,7 @@ export class Session {
       .getSetCookie()
       .map((value) => value.split(';')[0])
       .join('; ');
-    return new Session(baseUrl, cookie);
+    return new Session(baseUrl, cookie, origin);
   }
 
   async fetch(method: string, path: string, body?: unknown): Promise<Response> {
@@ -28,6 +30,7 @@ export class Session {
       method,
       headers: {
         cookie: this.cookie,
+        origin: this.origin,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),

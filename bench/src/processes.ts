@@ -121,6 +121,12 @@ export async function startApi(options: {
       WEB_ORIGIN: options.webOrigin,
       BETTER_AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-01',
       MASTRA_TELEMETRY_DISABLED: '1',
+      // The harness is one client doing what hundreds of people would: no per-client limits.
+      RATE_LIMIT_GUESTS_PER_IP: '0',
+      RATE_LIMIT_SIGN_INS_PER_IP: '0',
+      RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
+      RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
+      RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
     },
     port: options.port,
     healthPath: '/api/health',
