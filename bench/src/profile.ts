@@ -4,6 +4,8 @@
  * whose name matches --focus.
  *
  *   node --import tsx src/profile.ts FILE.cpuprofile [--top=25] [--focus=recall,toAISdkMessages]
+ *     [--callers=addOne]   whose time it is: the nearest function of the API, @mastra/memory or
+ *                          @mastra/pg above each sample of that function (async calls cut stacks)
  */
 import { readFileSync } from 'node:fs';
 
@@ -35,6 +37,8 @@ function label(node: ProfileNode): string {
   return `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
 }
 
+const CALLER = /\/apps\/api\/src\/|@mastra\/(memory|pg)\//;
+
 const top = (map: Map<string, number>, count: number, total: number) =>
   [...map]
     .sort((a, b) => b[1] - a[1])
@@ -51,6 +55,8 @@ function main() {
   const option = (name: string) => args.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
   const count = Number(option('top') ?? 25);
   const focus = option('focus')?.split(',') ?? [];
+  const callersOf = option('callers');
+  const callers = new Map<string, number>();
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
@@ -73,6 +79,7 @@ function main() {
     byFunction.set(label(node), (byFunction.get(label(node)) ?? 0) + ms);
     const pkg = packageOf(node.callFrame.url);
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + ms);
+    if (callersOf) attributeToApi(id, ms);
     // Inclusive time of focused functions: count each sample once per matching name on its stack.
     const seen = new Set<string>();
     for (let current: number | undefined = id; current !== undefined; current = parent.get(current)) {
@@ -85,11 +92,28 @@ function main() {
       }
     }
   }
+  function attributeToApi(id: number, ms: number) {
+    let inside = false;
+    for (let current: number | undefined = id; current !== undefined; current = parent.get(current)) {
+      const node = byId.get(current);
+      if (!node) return;
+      if (node.callFrame.functionName === callersOf) inside = true;
+      else if (inside && CALLER.test(node.callFrame.url)) {
+        callers.set(label(node), (callers.get(label(node)) ?? 0) + ms);
+        return;
+      }
+    }
+    if (inside) callers.set('(no API frame)', (callers.get('(no API frame)') ?? 0) + ms);
+  }
   const busy = total - idle;
   console.log(`total ${total.toFixed(0)} ms, idle ${idle.toFixed(0)} ms, busy ${busy.toFixed(0)} ms\n`);
   console.log(`By package (self time, % of total):\n${top(byPackage, count, total)}\n`);
   console.log(`By function (self time, % of total):\n${top(byFunction, count, total)}\n`);
-  if (focus.length > 0) console.log(`Inclusive (% of busy):\n${top(inclusive, focus.length, busy)}`);
+  if (focus.length > 0) console.log(`Inclusive (% of busy):\n${top(inclusive, focus.length, busy)}\n`);
+  if (callersOf)
+    console.log(
+      `${callersOf}, by the nearest caller of API or Mastra memory/storage (% of busy):\n${top(callers, count, busy)}`,
+    );
 }
 
 main();

@@ -44,19 +44,26 @@ function verdict(row: Row): string {
   return row.met ? 'met' : '**missed**';
 }
 
-/** The table: timings are `median / p90 / p99`. */
+/** The table (timings are `median / p90 / p99`), with padded columns as Biome formats Markdown. */
 export function markdownTable(rows: Row[]): string {
-  const lines = [
-    '| figure | bare baseline | this app | ratio | target | met? |',
-    '|---|---|---|---|---|---|',
-  ];
-  for (const row of rows) {
+  const header = ['figure', 'bare baseline', 'this app', 'ratio', 'target', 'met?'];
+  const body = rows.map((row) => {
     const note = row.notRun ? ` (not run: ${row.notRun})` : row.note ? ` (${row.note})` : '';
-    lines.push(
-      `| ${row.figure}${note} | ${cell(row.baseline, row.unit)} | ${cell(row.app, row.unit)} | ${row.ratio ?? '-'} | ${row.target ?? '-'} | ${verdict(row)} |`,
-    );
-  }
-  return lines.join('\n');
+    return [
+      `${row.figure}${note}`.replaceAll('|', '/').replaceAll('\n', ' '),
+      cell(row.baseline, row.unit),
+      cell(row.app, row.unit),
+      row.ratio ?? '-',
+      row.target ?? '-',
+      verdict(row),
+    ];
+  });
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...body.map((cells) => (cells[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((text, column) => text.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...body.map(line)].join('\n');
 }
 
 export function generatedSection(rows: Row[], info: RunInfo): string {
