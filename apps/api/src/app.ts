@@ -1,4 +1,5 @@
 import { H3, type HTTPError } from 'h3';
+import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
 import { registerThreadRoutes } from './chats/routes/threads';
@@ -13,7 +14,8 @@ export function createApp(services: ChatServices): H3 {
   });
 
   app.get('/api/health', () => ({ ok: true }));
-  app.all('/api/auth/**', (event) => services.auth.handler(event.req));
+  app.all('/api/auth/**', (event) => services.authRequests(event));
+  registerAccountRoutes(app, services);
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
   registerBranchRoutes(app, services);

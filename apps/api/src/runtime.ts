@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type DatabaseHandle, withStartupLock } from '@chat/db';
+import { AccountService } from './accounts/accountService';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
-import { createAuth } from './auth/auth';
+import { type Auth, createAuth } from './auth/auth';
+import { createAuthHandler } from './auth/authHandler';
 import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
 import { ThreadEvents } from './chats/threadEvents';
@@ -54,8 +56,27 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
   const queue = new QueueService({ db, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const allowGuests = config.AUTH_ALLOW_GUESTS;
+  // The account service moves a guest's chats when better-auth links the guest to an account.
+  let auth: Auth | undefined;
+  const accounts = new AccountService({
+    db,
+    auth: () => auth as Auth,
+    interrupts,
+    signals,
+    logger,
+    allowGuests,
+  });
+  auth = createAuth({
+    db,
+    secret: authSecret(config),
+    webOrigin: config.WEB_ORIGIN,
+    logger,
+    onGuestLinked: (link) => accounts.linkGuest(link),
+  });
   const services: ChatServices = {
-    auth: createAuth({ db, secret: authSecret(config), webOrigin: config.WEB_ORIGIN }),
+    authRequests: createAuthHandler(auth, { allowGuests }),
+    accounts,
     logger,
     threads: new ThreadService({ db, chatAgent, signals, interrupts }),
     events: new ThreadEvents({ db, signals, logger }),

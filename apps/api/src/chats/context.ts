@@ -1,4 +1,5 @@
-import type { Auth } from '../auth/auth';
+import type { H3Event } from 'h3';
+import type { AccountService } from '../accounts/accountService';
 import type { Logger } from '../platform/logger';
 import type { BranchService } from './branchService';
 import type { ThreadEvents } from './threadEvents';
@@ -9,7 +10,9 @@ import type { QueueService } from './turns/queue';
 
 /** What the routes may call: the chat domain's services, nothing lower (no database, no signals). */
 export interface ChatServices {
-  auth: Auth;
+  /** better-auth's `/api/auth/**` in the contract's terms (`auth/authHandler.ts`). */
+  authRequests: (event: H3Event) => Promise<Response>;
+  accounts: AccountService;
   logger: Logger;
   threads: ThreadService;
   events: ThreadEvents;

@@ -6,7 +6,10 @@ import { ApiError, notFound } from './errors';
 /** Bodies past this size are refused before parsing (the longest message is 32,000 characters). */
 const MAX_BODY_BYTES = 512 * 1024;
 
-/** Reads and validates a JSON body; anything malformed is `400 bad_request`, changing nothing. */
+/**
+ * Reads and validates a JSON body; anything malformed is `400 bad_request`, changing nothing. A
+ * refusal about one field names it (`error.field`, e.g. `"email"`).
+ */
 export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): Promise<z.infer<T>> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
   if (declared > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
@@ -22,8 +25,13 @@ export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): 
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new ApiError('bad_request', `Invalid request body: ${where}${issue?.message ?? 'invalid'}.`);
+    const field = issue?.path.length ? issue.path.join('.') : undefined;
+    const where = field ? `${field}: ` : '';
+    throw new ApiError(
+      'bad_request',
+      `Invalid request body: ${where}${issue?.message ?? 'invalid'}.`,
+      field ? { field } : undefined,
+    );
   }
   return parsed.data;
 }

@@ -1,21 +1,26 @@
 import type { H3, H3Event } from 'h3';
-import { userIdOf } from '../../auth/auth';
+import type { SignedIn } from '../../auth/auth';
 import { ApiError } from '../../platform/errors';
 import type { ChatServices } from '../context';
 
-export type AuthedHandler = (event: H3Event, userId: string) => Promise<unknown> | unknown;
+export type AuthedHandler = (
+  event: H3Event,
+  userId: string,
+  signedIn: SignedIn,
+) => Promise<unknown> | unknown;
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 /**
  * The one route wrapper: `route(method, path, handler)` registers a route that needs a signed-in
- * user (`401 unauthorized` otherwise). Refusals thrown by a handler go to the app's error handler.
+ * user (`401 unauthorized` otherwise; a guest counts as none when guests are switched off).
+ * Refusals thrown by a handler go to the app's error handler.
  */
 export function authedRoutes(app: H3, services: ChatServices) {
   return (method: Method, path: string, handler: AuthedHandler) => {
     app[method](path, async (event) => {
-      const userId = await userIdOf(services.auth, event.req.headers);
-      if (!userId) throw new ApiError('unauthorized');
-      return await handler(event, userId);
+      const signedIn = await services.accounts.signedIn(event.req.headers);
+      if (!signedIn) throw new ApiError('unauthorized');
+      return await handler(event, signedIn.userId, signedIn);
     });
   };
 }
