@@ -30,9 +30,10 @@ export function useSession() {
   /** Reads the session, or starts a guest one (not on the sign-in and sign-up pages). */
   async function ensureSession(options: { startGuest: boolean }): Promise<void> {
     try {
-      // Through better-auth first: it refreshes the session cookie of an active session.
-      await $auth.getSession();
-      let current = await readAccount();
+      // better-auth's get-session refreshes the cookie of an active session; the account read
+      // goes alongside, so the first page waits for one round trip, not two.
+      const [, read] = await Promise.all([$auth.getSession(), readAccount()]);
+      let current = read;
       if (!current && options.startGuest && guestsAllowed.value) {
         try {
           await apiFetch('/api/auth/sign-in/anonymous', { method: 'POST', json: {} });
