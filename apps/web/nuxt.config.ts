@@ -22,6 +22,11 @@ export default defineNuxtConfig({
       meta: [{ name: 'description', content: 'Keep talking while the assistant answers.' }],
     },
   },
+  // Shared snapshots are for the people who get the link, not for search engines (the page
+  // also says so in its robots meta).
+  routeRules: {
+    '/share/**': { headers: { 'x-robots-tag': 'noindex, nofollow' } },
+  },
   runtimeConfig: {
     // Where the API listens; the server route in server/api proxies /api/** to it.
     // Overridden at run time by NUXT_API_ORIGIN.

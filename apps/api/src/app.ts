@@ -2,6 +2,8 @@ import { H3, type HTTPError } from 'h3';
 import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
+import { registerFeedbackRoutes } from './chats/routes/feedback';
+import { registerShareRoutes } from './chats/routes/shares';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { errorResponse, noSuchRoute } from './platform/errors';
@@ -19,6 +21,8 @@ export function createApp(services: ChatServices): H3 {
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
   registerBranchRoutes(app, services);
+  registerShareRoutes(app, services);
+  registerFeedbackRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });

@@ -9,6 +9,8 @@ import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
+import { FeedbackService } from './chats/feedbackService';
+import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { TurnStreams } from './chats/turns/attach';
@@ -54,7 +56,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
   const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
-  const queue = new QueueService({ db, signals, runner });
+  const queue = new QueueService({ db, chatAgent, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
@@ -74,16 +76,19 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     logger,
     onGuestLinked: (link) => accounts.linkGuest(link),
   });
+  const threads = new ThreadService({ db, chatAgent, signals, interrupts });
   const services: ChatServices = {
     authRequests: createAuthHandler(auth, { allowGuests }),
     accounts,
     logger,
-    threads: new ThreadService({ db, chatAgent, signals, interrupts }),
+    threads,
     events: new ThreadEvents({ db, signals, logger }),
     queue,
     interrupts,
-    streams: new TurnStreams({ db, runner }),
+    streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
+    shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
+    feedback: new FeedbackService({ db, chatAgent, signals }),
   };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
 

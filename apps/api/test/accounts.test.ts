@@ -39,11 +39,19 @@ async function accountOf(client: ApiClient): Promise<Account> {
   return body;
 }
 
-/** A guest with two chats: one with a reply, a running reply and two queued items; one with two versions. */
+/**
+ * A guest with two chats: one with a rated reply, a running reply and two queued items; one with
+ * two versions and a share link.
+ */
 async function guestWithChats() {
   const client = await guest();
   const queuedThread = await client.createThread('Queued chat');
   await client.sendAndRead(queuedThread, 'first [[words:3]]');
+  const reply = (await client.detail(queuedThread)).messages[1];
+  const rated = await client.fetch('PUT', `/api/threads/${queuedThread}/messages/${reply?.id}/feedback`, {
+    rating: 'up',
+  });
+  expect(rated.status).toBe(200);
   const running = await client.send(queuedThread, 'slow [[words:400]] [[delay:20]]');
   expect(running.status).toBe(200);
   await readUntilWords(running, 2);
@@ -59,13 +67,19 @@ async function guestWithChats() {
   });
   expect(edit.status).toBe(200);
   await edit.text();
+  const shared = await client.json<{ share: { token: string } }>(
+    'POST',
+    `/api/threads/${versionThread}/shares`,
+    {},
+  );
+  expect(shared.status).toBe(201);
   const guestId = (await accountOf(client)).id;
-  return { client, guestId, queuedThread, versionThread };
+  return { client, guestId, queuedThread, versionThread, shareToken: shared.body.share.token };
 }
 
 describe('signing up keeps the guest chats', () => {
   it('moves every chat, its queue and versions to the new account, and they keep working', async () => {
-    const { client, guestId, queuedThread, versionThread } = await guestWithChats();
+    const { client, guestId, queuedThread, versionThread, shareToken } = await guestWithChats();
     const email = newEmail();
     const signedUp = await signUp(client, email);
     expect(signedUp.status).toBe(200);
@@ -80,6 +94,12 @@ describe('signing up keeps the guest chats', () => {
     expect(queued.turnQueue.items.map((item) => item.text)).toEqual(['queued one', 'queued two']);
     const versioned = await client.detail(versionThread);
     expect(versioned.messages[0]?.metadata.version).toMatchObject({ index: 2, count: 2 });
+    expect(queued.messages[1]?.metadata.feedback).toMatchObject({ rating: 'up' });
+    const shares = await client.json<{ shares: Array<{ token: string }> }>(
+      'GET',
+      `/api/threads/${versionThread}/shares`,
+    );
+    expect(shares.body.shares.map((share) => share.token)).toEqual([shareToken]);
 
     // The moved chats run turns under the account (Mastra refuses a thread of another resource).
     const claim = await client.fetch('POST', `/api/threads/${queuedThread}/queue/claim`, {});
@@ -255,6 +275,8 @@ describe('deleting the account', () => {
       'public.threads',
       'public.branches',
       'public.chat_turn_requests',
+      'public.shares',
+      'public.message_feedback',
       'mastra.mastra_threads',
       'mastra.mastra_messages',
     ]) {

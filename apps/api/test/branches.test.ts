@@ -262,14 +262,13 @@ describe('deleting a message that has other versions', () => {
   });
 });
 
-describe('branch changes wait for a quiet thread', () => {
-  it('answers thread_busy to edit, switch and delete while a turn runs or waits, changing nothing', async () => {
+describe('branch changes and the queue (B1, B2, B4)', () => {
+  it('answers thread_busy to edit, switch and delete while a turn runs, changing nothing', async () => {
     const { threadId, rootBranchId, detail } = await twoTurnThread();
     const second = userMessages(detail)[1] as ChatMessage;
     await edit(threadId, second.id, 'other version [[words:3]]');
     const before = await client.detail(threadId);
     const running = await client.send(threadId, 'busy [[words:400]] [[delay:25]]');
-    await client.queued(threadId, 'waiting');
 
     const attempts: Array<[string, string, unknown]> = [
       [
@@ -284,14 +283,66 @@ describe('branch changes wait for a quiet thread', () => {
       const response = await client.json<ErrorBody>(method, path, body);
       expect([response.status, response.body.error.code], `${method} ${path}`).toEqual([409, 'thread_busy']);
     }
-    // Still busy with the running turn stopped: the queued one belongs to this branch.
-    await client.json('POST', `/api/threads/${threadId}/interrupt`);
-    const queued = await client.json<ErrorBody>('PUT', `/api/threads/${threadId}/active-branch`, {
-      branchId: rootBranchId,
-    });
-    expect([queued.status, queued.body.error.code]).toEqual([409, 'thread_busy']);
     expect((await client.detail(threadId)).thread.activeBranchId).toBe(before.thread.activeBranchId);
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
     await running.body?.cancel();
+  });
+
+  it('switches and deletes the latest turn with items queued, refuses an edit; the next claim runs on the shown version', async () => {
+    const { threadId, rootBranchId, detail } = await twoTurnThread();
+    const second = userMessages(detail)[1] as ChatMessage;
+    await edit(threadId, second.id, 'other version [[words:3]]');
+    const running = await client.send(threadId, 'busy [[words:400]] [[delay:25]]');
+    const which = await client.queued(threadId, 'which version? [[history]] [[words:8]]');
+    const after = await client.queued(threadId, 'and after? [[history]] [[words:8]]');
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    await running.body?.cancel();
+
+    // Edit into a new version stays refused while items wait (its reply would overtake them).
+    const editing = await client.json<ErrorBody & { error: { message: string } }>(
+      'POST',
+      `/api/threads/${threadId}/messages/${second.id}/versions`,
+      { clientRequestId: 'edit-while-queued', text: 'x' },
+    );
+    expect([editing.status, editing.body.error.code]).toEqual([409, 'thread_busy']);
+    expect(editing.body.error.message).toBe('Send or delete the queued messages before editing a message.');
+
+    // Switching and deleting the latest turn are allowed: nothing runs.
+    const switched = await switchTo(threadId, rootBranchId);
+    expect(texts(switched)).toEqual([
+      'first [[words:4]]',
+      texts(detail)[1],
+      'second [[words:4]]',
+      texts(detail)[3],
+    ]);
+    expect(switched.turnQueue.items.map((item) => item.id)).toEqual([which.id, after.id]);
+    const deleted = await client.json<ThreadDetail>(
+      'DELETE',
+      `/api/threads/${threadId}/messages/${second.id}`,
+    );
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.thread.activeBranchId).not.toBe(rootBranchId);
+    // "second" had another version: that one is shown now. Go back to the root, now one exchange.
+    const root = await switchTo(threadId, rootBranchId);
+    expect(texts(root)).toEqual(['first [[words:4]]', texts(detail)[1]]);
+
+    // The queue runs on the version shown when it is claimed, with no handoff: the interrupted
+    // reply is on the other version.
+    const claim = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(claim.headers.get('x-turn-id')).toBe(which.id);
+    expect(
+      textOfChunks(await readChunks(claim)).startsWith('History: "first" You said: "which version?".'),
+    ).toBe(true);
+    const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(textOfChunks(await readChunks(next)).startsWith('History: "first" | "which version?"')).toBe(true);
+    const final = await client.detail(threadId);
+    expect(final.thread.activeBranchId).toBe(rootBranchId);
+    expect(final.messages.map((message) => message.metadata.turnId).slice(2)).toEqual([
+      which.id,
+      which.id,
+      after.id,
+      after.id,
+    ]);
   });
 });
 

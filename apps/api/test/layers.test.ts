@@ -17,6 +17,10 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['chats/branches', (path) => path.startsWith('chats/branches/')],
   ['chats/turns', (path) => path.startsWith('chats/turns/')],
   [
+    'chats/shares, chats/feedback',
+    (path) => path.startsWith('chats/shares/') || path.startsWith('chats/feedback/'),
+  ],
+  [
     'chat and account services',
     (path) =>
       /^chats\/[^/]+\.ts$/.test(path) ||

@@ -10,6 +10,7 @@ const legalMoves: Array<[TurnStatus, TurnStatus]> = [
   ['running', 'completed'],
   ['running', 'interrupted'],
   ['running', 'failed'],
+  ['failed', 'running'],
   ['failed', 'queued'],
   ['failed', 'cancelled'],
 ];

@@ -222,7 +222,7 @@ describe('Stop: a server interrupt (S1-S3)', () => {
   it('stops the model, keeps the partial reply marked interrupted, releases the lock, keeps the queue', async () => {
     const { threadId, turnId, reply } = await threadWithRunningTurn();
     const seen = await readUntilWords(reply, 6);
-    const queued = await client.queued(threadId, 'waiting in line [[words:5]]');
+    const queued = await client.queued(threadId, 'waiting in line [[words:7]]');
 
     const stop = await client.json<{ turn: Turn }>('POST', `/api/threads/${threadId}/interrupt`);
     expect(stop.status).toBe(200);
@@ -239,11 +239,14 @@ describe('Stop: a server interrupt (S1-S3)', () => {
     expect(partialText.startsWith(seen.trim())).toBe(true);
     expect(partialText.split(/\s+/).length).toBeLessThan(400);
 
-    // The head is eligible again and runs on a viewer's claim, without the handoff.
+    // The interrupted reply is in memory, so its checkpoint copy is gone.
+    expect((await turnRows(threadId)).find((row) => row.id === turnId)?.partialText).toBe('');
+
+    // The head is eligible again and runs on a viewer's claim, with the handoff (S5).
     const claimed = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(claimed.status).toBe(200);
     expect(claimed.headers.get('x-turn-id')).toBe(queued.id);
-    expect(textOfChunks(await readChunks(claimed))).toBe('You said: "waiting in line".');
+    expect(textOfChunks(await readChunks(claimed))).toBe('(after interruption) You said: "waiting in line".');
   });
 
   it('answers { turn: null } when nothing runs', async () => {
@@ -314,10 +317,15 @@ describe('claiming the queue head (Q9, Q10)', () => {
     await client.json('POST', `/api/threads/${threadId}/interrupt`);
   });
 
-  it('sends the head at once with Send now when idle, without the handoff', async () => {
-    const { threadId } = await threadWithRunningTurn();
+  it('sends the head at once with Send now when idle, without the handoff after a finished reply', async () => {
+    const threadId = await client.createThread();
+    const running = await client.send(threadId, 'short one [[words:8]] [[delay:40]]');
     const head = await client.queued(threadId, 'go now [[words:4]]');
-    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    await readChunks(running);
+    await waitFor(
+      () => client.turnQueue(threadId),
+      (queue) => queue.activeTurn === null,
+    );
     const sent = await client.fetch('POST', `/api/threads/${threadId}/queue/${head.id}/send-now`);
     expect(sent.status).toBe(200);
     expect(textOfChunks(await readChunks(sent))).toBe('You said: "go now".');

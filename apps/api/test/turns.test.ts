@@ -127,8 +127,13 @@ describe('failures', () => {
     const chunks = await readChunks(response);
     expect(chunks.some((chunk) => chunk.type === 'error')).toBe(true);
 
+    // The attempt stays visible: the user's message, marked failed with the error (no reply).
     const detail = await client.detail(threadId);
-    expect(detail.messages).toEqual([]);
+    expect(detail.messages.map((message) => textOfMessage(message))).toEqual(['break [[fail]]']);
+    expect(detail.messages[0]?.metadata).toMatchObject({
+      failed: true,
+      error: expect.stringMatching(/fail/i),
+    });
     expect(detail.turnQueue.activeTurn).toBeNull();
     expect(detail.turnQueue.items).toHaveLength(1);
     expect(detail.turnQueue.items[0]).toMatchObject({ status: 'failed', text: 'break [[fail]]' });
@@ -145,15 +150,36 @@ describe('failures', () => {
     expect(claim.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
   });
 
-  it('keeps the partial reply of a turn that fails after some text, marked with its error', async () => {
+  it('keeps a turn that fails after some text failed at the head, its partial reply marked failed (Q11)', async () => {
     const threadId = await client.createThread();
-    const { chunks } = await client.sendAndRead(threadId, 'half [[fail-after:4]]');
+    const { turnId, chunks } = await client.sendAndRead(threadId, 'half [[fail-after:4]]');
     expect(wordsOf(textOfChunks(chunks))).toBe(4);
     const detail = await client.detail(threadId);
     expect(detail.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect(wordsOf(textOfMessage(detail.messages[1]))).toBe(4);
-    expect(detail.messages[1]?.metadata.error).toBeTruthy();
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.messages[1]?.metadata).toMatchObject({
+      failed: true,
+      error: expect.stringMatching(/fail/i),
+    });
+    expect(detail.turnQueue.activeTurn).toBeNull();
+    expect(detail.turnQueue.items.map((item) => [item.id, item.status])).toEqual([[turnId, 'failed']]);
     expect((await turnRows(threadId))[0]?.status).toBe('failed');
+    // A new send waits behind it.
+    expect((await client.queued(threadId, 'next')).status).toBe('queued');
+  });
+
+  it('counts the length limit in characters: 32,000 emoji are accepted like 32,000 letters', async () => {
+    const threadId = await client.createThread();
+    const emoji = '\u{1F600}'.repeat(32_000);
+    expect(emoji.length).toBe(64_000);
+    const accepted = await client.send(threadId, emoji);
+    expect(accepted.status).toBe(200);
+    await readChunks(accepted);
+    const refused = await client.json<{ error: { code: string } }>('POST', `/api/threads/${threadId}/turns`, {
+      clientRequestId: 'one-more',
+      text: `${emoji}x`,
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([413, 'too_large']);
+    expect(await turnRows(threadId)).toHaveLength(1);
   });
 });

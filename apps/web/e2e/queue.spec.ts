@@ -77,7 +77,10 @@ test.describe('queued turns', () => {
     await dock.expectTexts(queued);
   });
 
-  test('Stop keeps the queue, and the head runs next (S1, S3)', async ({ chat, dock }) => {
+  test('Stop keeps the queue, and the head runs next with the handoff (S1, S3, S5)', async ({
+    chat,
+    dock,
+  }) => {
     await chat.startThread(`${LONG} stop me`);
     await expect(chat.lastReply()).toContainText('You said: "stop me"');
     await chat.send('after the stop');
@@ -85,13 +88,40 @@ test.describe('queued turns', () => {
 
     await chat.stopButton.click();
 
-    // The partial reply stays, marked interrupted; the queued head runs as a normal turn.
+    // The partial reply stays, marked interrupted; the queued head runs next, told that the
+    // reply before it was cut off.
     await expect(chat.interruptedBadge(chat.reply(0))).toBeVisible({ timeout: 15_000 });
     await expect(chat.userMessages).toHaveCount(2, { timeout: 15_000 });
     await expect(chat.userMessages.last()).toContainText('after the stop');
     await expect(chat.reply(1)).toContainText('You said: "after the stop"');
-    expect(await chat.replyText(chat.reply(1))).not.toMatch(/^\(after interruption\)/);
+    expect(await chat.replyText(chat.reply(1))).toMatch(/^\(after interruption\)/);
     await dock.expectTexts([]);
+  });
+
+  test('Stop pressed right after Send stops that reply, even before the server has answered the send', async ({
+    chat,
+    page,
+  }) => {
+    await chat.startThread('[[words:4]] an earlier exchange');
+    await chat.waitForIdle();
+    // Hold the send's answer back, so Stop is surely pressed before the server started the turn.
+    await page.route('**/api/threads/*/turns', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await route.continue();
+    });
+    await chat.send(`${LONG} stop me at once`);
+    await chat.stopButton.click();
+
+    // The reply (12 s long) stops: the page is idle soon, and the server has nothing running.
+    await chat.waitForIdle(8_000);
+    await page.unroute('**/api/threads/*/turns');
+    const threadId = new URL(page.url()).pathname.split('/').pop();
+    const detail = await (await page.request.get(`/api/threads/${threadId}`)).json();
+    expect(detail.turnQueue.activeTurn).toBeNull();
+    await chat.reload();
+    await expect(chat.userMessages).toHaveCount(2);
+    await expect(chat.userMessages.last()).toContainText('stop me at once');
+    await expect(chat.stopButton).toBeHidden();
   });
 
   test('Stop & send interrupts the reply and the head answers as the new priority (S4, S5)', async ({
@@ -131,11 +161,17 @@ test.describe('queued turns', () => {
     // The first reply ends, the head runs and fails: it stays, with its error, and blocks.
     await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
+    await expect(dock.headStatus()).toHaveText(
+      'Blocked: this message failed. Retry, edit or delete it to continue.',
+    );
     await expect(dock.headAction('Send now')).toBeHidden();
+    await expect(dock.headAction('Retry')).toBeVisible();
     await expect(chat.stopButton).toBeHidden();
     await dock.expectTexts(['[[fail]] this one breaks', 'waits behind it']);
+    // The attempt shows in the transcript: the user's message with the error.
+    await expect(chat.failedNote(chat.userMessages.last())).toContainText('failed as requested by [[fail]]');
 
-    // Editing makes it queued again; the queue drains in order.
+    // Editing makes it queued again; the queue drains in order, without the failed attempt.
     await dock.edit(0, 'fixed now');
     await expect(chat.userMessages.filter({ hasText: 'fixed now' })).toHaveCount(1, { timeout: 15_000 });
     await expect(chat.assistantMessages.filter({ hasText: 'You said: "fixed now"' })).toHaveCount(1);
@@ -143,14 +179,50 @@ test.describe('queued turns', () => {
       timeout: 15_000,
     });
     await dock.expectTexts([]);
+    await expect(chat.userMessages.filter({ hasText: 'this one breaks' })).toHaveCount(0);
   });
 
-  test('with no viewer attached the queue waits; Send now runs its head (Q10)', async ({
+  test('a head that fails after some text shows its error after a reload, and Retry runs it again (Q11)', async ({
+    chat,
+    dock,
+  }) => {
+    await chat.startThread('[[words:60]] [[delay:30]] first');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('half an answer [[fail-after:3]]');
+    await chat.send('waits behind it');
+    await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    // Both sends were accepted before the reload (a reload would cut off a send still on its way).
+    await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
+
+    await chat.reload();
+    await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
+    await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
+    const partial = chat.reply(1);
+    await expect(chat.failedNote(partial)).toContainText('failed after 3 words');
+    expect((await chat.replyText(partial)).split(/\s+/)).toHaveLength(3);
+
+    await dock.headAction('Retry').click();
+    // It runs again in place of the failed attempt (and fails again: its text asks for that).
+    await expect(chat.stopButton).toBeHidden({ timeout: 15_000 });
+    await expect(dock.headError()).toBeVisible();
+    await expect(chat.userMessages.filter({ hasText: 'half an answer' })).toHaveCount(1);
+    await expect(chat.assistantMessages).toHaveCount(2);
+    await expect(chat.failedNote(chat.reply(1))).toBeVisible();
+    await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
+
+    // Delete resolves it: the attempt leaves the transcript and the next item runs.
+    await dock.delete(0);
+    await expect(chat.repliesTo('waits behind it')).toHaveCount(1, { timeout: 15_000 });
+    await expect(chat.userMessages.filter({ hasText: 'half an answer' })).toHaveCount(0);
+    await dock.expectTexts([]);
+  });
+
+  test('with no viewer attached the queue waits; opening the chat again drains it (Q10)', async ({
     chat,
     dock,
     page,
   }) => {
-    const url = await chat.startThread('[[words:60]] [[delay:30]] nobody watching');
+    const url = await chat.startThread('[[words:150]] [[delay:30]] nobody watching');
     await expect(chat.stopButton).toBeVisible();
     await chat.send('waiting for a viewer');
     await dock.expectTexts(['waiting for a viewer']);
@@ -159,26 +231,80 @@ test.describe('queued turns', () => {
     await page.goto('/');
     await chat.waitUntilReady();
     const threadId = new URL(url).pathname.split('/').pop();
+    const detailOf = async () => await (await page.request.get(`/api/threads/${threadId}`)).json();
     await expect
-      .poll(
-        async () => {
-          const detail = await (await page.request.get(`/api/threads/${threadId}`)).json();
-          return detail.turnQueue.activeTurn === null;
-        },
-        { timeout: 20_000 },
-      )
+      .poll(async () => (await detailOf()).turnQueue.activeTurn === null, { timeout: 20_000 })
       .toBe(true);
+    // Nothing ran it meanwhile.
+    expect((await detailOf()).turnQueue.items).toHaveLength(1);
 
+    // Opening the chat attaches this page: the head starts by itself, as an ordinary turn.
     await page.goto(url);
-    await chat.waitUntilReady();
-    await dock.expectTexts(['waiting for a viewer']);
-    await expect(chat.assistantMessages).toHaveCount(1);
-    await expect(chat.stopButton).toBeHidden();
-
-    await dock.headAction('Send now').click();
-    await expect(chat.reply(1)).toContainText('You said: "waiting for a viewer"');
+    await expect(chat.reply(1)).toContainText('You said: "waiting for a viewer"', { timeout: 15_000 });
     expect(await chat.replyText(chat.reply(1))).not.toMatch(/^\(after interruption\)/);
     await dock.expectTexts([]);
+  });
+
+  test('a reload with queued items and nothing running starts the head by itself (Q10)', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    const url = await chat.startThread('[[words:600]] [[delay:30]] a long one');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('first in line');
+    await chat.send('second in line');
+    await dock.expectTexts(['first in line', 'second in line']);
+
+    // Stop it from outside the page (no tab claims meanwhile: this page is gone).
+    const threadId = new URL(url).pathname.split('/').pop();
+    await page.goto('about:blank');
+    const stopped = await page.request.post(`/api/threads/${threadId}/interrupt`);
+    expect(stopped.status()).toBe(200);
+
+    await page.goto(url);
+    await expect(chat.repliesTo('first in line')).toHaveCount(1, { timeout: 15_000 });
+    await expect(chat.repliesTo('second in line')).toHaveCount(1, { timeout: 15_000 });
+    await dock.expectTexts([]);
+  });
+
+  test('the Dock says why the head waits, and the composer that Enter adds to the queue', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    const url = await chat.startThread(`${LONG} status lines`);
+    await expect(chat.stopButton).toBeVisible();
+    await expect(chat.composerHint).toHaveText('Enter adds to the queue · Shift+Enter for a new line');
+    await chat.send('one');
+    await chat.send('two');
+    await dock.expectTexts(['one', 'two']);
+    await expect(dock.headStatus()).toHaveText('Runs after the current reply.');
+    // The other items say their position (to screen readers too); only the head has a status line.
+    await expect(dock.item(1).getByTestId('queue-item-position')).toContainText('Position 2 of 2');
+    await expect(dock.item(1).getByTestId('queue-head-status')).toHaveCount(0);
+
+    // Leave, and stop the reply from outside: no page is attached, so the queue waits.
+    const threadId = new URL(url).pathname.split('/').pop();
+    await page.goto('about:blank');
+    expect((await page.request.post(`/api/threads/${threadId}/interrupt`)).status()).toBe(200);
+
+    // A page whose events stream cannot connect is not attached: the head waits for it.
+    await page.route('**/api/threads/*/events', (route) => route.abort());
+    await page.goto(url);
+    await chat.waitUntilReady();
+    await expect(dock.headStatus()).toHaveText('Waiting for this page to reconnect.');
+    await expect(chat.composerHint).toHaveText('Enter adds to the queue · Shift+Enter for a new line');
+    await expect(chat.stopButton).toBeHidden();
+    await dock.expectTexts(['one', 'two']);
+
+    // Once the stream connects (EventSource retries by itself), the page drains the queue.
+    await page.unroute('**/api/threads/*/events');
+    await expect(chat.repliesTo('one')).toHaveCount(1, { timeout: 20_000 });
+    await expect(chat.repliesTo('two')).toHaveCount(1, { timeout: 15_000 });
+    await dock.expectTexts([]);
+    await chat.waitForIdle();
+    await expect(chat.composerHint).toHaveText('Enter sends · Shift+Enter for a new line');
   });
 
   test('a reload in the middle of a reply attaches to it and keeps streaming', async ({ chat }) => {

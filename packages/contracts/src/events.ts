@@ -1,3 +1,4 @@
+import type { MessageFeedback } from './feedback';
 import type { Turn, TurnQueue } from './turns';
 
 /**
@@ -9,4 +10,6 @@ export type ThreadEvent =
   | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue }
   | { type: 'queue.changed'; threadId: string; turnQueue: TurnQueue }
   | { type: 'thread.changed'; threadId: string }
+  /** The owner's feedback on a message changed; `null` when it was cleared. */
+  | { type: 'feedback.changed'; threadId: string; messageId: string; feedback: MessageFeedback | null }
   | { type: 'thread.deleted'; threadId: string };

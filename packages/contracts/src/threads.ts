@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { MessageFeedback } from './feedback';
 import type { TurnQueue } from './turns';
 
 export interface Thread {
@@ -25,11 +26,17 @@ export interface MessageVersion {
 export interface ChatMessageMetadata {
   /** Assistant reply cut short by an interrupt (S2). */
   interrupted?: boolean;
-  /** Assistant reply that ended in an error after some text. */
+  /**
+   * Part of a failed attempt that waits at the queue head (Q11): on its reply, or on its user
+   * message when it failed before any reply text. `error` says why, in words a person can read.
+   */
+  failed?: boolean;
   error?: string;
   version?: MessageVersion;
   createdAt?: string;
   turnId?: string;
+  /** The caller's feedback on an assistant message (H2). */
+  feedback?: MessageFeedback;
 }
 
 /** An AI SDK UIMessage as the API returns it (parts kept loose; the web casts to UIMessage). */

@@ -2,8 +2,15 @@ import { z } from 'zod';
 
 /** Most queued turns a thread holds, not counting the running one (Q4). */
 export const QUEUE_CAPACITY = 5;
-/** Longest message text, counted after trimming. */
+/** Longest message text in characters (Unicode code points), counted after trimming. */
 export const MAX_TEXT_LENGTH = 32_000;
+
+/** The length of `text` in characters (code points): an emoji counts once, like a letter. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
 
 export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
@@ -23,11 +30,11 @@ export interface Turn {
 
 export interface TurnQueue {
   activeTurn: Turn | null;
-  /** Queued (and failed, blocking) turns in the order they will run. */
+  /** Queued turns in the order they will run; a failed head (Q11) stays first until resolved. */
   items: Turn[];
 }
 
-/** Message text. The API trims it, then requires 1 to 32,000 characters (400 / 413 otherwise). */
+/** Message text. The API trims it, then requires 1 to 32,000 characters, counted as code points (400 / 413 otherwise). */
 export const messageText = z.string();
 
 export const sendTurnBody = z.object({

@@ -1,4 +1,4 @@
-import { turnStatuses } from '@chat/contracts';
+import { feedbackRatings, turnStatuses } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
@@ -6,6 +6,7 @@ import {
   boolean,
   check,
   index,
+  jsonb,
   pgTable,
   primaryKey,
   text,
@@ -174,11 +175,17 @@ export const chatTurnRequests = pgTable(
     text: text('text').notNull(),
     status: text('status', { enum: turnStatuses }).notNull(),
     error: text('error'),
-    /** Run with the hidden interrupt-handoff instruction (Stop & send, S5). */
+    /**
+     * The run got the hidden interrupt-handoff instruction (S5). Decided at claim time from the
+     * branch's state; a record of what the run got, not a request.
+     */
     handoff: boolean('handoff').notNull().default(false),
     userMessageId: text('user_message_id'),
     assistantMessageId: text('assistant_message_id'),
-    /** Visible reply text checkpointed while running; what a crash leaves behind. */
+    /**
+     * Visible reply text checkpointed while running; what a crash leaves behind. Cleared once the
+     * reply is safely in memory.
+     */
     partialText: text('partial_text').notNull().default(''),
     /** The API instance running it, and until when its heartbeat vouches for it. */
     runnerId: text('runner_id'),
@@ -186,6 +193,11 @@ export const chatTurnRequests = pgTable(
     createdAt: createdAt(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
+    /**
+     * Set when the turn's messages were deleted (the latest turn of a version, or its whole
+     * version): its text is cleared, and it no longer counts as the branch's last settled turn.
+     */
+    removedAt: timestamp('removed_at', { withTimezone: true }),
     updatedAt: updatedAt(),
   },
   (t) => [
@@ -193,10 +205,66 @@ export const chatTurnRequests = pgTable(
     // Q5: at most one active turn per thread, whatever the number of API instances.
     uniqueIndex('turns_one_active_per_thread_uq').on(t.threadId).where(sql`${t.status} = 'running'`),
     index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
+    // S5: the last settled turn of a branch (turns settle in seq order), read at every claim.
+    index('turns_branch_settled_seq_idx')
+      .on(t.branchId, t.seq)
+      .where(sql`${t.status} in ('completed', 'interrupted') and ${t.removedAt} is null`),
     check('turns_status_check', sql`${t.status} in (${turnStatusList})`),
+  ],
+);
+
+/**
+ * A shared snapshot (H1): a sanitized copy of the shown version taken at share time, readable by
+ * anyone with the token. Deleting the row revokes the link; deleting the thread deletes its rows.
+ */
+export const shares = pgTable(
+  'shares',
+  {
+    /** At least 128 random bits, base64url: the only key a reader needs. */
+    token: text('token').primaryKey(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    title: text('title').notNull(),
+    /** `SharedMessage[]` from @chat/contracts, built from an allow-list at share time. */
+    messages: jsonb('messages').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('shares_thread_owner_idx').on(t.threadId, t.ownerId, t.createdAt)],
+);
+
+const feedbackRatingList = sql.raw(feedbackRatings.map((rating) => `'${rating}'`).join(','));
+
+/**
+ * Feedback (H2): one rating per person per assistant message, keyed by the id the person sees
+ * (the message's origin id, the same in every version that holds it).
+ */
+export const messageFeedback = pgTable(
+  'message_feedback',
+  {
+    userId: text('user_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    messageId: text('message_id').notNull(),
+    rating: text('rating', { enum: feedbackRatings }).notNull(),
+    comment: text('comment'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.threadId, t.messageId] }),
+    check('message_feedback_rating_check', sql`${t.rating} in (${feedbackRatingList})`),
   ],
 );
 
 export type ThreadRow = typeof threads.$inferSelect;
 export type BranchRow = typeof branches.$inferSelect;
 export type TurnRow = typeof chatTurnRequests.$inferSelect;
+export type ShareRow = typeof shares.$inferSelect;
+export type MessageFeedbackRow = typeof messageFeedback.$inferSelect;

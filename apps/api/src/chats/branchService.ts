@@ -15,8 +15,20 @@ import {
 } from './branches/repository';
 import { recallBranch } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
-import { assertIdle, type QueueService, type SendResult, validMessageText } from './turns/queue';
-import { findTurnByClientRequestId, insertQueuedTurn } from './turns/repository';
+import { noAttempt } from './turns/failedAttempt';
+import {
+  assertIdle,
+  assertNoRunningTurn,
+  type QueueService,
+  type SendResult,
+  validMessageText,
+} from './turns/queue';
+import {
+  findTurnByClientRequestId,
+  insertQueuedTurn,
+  markTurnsRemoved,
+  transitionTurn,
+} from './turns/repository';
 import type { TurnRunner } from './turns/runner';
 
 export interface BranchServiceDeps {
@@ -66,7 +78,7 @@ export class BranchService {
           clientRequestId: input.clientRequestId,
           text,
         });
-        return { retry: false, turn: await runner.claim(tx, turn, false) };
+        return { retry: false, turn: await runner.claim(tx, turn, newBranchId) };
       });
     } catch (error) {
       // The transaction rolled back: drop the memory thread it cloned, if any.
@@ -78,14 +90,17 @@ export class BranchService {
     return await queue.startClaimed(result.turn, ownerId);
   }
 
-  /** B2, B5: selects a branch; the choice is stored on the thread, so a reload shows it. */
+  /**
+   * B2, B5: selects a branch; the choice is stored on the thread, so a reload shows it. Allowed
+   * whenever no turn runs: queued turns run on the version shown when they are claimed.
+   */
   async switchBranch(ownerId: string, threadId: string, branchId: string): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const branch = await findThreadBranch(tx, threadId, branchId);
       if (!branch) throw notFound('Branch');
       if (thread.activeBranchId === branchId) return;
-      await assertIdle(tx, threadId);
+      await assertNoRunningTurn(tx, threadId);
       await updateThread(tx, threadId, { activeBranchId: branchId });
       await markBranchActive(tx, branchId);
     });
@@ -99,13 +114,16 @@ export class BranchService {
    *   since this branch no longer has a version of that message to show;
    * - the deleted message was the edit that made this version (nothing of its own is left): the
    *   version is removed (its transcript goes, its row stays for turn history).
+   * Allowed whenever no turn runs. The deleted turns' rows lose their text; a failed attempt among
+   * them is the failed head's, which is then deleted from the queue too (Q11).
    */
   async deleteLatestTurn(ownerId: string, threadId: string, messageId: string): Promise<void> {
     const { memory } = this.deps.chatAgent;
     let removedBranch: BranchRow | undefined;
+    let queueChanged = false;
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      await assertIdle(tx, threadId);
+      await assertNoRunningTurn(tx, threadId);
       const transcript = await activeTranscript(tx, memory, thread);
       const { branch, messages: stored, originOf } = transcript;
       const index = userMessageIndex(stored, originOf, messageId);
@@ -126,11 +144,19 @@ export class BranchService {
             ? (await findThreadBranch(tx, threadId, branch.parentBranchId))?.id
             : undefined) ?? (await mostRecentOtherBranch(tx, threadId, branch.id))?.id;
       }
+      let removedTurns: TurnRow[];
       if (target && target !== branch.id && ownMessagesLeft === 0 && branch.forkMessageId !== null) {
         await markBranchRemoved(tx, branch.id);
         removedBranch = branch;
+        removedTurns = await markTurnsRemoved(tx, threadId, { branchId: branch.id });
       } else {
-        await memory.deleteMessages(stored.slice(index).map((message) => message.id));
+        const deleted = stored.slice(index).map((message) => message.id);
+        await memory.deleteMessages(deleted);
+        removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
+      }
+      for (const turn of removedTurns.filter((removed) => removed.status === 'failed')) {
+        await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
+        queueChanged = true;
       }
       if (target && target !== branch.id) {
         await updateThread(tx, threadId, { activeBranchId: target });
@@ -139,6 +165,7 @@ export class BranchService {
     });
     if (removedBranch) await memory.deleteThread(removedBranch.memoryThreadId);
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+    if (queueChanged) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
   }
 
   /**

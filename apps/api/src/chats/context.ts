@@ -2,6 +2,8 @@ import type { H3Event } from 'h3';
 import type { AccountService } from '../accounts/accountService';
 import type { Logger } from '../platform/logger';
 import type { BranchService } from './branchService';
+import type { FeedbackService } from './feedbackService';
+import type { ShareService } from './shareService';
 import type { ThreadEvents } from './threadEvents';
 import type { ThreadService } from './threadService';
 import type { TurnStreams } from './turns/attach';
@@ -20,4 +22,6 @@ export interface ChatServices {
   interrupts: InterruptService;
   streams: TurnStreams;
   branches: BranchService;
+  shares: ShareService;
+  feedback: FeedbackService;
 }

@@ -3,6 +3,7 @@ import type { Database } from '@chat/db';
 import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
+import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
 import { readTurn, readTurnQueue } from './turns/views';
 
@@ -35,7 +36,7 @@ export class ThreadEvents {
       };
       enqueue(async () => this.queueChanged(threadId));
       return this.deps.signals.subscribe((signal) => {
-        if (signal.threadId === threadId) enqueue(() => this.toThreadEvent(signal));
+        if (signal.threadId === threadId) enqueue(() => this.toThreadEvent(ownerId, signal));
       });
     });
   }
@@ -44,7 +45,7 @@ export class ThreadEvents {
     return { type: 'queue.changed', threadId, turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
-  private async toThreadEvent(signal: Signal): Promise<ThreadEvent | null> {
+  private async toThreadEvent(ownerId: string, signal: Signal): Promise<ThreadEvent | null> {
     const { threadId } = signal;
     switch (signal.kind) {
       case 'interrupt':
@@ -57,6 +58,11 @@ export class ThreadEvents {
       }
       case 'queue.changed':
         return await this.queueChanged(threadId);
+      case 'feedback.changed': {
+        const { messageId } = signal;
+        const feedback = await feedbackOfMessages(this.deps.db, ownerId, threadId, [messageId]);
+        return { type: signal.kind, threadId, messageId, feedback: feedback.get(messageId) ?? null };
+      }
       case 'thread.changed':
       case 'thread.deleted':
         return { type: signal.kind, threadId };

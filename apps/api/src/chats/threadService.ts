@@ -5,6 +5,7 @@ import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
 import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
+import { feedbackOfMessages } from './feedback/repository';
 import {
   deleteThreadRow,
   insertThreadWithRootBranch,
@@ -53,16 +54,17 @@ export class ThreadService {
     const { db, chatAgent } = this.deps;
     const thread = await requireOwnedThread(db, threadId, ownerId);
     const { messages: stored, originOf, versions } = await activeTranscript(db, chatAgent.memory, thread);
-    const marks = await readMessageMarks(
-      db,
-      threadId,
-      stored.map((message) => originOf(message.id)),
-    );
+    const shownIds = stored.map((message) => originOf(message.id));
+    const [marks, feedback] = await Promise.all([
+      readMessageMarks(db, threadId, shownIds),
+      feedbackOfMessages(db, ownerId, threadId, shownIds),
+    ]);
     const messages = toChatMessages(stored, {
       idOf: originOf,
       metadataOf: (id) => {
         const version = versions.get(id);
-        return { ...marks.get(id), ...(version ? { version } : {}) };
+        const rating = feedback.get(id);
+        return { ...marks.get(id), ...(version ? { version } : {}), ...(rating ? { feedback: rating } : {}) };
       },
     });
     return { thread: toThread(thread), messages, turnQueue: await readTurnQueue(db, threadId), hitl: [] };

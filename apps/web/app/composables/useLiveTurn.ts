@@ -32,6 +32,8 @@ export type TurnStreamStart =
   | { kind: 'refused'; error: ApiRequestError };
 
 export interface LiveTurnOptions {
+  /** The thread's events stream is open: this page is attached and may claim the head (Q10). */
+  attached: Readonly<Ref<boolean>>;
   transcript: ReturnType<typeof useTranscript>;
   queue: ReturnType<typeof useTurnQueue>;
   detail: ReturnType<typeof useThreadDetail>;
@@ -42,12 +44,14 @@ export interface LiveTurnOptions {
 
 /**
  * The turn being produced, and this tab's part in it: sending, Stop, Send now / Stop & send,
- * following another tab's turn, and claiming the queue head when a turn settles.
+ * following another tab's turn, and claiming the queue head whenever it may run.
  *
  * Every turn stream this tab shows goes through `streamTurn`; whether a stream should be
  * running is decided in one place, `reconcile`, after every change:
  * - a turn is active on the server and this tab is not showing it -> attach (replay + live);
- * - no turn is active, one just settled, and the head is `queued` -> claim it (Q10).
+ * - this page is attached (its events stream is open), no turn is active, and the head is
+ *   `queued` -> claim it (Q10): on open, reload, reconnect and after every settle. Racing tabs:
+ *   the server lets one win; the others are refused and attach to its turn.
  */
 export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
   const { transcript, queue, detail, notice } = options;
@@ -61,8 +65,11 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
   // Turns this tab streamed to their end or stopped. The server may still call them
   // active for a moment after their stream closed; never attach to them again.
   const finishedTurnIds = new Set<string>();
-  // Set when a turn settles: the next idle moment claims the queue head (viewer-claimed draining).
-  let claimArmed = false;
+  // The queue version a claim of this tab was refused at (another tab won, say): no new claim
+  // until the queue changes, so a stale view never turns into a loop of refused claims.
+  let claimRefusedAt: number | null = null;
+  // Requests out that may start a turn, until their answer is in and shown: Stop waits for them.
+  const pendingStarts = new Set<Promise<unknown>>();
 
   const isStreaming = computed(() => transcript.streamingTurnId.value !== null);
   /** A reply is being produced: on the server, or in this tab. Sends now queue (Q3). */
@@ -89,7 +96,6 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     }
     await transcript.consume(turn.id, open);
     finishedTurnIds.add(turn.id);
-    claimArmed = true;
     // A Stop or Stop & send ended this stream; whoever stopped it refetches afterwards.
     if (stopping.value > 0) return;
     await detail.refresh();
@@ -107,7 +113,14 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
    * chat's stream ends it), the turn's id from `x-turn-id`, and the notice on a refusal. The
    * caller decides what follows a refusal (reconcile or refetch) and whether to wait for the end.
    */
-  async function startTurnStream(request: TurnStreamRequest): Promise<TurnStreamStart> {
+  function startTurnStream(request: TurnStreamRequest): Promise<TurnStreamStart> {
+    const start = requestTurnStream(request);
+    pendingStarts.add(start);
+    void start.finally(() => pendingStarts.delete(start));
+    return start;
+  }
+
+  async function requestTurnStream(request: TurnStreamRequest): Promise<TurnStreamStart> {
     startsInFlight.value++;
     const connection = new AbortController();
     let response: Response;
@@ -192,10 +205,15 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     }
   }
 
-  /** Plain Stop (S1, S3): a server interrupt; the partial reply stays, the queue stays. */
+  /**
+   * Plain Stop (S1, S3): a server interrupt; the partial reply stays, the queue stays. A Stop
+   * pressed right after Send acts on that send: it waits for the server's answer (the turn has
+   * started once it names it in `x-turn-id`), then interrupts, so that reply always stops.
+   */
   async function stop(): Promise<void> {
     stopping.value++;
     try {
+      await Promise.allSettled([...pendingStarts]);
       const [, interrupted] = await Promise.allSettled([
         stopLocalStream(),
         apiJson<{ turn: Turn | null }>(`${base}/interrupt`, { method: 'POST' }),
@@ -206,7 +224,6 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     } finally {
       stopping.value--;
     }
-    claimArmed = true;
     await detail.refresh();
   }
 
@@ -222,17 +239,17 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
       after: stopLocalStream(),
       textOf: () => turn.text,
       beforeShow: (turnId) => queue.removeLocally(turnId),
-      // Another tab claimed the head as the interrupt settled. The server reserved the handoff
-      // on it, so it runs as asked; this tab follows it (the refetch attaches).
+      // Another tab claimed the head as the interrupt settled. The server gives the handoff to
+      // whichever claim runs first after an interrupt; this tab follows it (the refetch attaches).
       quiet: ['not_eligible'],
     });
     if (start.kind === 'streaming') await start.ended;
     else await detail.refresh();
   }
 
-  /** Viewer claim of the queue head after a turn settled (Q10). Losing the race is normal. */
+  /** Viewer claim of the queue head (Q10). Losing the race to another tab is normal. */
   async function claimHead(head: Turn): Promise<void> {
-    claimArmed = false;
+    const version = queue.currentVersion();
     const start = await startTurnStream({
       path: `${base}/queue/claim`,
       init: { method: 'POST' },
@@ -243,12 +260,10 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
       quiet: ['not_eligible'],
     });
     if (start.kind === 'streaming') await start.ended;
-    else reconcile();
-  }
-
-  /** The head may be claimed at the next idle moment (a turn settled, a failed head was fixed). */
-  function armClaim(): void {
-    claimArmed = true;
+    else {
+      claimRefusedAt = version;
+      reconcile();
+    }
   }
 
   /** Decides whether this tab should attach to a running turn or claim the head. */
@@ -266,7 +281,8 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     }
     const head = queue.head.value;
     if (
-      claimArmed &&
+      options.attached.value &&
+      claimRefusedAt !== queue.currentVersion() &&
       !isStreaming.value &&
       head?.status === 'queued' &&
       // Do not run the old text of a head someone is editing; claim once the edit ends.
@@ -276,5 +292,5 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     }
   }
 
-  return { isBusy, startTurnStream, send, stop, sendNow, armClaim, reconcile };
+  return { isBusy, startTurnStream, send, stop, sendNow, reconcile };
 }

@@ -7,7 +7,8 @@ export const AUTH_PAGES = ['/sign-in', '/sign-up'];
  * The caller's account. First visit: no session, so sign in as a guest (anonymous plugin);
  * when the server has guests switched off (`403 guests_disabled`), there is no account until the
  * person signs in, and the route guard sends them to the sign-in page. Failures are kept in
- * `error` for the layout to show rather than thrown, so the shell still renders.
+ * `error` for the layout to show rather than thrown, so the shell still renders. The `session`
+ * route middleware calls `ensureSession` before the first page that needs one.
  */
 export function useSession() {
   const { $auth } = useNuxtApp();

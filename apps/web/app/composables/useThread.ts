@@ -21,14 +21,27 @@ export function useThread(threadId: string) {
     isDisposed,
     afterFetch: () => live.reconcile(),
   });
-  const live = useLiveTurn(threadId, { transcript, queue, detail, notice, isDisposed, refreshThreadList });
+  // Declared before the live turn, which claims the head only while this page is attached (Q10).
+  const attached = ref(false);
+  const live = useLiveTurn(threadId, {
+    attached,
+    transcript,
+    queue,
+    detail,
+    notice,
+    isDisposed,
+    refreshThreadList,
+  });
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
+  const feedback = useFeedback(threadId, { transcript, notice });
 
   // --- the queue ------------------------------------------------------------------------
 
-  /** Saves a queued (or failed) turn's new text; the Dock's editor closes once it is saved. */
+  /**
+   * Saves a queued (or failed) turn's new text; the Dock's editor closes once it is saved. A
+   * failed head becomes queued, and its failed attempt leaves the transcript (Q11).
+   */
   async function saveQueuedEdit(turn: Turn, text: string): Promise<void> {
-    const unblocksHead = turn.status === 'failed' && queue.head.value?.id === turn.id;
     try {
       await queue.edit(turn.id, text);
     } catch (error) {
@@ -36,21 +49,36 @@ export function useThread(threadId: string) {
       return;
     }
     queue.editingTurnId.value = null;
-    // Editing a failed head unblocks the queue (Q11): carry on draining it.
-    if (unblocksHead) live.armClaim();
-    live.reconcile();
+    if (turn.status === 'failed') await detail.refresh();
+    else live.reconcile();
   }
 
+  /** Deletes a queued turn; a failed head's attempt leaves the transcript with it (Q11). */
   async function deleteQueued(turn: Turn): Promise<void> {
-    const unblocksHead = turn.status === 'failed' && queue.head.value?.id === turn.id;
     try {
       await queue.remove(turn.id);
     } catch (error) {
       notice.show(error);
       return;
     }
-    if (unblocksHead) live.armClaim();
-    live.reconcile();
+    if (turn.status === 'failed') await detail.refresh();
+    else live.reconcile();
+  }
+
+  /** Retry on a failed head (Q11): the same text runs again at once, in place of the attempt. */
+  async function retryFailed(turn: Turn): Promise<void> {
+    notice.dismiss();
+    const start = await live.startTurnStream({
+      path: `/api/threads/${encodeURIComponent(threadId)}/queue/${encodeURIComponent(turn.id)}/retry`,
+      init: { method: 'POST' },
+      textOf: () => turn.text,
+      beforeShow: (turnId) => {
+        queue.removeLocally(turnId);
+        transcript.removeTurn(turnId);
+      },
+    });
+    if (start.kind === 'streaming') await start.ended;
+    else await detail.refresh();
   }
 
   function startEditingQueued(turn: Turn): void {
@@ -63,7 +91,25 @@ export function useThread(threadId: string) {
     live.reconcile();
   }
 
+  /**
+   * What the Dock's head says about why it waits, in plain words (screen readers read the same
+   * text). Null when it is about to run.
+   */
+  const headStatus = computed(() => {
+    const head = queue.head.value;
+    if (!head) return null;
+    if (head.status === 'failed')
+      return 'Blocked: this message failed. Retry, edit or delete it to continue.';
+    if (live.isBusy.value) return 'Runs after the current reply.';
+    if (!attached.value) return 'Waiting for this page to reconnect.';
+    if (queue.editingTurnId.value === head.id) return 'Waits while you edit it.';
+    return 'Starting…';
+  });
+
   // --- the composer ---------------------------------------------------------------------
+
+  /** Enter adds to the queue rather than starting a reply: one streams, or items wait. */
+  const composerQueues = computed(() => live.isBusy.value || queue.items.value.length > 0);
 
   /** The composer takes no input while the thread loads, or while anything is being edited (Q8). */
   const composerDisabled = computed(
@@ -93,13 +139,15 @@ export function useThread(threadId: string) {
       case 'turn.settled':
         queue.apply(event.turnQueue);
         if (event.turn.status === 'interrupted') transcript.markInterrupted(event.turn.id);
-        live.armClaim();
         void detail.refresh();
         break;
       case 'thread.changed':
         void detail.refresh();
         void refreshThreadList();
         break;
+      case 'feedback.changed':
+        transcript.setFeedback(event.messageId, event.feedback);
+        return;
       case 'thread.deleted':
         detail.deleted.value = true;
         void refreshThreadList();
@@ -113,7 +161,11 @@ export function useThread(threadId: string) {
     // After a reconnect, events may have been missed: catch up (not on the first connect,
     // which races the initial load).
     onConnected: () => {
+      attached.value = true;
       if (!detail.loading.value) void detail.refresh();
+    },
+    onDisconnected: () => {
+      attached.value = false;
     },
   });
 
@@ -138,6 +190,7 @@ export function useThread(threadId: string) {
     }),
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
     versions: reactive({ ...versions }),
+    feedback: reactive({ ...feedback }),
     queue: reactive({
       items: queue.items,
       capacity: queue.capacity,
@@ -147,9 +200,15 @@ export function useThread(threadId: string) {
       cancelEditing: cancelEditingQueued,
       saveEdit: saveQueuedEdit,
       remove: deleteQueued,
+      retry: retryFailed,
+      headStatus,
     }),
     live: reactive({ isBusy: live.isBusy, send: live.send, stop: live.stop, sendNow: live.sendNow }),
-    composer: reactive({ disabled: composerDisabled, disabledReason: composerDisabledReason }),
+    composer: reactive({
+      disabled: composerDisabled,
+      disabledReason: composerDisabledReason,
+      queues: composerQueues,
+    }),
     notice: reactive({ message: notice.message, retry: notice.retry, dismiss: notice.dismiss }),
   };
 }

@@ -4,6 +4,8 @@ export interface ThreadEventHandlers {
   onEvent: (event: ThreadEvent) => void;
   /** Every (re)connection: events may have been missed while disconnected, so catch up. */
   onConnected?: () => void;
+  /** The stream dropped (the browser reconnects by itself). */
+  onDisconnected?: () => void;
 }
 
 /**
@@ -17,6 +19,8 @@ export function useThreadEvents(threadId: string, handlers: ThreadEventHandlers)
     if (source) return;
     source = new EventSource(`/api/threads/${encodeURIComponent(threadId)}/events`);
     source.onopen = () => handlers.onConnected?.();
+    // A drop (the browser retries by itself) or a refusal: not attached until it opens again.
+    source.onerror = () => handlers.onDisconnected?.();
     source.onmessage = (message: MessageEvent<string>) => {
       let event: ThreadEvent;
       try {

@@ -1,4 +1,5 @@
 import { useChat } from '@ai-sdk/vue';
+import type { MessageFeedback } from '@chat/contracts';
 import type { ChatUIMessage } from '~/utils/chatMessages';
 import { type OpenTurnStream, TurnStreamTransport } from '~/utils/turnStreamTransport';
 
@@ -53,6 +54,20 @@ export function useTranscript(threadId: string) {
     );
   }
 
+  /** Shows a reply's feedback (H2) as this tab or another one just set it; `null` clears it. */
+  function setFeedback(messageId: string, feedback: MessageFeedback | null): void {
+    chat.messages.value = chat.messages.value.map((message) => {
+      if (message.id !== messageId) return message;
+      const { feedback: _previous, ...metadata } = message.metadata ?? {};
+      return { ...message, metadata: feedback ? { ...metadata, feedback } : metadata };
+    });
+  }
+
+  /** Takes a turn's messages out (a failed attempt that is being retried, Q11). */
+  function removeTurn(turnId: string): void {
+    chat.messages.value = chat.messages.value.filter((message) => message.metadata?.turnId !== turnId);
+  }
+
   function setMessages(messages: ChatUIMessage[]): void {
     chat.messages.value = messages;
   }
@@ -71,6 +86,8 @@ export function useTranscript(threadId: string) {
     consume,
     stop: chat.stop,
     markInterrupted,
+    setFeedback,
+    removeTurn,
     setMessages,
     appendMessage,
   };

@@ -18,7 +18,9 @@ export interface VersionsOptions {
  * Versions of the conversation (B1-B5): editing a user message into a new version (its reply
  * streams like a send), switching versions and deleting the latest message (both answer the
  * new thread detail, which replaces the transcript). The server refuses all three while a
- * turn runs or the queue is not empty (thread_busy), so the controls wait for that too.
+ * turn runs, and an edit also while items wait in the queue (thread_busy): queued items run on
+ * the version shown when they are claimed, but an edit's reply would overtake them. The
+ * controls wait for the same, and say why.
  */
 export function useVersions(threadId: string, options: VersionsOptions) {
   const { transcript, queue, detail, live, notice } = options;
@@ -32,13 +34,18 @@ export function useVersions(threadId: string, options: VersionsOptions) {
   /** An edit, switch or delete is waiting for the server's answer. */
   const changing = computed(() => changesInFlight.value > 0);
   /**
-   * Why versions cannot change right now, or null: said before the server would refuse an
-   * edit, a switch or a delete with thread_busy, in the words it would use.
+   * Why the shown version cannot change right now (switch, delete), or null: said before the
+   * server would refuse with thread_busy, in the words it would use.
    */
   const lockedReason = computed(() => {
     if (changing.value) return 'Changing versions…';
     if (live.isBusy.value) return 'Wait for the reply to finish, or stop it, before changing versions.';
-    if (queue.items.value.length > 0) return 'Send or delete the queued messages before changing versions.';
+    return null;
+  });
+  /** Why a message cannot be edited into a new version right now, or null. */
+  const editLockedReason = computed(() => {
+    if (lockedReason.value) return lockedReason.value;
+    if (queue.items.value.length > 0) return 'Send or delete the queued messages before editing a message.';
     return null;
   });
 
@@ -135,6 +142,7 @@ export function useVersions(threadId: string, options: VersionsOptions) {
     editingMessageId: readonly(editingMessageId),
     changing,
     lockedReason,
+    editLockedReason,
     startEditingMessage,
     cancelEditingMessage,
     editMessage,

@@ -15,6 +15,8 @@ export class ChatPage {
   readonly errorBanner: Locator;
   /** The inline editor of a user message (its textarea). */
   readonly messageEditor: Locator;
+  /** The hint under the composer ("Enter sends", "Enter adds to the queue"). */
+  readonly composerHint: Locator;
   /** The title in the page's header. */
   readonly headerTitle: Locator;
   /** The toast a tab shows when its open chat was deleted somewhere else. */
@@ -29,6 +31,7 @@ export class ChatPage {
     this.stopButton = page.getByRole('button', { name: 'Stop', exact: true });
     this.queueFullNotice = page.getByTestId('queue-full');
     this.errorBanner = page.getByTestId('error-banner');
+    this.composerHint = page.getByTestId('composer-hint');
     this.messageEditor = this.transcript.getByTestId('message-editor-input');
     this.headerTitle = page.getByRole('heading', { level: 1 });
     this.deletedElsewhereNotice = page.getByText('This chat was deleted', { exact: true });
@@ -76,6 +79,11 @@ export class ChatPage {
 
   interruptedBadge(reply: Locator): Locator {
     return reply.getByTestId('interrupted-badge');
+  }
+
+  /** The "Failed: ..." line under a message of a failed attempt (Q11). */
+  failedNote(message: Locator): Locator {
+    return message.getByTestId('failed-attempt');
   }
 
   /** The reply text of an assistant message, without its badges. */

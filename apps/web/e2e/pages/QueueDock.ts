@@ -57,9 +57,14 @@ export class QueueDock {
     await this.item(index).getByRole('button', { name: 'Delete', exact: true }).click();
   }
 
-  /** The head's action: "Stop & send" while a reply runs, "Send now" when idle. */
-  headAction(name: 'Stop & send' | 'Send now'): Locator {
+  /** The head's action: "Stop & send" while a reply runs, "Send now" when idle, "Retry" when failed. */
+  headAction(name: 'Stop & send' | 'Send now' | 'Retry'): Locator {
     return this.item(0).getByRole('button', { name, exact: true });
+  }
+
+  /** The head's status line: why it waits, in plain words. */
+  headStatus(): Locator {
+    return this.item(0).getByTestId('queue-head-status');
   }
 
   headError(): Locator {

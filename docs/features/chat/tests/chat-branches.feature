@@ -12,7 +12,8 @@ Feature: Versions of a conversation
   Editing a user message makes a new version of the conversation; the old one is kept.
   Version controls switch between versions, each showing only its own messages. Continuing
   appends to the shown version. The latest turn can be deleted from one version. The chosen
-  version survives a reload. Versions change only while the thread is quiet.
+  version survives a reload. Versions change only while no reply runs; an edit into a new
+  version also waits for the queue to empty.
 
   Background:
     Given a new guest visits the start page

@@ -2,13 +2,16 @@
 # Automated in apps/web/e2e/chat.spec.ts (@foundation) and apps/web/e2e/queue.spec.ts (@queue),
 # against the production build, the real API and the built-in local model.
 # The local model's reply starts with: You said: "<message without directives>".
-# Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text.
+# Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
+# [[fail-after:N]] fail after N words.
 # The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
   Queue Dock above the composer, where they can be edited or deleted. Stop interrupts the
-  server. Stop & send interrupts and sends the queue head as the new priority.
+  server. Stop & send interrupts and sends the queue head as the new priority. The first reply
+  after any interrupt gets a hidden handoff. A failed message waits at the head until it is
+  retried, edited or deleted. Any open, connected page drains the queue.
 
   Background:
     Given a new guest visits the start page
@@ -82,16 +85,25 @@ Feature: Chat with queued turns and interrupts
     Then the composer still holds "one too many"
     And the Queue Dock shows "queued 1" to "queued 5" only
 
-  @queue @S1 @S2 @S3
-  Scenario: Stop keeps the queue, and the head runs next
+  @queue @S1 @S2 @S3 @S5
+  Scenario: Stop keeps the queue, and the head runs next with the handoff
     Given I sent "[[words:400]] [[delay:30]] stop me" and its reply shows "You said: "stop me""
     And I queued "after the stop"
     When I press Stop
     Then the first reply is marked "Interrupted"
     And the transcript has 2 user messages, the last one "after the stop"
     And the second reply contains "You said: "after the stop""
-    And the second reply does not start with "(after interruption)"
+    And the second reply starts with "(after interruption)"
     And the Queue Dock is hidden
+
+  @queue @S1
+  Scenario: Stop pressed right after Send stops that reply
+    Given I sent "[[words:4]] an earlier exchange" and its reply is finished
+    And the server answers sends only after 700 ms
+    When I send "[[words:400]] [[delay:30]] stop me at once" and press Stop at once
+    Then the page is idle within 8 seconds
+    And the server has no running turn
+    And after a reload the transcript has 2 user messages
 
   @queue @S4 @S5
   Scenario: Stop & send interrupts the reply, and the head answers as the new priority
@@ -112,28 +124,68 @@ Feature: Chat with queued turns and interrupts
     And I queued "[[fail]] this one breaks" and then "waits behind it"
     When the first reply ends and the head runs and fails
     Then item 1 of the Queue Dock shows its error and has the status "failed"
-    And item 1 has no "Send now" button
+    And item 1 says "Blocked: this message failed. Retry, edit or delete it to continue."
+    And item 1 has a "Retry" button and no "Send now" button
     And the Stop button is hidden
     And the Queue Dock shows "[[fail]] this one breaks", "waits behind it"
+    And my last message in the transcript shows "Failed: … failed as requested by [[fail]]"
     When I edit item 1 to "fixed now"
     Then the transcript has 1 user message "fixed now" with a reply containing "You said: "fixed now""
     And then a reply containing "You said: "waits behind it""
     And the Queue Dock is hidden
+    And the transcript has no message "this one breaks"
+
+  @queue @Q11
+  Scenario: A head that fails after some text shows its error after a reload; Retry runs it again
+    Given I sent "[[words:60]] [[delay:30]] first" and its reply is streaming
+    And I queued "half an answer [[fail-after:3]]" and then "waits behind it"
+    When the head runs and fails after 3 words
+    And I reload the page
+    Then item 1 of the Queue Dock has the status "failed"
+    And the second reply has 3 words and shows "Failed: … failed after 3 words"
+    When I press "Retry" on the head of the Queue Dock
+    Then the reply is written again and fails again
+    And the transcript has 1 user message "half an answer" and 2 replies
+    When I delete item 1
+    Then a reply containing "You said: "waits behind it"" follows
+    And the transcript has no message "half an answer"
+    And the Queue Dock is hidden
 
   @queue @Q10
-  Scenario: With no viewer attached the queue waits; Send now runs its head
-    Given I sent "[[words:60]] [[delay:30]] nobody watching" and its reply is streaming
+  Scenario: With no viewer attached the queue waits; opening the chat again drains it
+    Given I sent "[[words:150]] [[delay:30]] nobody watching" and its reply is streaming
     And I queued "waiting for a viewer"
     When I leave for the start page
     And the reply ends on the server
-    And I open the thread again
-    Then the Queue Dock shows "waiting for a viewer"
-    And the transcript has 1 reply
-    And the Stop button is hidden
-    When I press "Send now" on the head of the Queue Dock
+    Then the queue still holds "waiting for a viewer"
+    When I open the thread again
     Then the second reply contains "You said: "waiting for a viewer""
     And it does not start with "(after interruption)"
     And the Queue Dock is hidden
+
+  @queue @Q10
+  Scenario: A reload with queued items and nothing running starts the head by itself
+    Given I sent "[[words:600]] [[delay:30]] a long one" and its reply is streaming
+    And I queued "first in line" and then "second in line"
+    When I leave the page and the reply is stopped through the API
+    And I open the thread again
+    Then replies to "first in line" and then "second in line" follow
+    And the Queue Dock is hidden
+
+  @queue @Q10
+  Scenario: The Dock says why the head waits; the composer says Enter adds to the queue
+    Given I sent "[[words:400]] [[delay:30]] status lines" and its reply is streaming
+    Then the composer hint says "Enter adds to the queue · Shift+Enter for a new line"
+    When I queue "one" and then "two"
+    Then item 1 says "Runs after the current reply."
+    And item 2 says "Position 2 of 2" to screen readers
+    When I leave the page and the reply is stopped through the API
+    And I open the thread again with its events stream failing
+    Then item 1 says "Waiting for this page to reconnect."
+    And nothing runs
+    When the events stream can connect again
+    Then replies to "one" and then "two" follow
+    And the composer hint says "Enter sends · Shift+Enter for a new line"
 
   @queue
   Scenario: A reload in the middle of a reply attaches to it and keeps streaming

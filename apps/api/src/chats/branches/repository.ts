@@ -1,6 +1,6 @@
 import type { BranchRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, desc, eq, isNull, ne } from 'drizzle-orm';
+import { and, desc, eq, isNull, ne, or } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 
 const { branches, messageOrigins } = schema;
@@ -88,4 +88,30 @@ export async function mostRecentOtherBranch(
     .orderBy(desc(branches.lastActiveAt))
     .limit(1);
   return row;
+}
+
+/**
+ * The stored ids of copies of `originId` in the thread's live branches, and whether `originId` is
+ * itself a copy (then it is not an id the person sees).
+ */
+export async function findCopiesOfOrigin(
+  q: Queryable,
+  threadId: string,
+  originId: string,
+): Promise<{ copyIds: string[]; isCopy: boolean }> {
+  const rows = await q
+    .select({ messageId: messageOrigins.messageId, originId: messageOrigins.originId })
+    .from(messageOrigins)
+    .innerJoin(branches, eq(branches.id, messageOrigins.branchId))
+    .where(
+      and(
+        eq(branches.threadId, threadId),
+        isNull(branches.removedAt),
+        or(eq(messageOrigins.originId, originId), eq(messageOrigins.messageId, originId)),
+      ),
+    );
+  return {
+    copyIds: rows.filter((row) => row.originId === originId).map((row) => row.messageId),
+    isCopy: rows.some((row) => row.messageId === originId),
+  };
 }

@@ -49,6 +49,14 @@ function visibleParts(parts: readonly unknown[]): ChatMessage['parts'] {
     .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...part }) => part);
 }
 
+/** The visible text of one stored message, read by id (no recall of its thread). */
+export async function readMessageText(memory: Memory, messageId: string): Promise<string | undefined> {
+  const store = await memory.storage.getStore('memory');
+  const { messages } = (await store?.listMessagesById({ messageIds: [messageId] })) ?? { messages: [] };
+  const [message] = messages;
+  return message && textOf(message);
+}
+
 export function textOf(message: MastraDBMessage): string {
   return message.content.parts
     .map((part) => (part.type === 'text' ? part.text : ''))

@@ -7,7 +7,7 @@ import { authedRoutes } from './route';
 import { sendResponse } from './turns';
 
 /** Message ids are Mastra's (uuids in practice); anything else cannot name a message. */
-function messageIdParam(event: H3Event): string {
+export function messageIdParam(event: H3Event): string {
   const value = getRouterParam(event, 'messageId');
   if (!value || value.length > 200) throw notFound('Message');
   return value;

@@ -24,3 +24,15 @@ export function authedRoutes(app: H3, services: ChatServices) {
     });
   };
 }
+
+export type PublicHandler = (event: H3Event) => Promise<unknown> | unknown;
+
+/**
+ * The same wrapper for the few routes anyone may call without a session (a shared snapshot's
+ * public read). Everything else goes through `authedRoutes`.
+ */
+export function publicRoutes(app: H3) {
+  return (method: Method, path: string, handler: PublicHandler) => {
+    app[method](path, async (event) => await handler(event));
+  };
+}

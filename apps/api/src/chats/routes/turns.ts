@@ -32,7 +32,16 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
   }));
 
   route('post', '/api/threads/:id/queue/claim', async (event, userId) => {
-    const { turn, stream } = await queue.claimHead(userId, idParam(event, 'id'), { handoff: false });
+    const { turn, stream } = await queue.claimHead(userId, idParam(event, 'id'));
+    return turnStreamResponse(turn.id, stream.subscribe());
+  });
+
+  route('post', '/api/threads/:id/queue/:turnId/retry', async (event, userId) => {
+    const { turn, stream } = await queue.retry(
+      userId,
+      idParam(event, 'id'),
+      idParam(event, 'turnId', 'Turn'),
+    );
     return turnStreamResponse(turn.id, stream.subscribe());
   });
 

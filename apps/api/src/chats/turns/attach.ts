@@ -1,6 +1,8 @@
-import type { Database } from '@chat/db';
+import type { Database, TurnRow } from '@chat/db';
+import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
 import { notFound } from '../../platform/errors';
+import { readMessageText } from '../branches/transcript';
 import { requireOwnedThread } from '../threads/repository';
 import { findTurn } from './repository';
 import type { TurnRunner } from './runner';
@@ -11,7 +13,7 @@ const POLL_MS = 250;
 
 /** Following a running turn's reply (a reload, a second tab) from any instance. */
 export class TurnStreams {
-  constructor(private readonly deps: { db: Database; runner: TurnRunner }) {}
+  constructor(private readonly deps: { db: Database; runner: TurnRunner; memory: Memory }) {}
 
   /**
    * The stream of a running turn (what streamed so far, then live), or null when it has finished.
@@ -26,9 +28,7 @@ export class TurnStreams {
     const turn = await findTurn(this.deps.db, threadId, turnId);
     if (!turn) throw notFound('Turn');
     if (turn.status !== 'running') return null;
-    return (
-      this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps.db, threadId, turnId)
-    );
+    return this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps, threadId, turnId);
   }
 }
 
@@ -38,7 +38,11 @@ export class TurnStreams {
  * (checkpoint granularity, text only), but it lets a reload or second tab behind any load balancer
  * follow the reply.
  */
-function remoteTurnStream(db: Database, threadId: string, turnId: string): ReadableStream<UIMessageChunk> {
+function remoteTurnStream(
+  deps: { db: Database; memory: Memory },
+  threadId: string,
+  turnId: string,
+): ReadableStream<UIMessageChunk> {
   let cancelled = false;
   return new ReadableStream<UIMessageChunk>({
     start: async (controller) => {
@@ -46,8 +50,9 @@ function remoteTurnStream(db: Database, threadId: string, turnId: string): Reada
       let sent = '';
       let started = false;
       while (!cancelled) {
-        const turn = await findTurn(db, threadId, turnId);
+        const turn = await findTurn(deps.db, threadId, turnId);
         if (!turn) break;
+        const text = turn.status === 'running' ? turn.partialText : await finalReplyText(deps.memory, turn);
         if (!started) {
           controller.enqueue({
             type: 'start',
@@ -56,9 +61,9 @@ function remoteTurnStream(db: Database, threadId: string, turnId: string): Reada
           controller.enqueue({ type: 'text-start', id: textId });
           started = true;
         }
-        if (turn.partialText.length > sent.length && turn.partialText.startsWith(sent)) {
-          controller.enqueue({ type: 'text-delta', id: textId, delta: turn.partialText.slice(sent.length) });
-          sent = turn.partialText;
+        if (text.length > sent.length && text.startsWith(sent)) {
+          controller.enqueue({ type: 'text-delta', id: textId, delta: text.slice(sent.length) });
+          sent = text;
         }
         if (turn.status !== 'running') {
           controller.enqueue({ type: 'text-end', id: textId });
@@ -76,4 +81,13 @@ function remoteTurnStream(db: Database, threadId: string, turnId: string): Reada
       cancelled = true;
     },
   });
+}
+
+/**
+ * A settled turn's checkpoint text is cleared once its reply is in memory, so the end of the reply
+ * (what streamed after the last checkpoint) is read from there, by the reply's id.
+ */
+async function finalReplyText(memory: Memory, turn: TurnRow): Promise<string> {
+  if (turn.partialText || !turn.assistantMessageId) return turn.partialText;
+  return (await readMessageText(memory, turn.assistantMessageId)) ?? '';
 }

@@ -5,7 +5,7 @@ import { requireOwnedThread } from '../threads/repository';
 import { toTurn } from './dto';
 import type { QueueService } from './queue';
 import { type RecoveryDeps, settleOrphanedTurn } from './recovery';
-import { findActiveTurn, findTurn, isInQueue, listQueuedTurns, setHandoffRequested } from './repository';
+import { findActiveTurn, findTurn, isInQueue, listQueuedTurns } from './repository';
 import type { TurnRunner } from './runner';
 import type { TurnStream } from './turnStream';
 
@@ -50,22 +50,12 @@ export class InterruptService {
     if (!isInQueue(turn)) throw new ApiError('not_queued');
     const [head] = await listQueuedTurns(db, threadId);
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
-    if (!(await findActiveTurn(db, threadId)))
-      return await queue.claimHead(ownerId, threadId, { handoff: false, turnId });
-    // Reserve the handoff on the head first: once the interrupt settles, another tab may claim
-    // the head before this request does, and it must still run as the person's priority (S5).
-    await setHandoffRequested(db, turnId, true);
-    let interrupted: Turn | null;
-    try {
-      interrupted = await this.interrupt(ownerId, threadId);
-    } catch (error) {
-      await setHandoffRequested(db, turnId, false);
-      throw error;
-    }
-    // The running reply may have finished on its own meanwhile: then nothing was cut off.
-    const handoff = interrupted?.status === 'interrupted';
-    if (!handoff) await setHandoffRequested(db, turnId, false);
-    return await queue.claimHead(ownerId, threadId, { handoff, turnId });
+    // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
+    // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim
+    // sees the branch's last settled turn interrupted (S5); if the reply finished on its own
+    // meanwhile, nothing was cut off and the head runs as an ordinary turn.
+    await this.interrupt(ownerId, threadId);
+    return await queue.claimHead(ownerId, threadId, { turnId });
   }
 
   /**

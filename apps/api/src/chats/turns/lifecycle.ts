@@ -7,13 +7,14 @@ import { InvariantError } from '../../platform/errors';
  *
  *   queued  -> running -> completed | interrupted | failed
  *   queued  -> cancelled            (deleted from the dock)
+ *   failed  -> running              (retried: claimed again at once; Q11)
  *   failed  -> queued               (edited; Q11)
  *   failed  -> cancelled            (deleted)
  */
 const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
   queued: ['running', 'cancelled'],
   running: ['completed', 'interrupted', 'failed'],
-  failed: ['queued', 'cancelled'],
+  failed: ['running', 'queued', 'cancelled'],
   completed: [],
   interrupted: [],
   cancelled: [],

@@ -1,4 +1,5 @@
 import {
+  characterCount,
   MAX_TEXT_LENGTH,
   type NotEligibleReason,
   QUEUE_CAPACITY,
@@ -6,11 +7,13 @@ import {
   type TurnQueue,
 } from '@chat/contracts';
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import type { ChatAgent } from '../../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
 import { requireOwnedThread, updateThread } from '../threads/repository';
 import { titleFromMessage } from '../threads/title';
 import { toTurn } from './dto';
+import { noAttempt, removeFailedAttempt } from './failedAttempt';
 import {
   findActiveTurn,
   findTurn,
@@ -27,6 +30,7 @@ import { readTurnQueue } from './views';
 
 export interface QueueDeps {
   db: Database;
+  chatAgent: ChatAgent;
   signals: Signals;
   runner: TurnRunner;
 }
@@ -37,33 +41,43 @@ export type SendResult =
   /** A retry of a send that is running on another instance or already finished. */
   | { kind: 'accepted'; turn: Turn; turnQueue: TurnQueue };
 
-/** Checks message text (1 to 32,000 characters after trimming) and returns it trimmed. */
+/**
+ * Checks message text (1 to 32,000 characters after trimming, counted as code points, so 32,000
+ * emoji pass like 32,000 letters) and returns it trimmed.
+ */
 export function validMessageText(text: string): string {
   const trimmed = text.trim();
   if (trimmed.length === 0) throw new ApiError('bad_request', 'Message text is empty.');
-  if (trimmed.length > MAX_TEXT_LENGTH) {
+  if (characterCount(trimmed) > MAX_TEXT_LENGTH) {
     throw new ApiError('too_large', `Message text is longer than ${MAX_TEXT_LENGTH} characters.`);
   }
   return trimmed;
 }
 
 /**
- * Branch changes (edit, switch, delete) wait until the thread is quiet: nothing running, nothing
- * queued. Queued turns belong to the branch they were sent on, so the queue must drain (or be
- * cleared) before the person moves to another branch.
+ * B2, B4: switching the shown version and deleting the latest turn wait only for the running turn;
+ * queued turns belong to the thread and run on the version shown when they are claimed.
  */
-export async function assertIdle(q: Queryable, threadId: string): Promise<void> {
+export async function assertNoRunningTurn(q: Queryable, threadId: string): Promise<void> {
   if (await findActiveTurn(q, threadId)) {
     throw new ApiError('thread_busy', 'Wait for the reply to finish, or stop it, before changing versions.');
   }
+}
+
+/**
+ * B1: editing a message into a new version waits until the thread is quiet (nothing running,
+ * nothing queued): the edit's reply runs at once, and must not overtake messages already waiting.
+ */
+export async function assertIdle(q: Queryable, threadId: string): Promise<void> {
+  await assertNoRunningTurn(q, threadId);
   if ((await listQueuedTurns(q, threadId)).length > 0) {
-    throw new ApiError('thread_busy', 'Send or delete the queued messages before changing versions.');
+    throw new ApiError('thread_busy', 'Send or delete the queued messages before editing a message.');
   }
 }
 
 /**
  * The queue of one thread (Q1-Q4, Q9-Q11): accepting sends, editing and deleting queued turns,
- * claiming the head. Every decision runs in a transaction that holds the thread's row lock, so
+ * claiming the head, retrying a failed head. Every decision runs in a transaction that holds the thread's row lock, so
  * they serialise per thread across instances; the partial unique index on running turns is the
  * last line of defence for Q5.
  */
@@ -93,7 +107,7 @@ export class QueueService {
       });
       // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
       await updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true });
-      const turn = idle ? await this.deps.runner.claim(tx, queued, false) : queued;
+      const turn = idle ? await this.deps.runner.claim(tx, queued, activeBranchOf(thread)) : queued;
       return { kind: idle ? ('claimed' as const) : ('queued' as const), turn, named: !thread.titled };
     });
 
@@ -108,46 +122,82 @@ export class QueueService {
     };
   }
 
-  /** Q10: a viewer claims the queue head when the thread is idle (`turnId`: only if it is the head). */
+  /**
+   * Q10: a viewer claims the queue head when the thread is idle (`turnId`: only if it is the head).
+   * Q11: a failed head blocks every claim except a retry of it, which first removes the failed
+   * attempt from memory. The head runs on the version shown now (B2).
+   */
   async claimHead(
     ownerId: string,
     threadId: string,
-    options: { handoff: boolean; turnId?: string },
+    options: { turnId?: string; retry?: boolean } = {},
   ): Promise<{ turn: Turn; stream: TurnStream }> {
-    const turn = await this.deps.db.transaction(async (tx) => {
-      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+    const { turn, retried } = await this.deps.db.transaction(async (tx) => {
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const active = await findActiveTurn(tx, threadId);
       if (active) throw notEligible('turn_active', 'A turn is already running.');
       const [head] = await listQueuedTurns(tx, threadId);
       if (!head) throw notEligible('queue_empty', 'The queue is empty.');
       if (options.turnId && head.id !== options.turnId) throw new ApiError('not_queue_head');
       if (head.status === 'failed') {
-        throw notEligible('head_failed', 'The first queued message failed; edit or delete it first.');
+        if (!options.retry) {
+          throw notEligible(
+            'head_failed',
+            'The first queued message failed; retry, edit or delete it first.',
+          );
+        }
+        await removeFailedAttempt(this.deps.chatAgent.memory, head);
       }
-      return await this.deps.runner.claim(tx, head, options.handoff || head.handoff);
+      const turn = await this.deps.runner.claim(tx, head, activeBranchOf(thread));
+      return { turn, retried: head.status === 'failed' };
     });
+    // Other tabs drop the failed attempt from their transcript before they follow the new run.
+    if (retried) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
     const { stream } = await this.startClaimed(turn, ownerId);
     return { turn: toTurn(turn), stream };
   }
 
-  async editQueued(ownerId: string, threadId: string, turnId: string, input: { text: string }) {
-    const text = validMessageText(input.text);
-    const turn = await this.deps.db.transaction(async (tx) => {
-      const turn = await this.lockQueuedTurn(tx, ownerId, threadId, turnId);
-      // Q11: editing a failed head makes it runnable again.
-      const edited =
-        turn.status === 'failed' ? await transitionTurn(tx, turn, 'queued', { error: null }) : turn;
-      return await updateQueuedTurnText(tx, edited.id, text);
-    });
-    return await this.queueChanged(turn);
+  /**
+   * Q11: Retry on a failed head runs the same text again at once, in place of the failed attempt.
+   * A head that is merely queued (another tab edited it meanwhile) runs at once too, like Send now.
+   */
+  async retry(
+    ownerId: string,
+    threadId: string,
+    turnId: string,
+  ): Promise<{ turn: Turn; stream: TurnStream }> {
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
+    const turn = await findTurn(this.deps.db, threadId, turnId);
+    if (!turn) throw notFound('Turn');
+    if (!isInQueue(turn)) throw new ApiError('not_queued');
+    return await this.claimHead(ownerId, threadId, { turnId, retry: true });
   }
 
-  async deleteQueued(ownerId: string, threadId: string, turnId: string) {
-    const turn = await this.deps.db.transaction(async (tx) => {
+  async editQueued(ownerId: string, threadId: string, turnId: string, input: { text: string }) {
+    const text = validMessageText(input.text);
+    const [before, turn] = await this.deps.db.transaction(async (tx) => {
       const turn = await this.lockQueuedTurn(tx, ownerId, threadId, turnId);
-      return await transitionTurn(tx, turn, 'cancelled', { finishedAt: new Date() });
+      if (turn.status === 'queued') return [turn, await updateQueuedTurnText(tx, turn.id, text)] as const;
+      // Q11: an edited failed head replaces its failed attempt and waits to be claimed.
+      await removeFailedAttempt(this.deps.chatAgent.memory, turn);
+      return [
+        turn,
+        await transitionTurn(tx, turn, 'queued', { ...noAttempt, text, finishedAt: null }),
+      ] as const;
     });
-    return await this.queueChanged(turn);
+    return await this.queueChanged(turn, before.status === 'failed');
+  }
+
+  /** Deletes a queued turn; a failed head's attempt leaves the transcript and the model's context. */
+  async deleteQueued(ownerId: string, threadId: string, turnId: string) {
+    const [before, turn] = await this.deps.db.transaction(async (tx) => {
+      const turn = await this.lockQueuedTurn(tx, ownerId, threadId, turnId);
+      await removeFailedAttempt(this.deps.chatAgent.memory, turn);
+      // Its text goes with it (data hygiene): a cancelled row keeps only that it existed.
+      const changes = { ...noAttempt, text: '', finishedAt: new Date() };
+      return [turn, await transitionTurn(tx, turn, 'cancelled', changes)] as const;
+    });
+    return await this.queueChanged(turn, before.status === 'failed');
   }
 
   /** The answer to a retried clientRequestId (Q1): the first send's turn, as it stands now. */
@@ -173,7 +223,13 @@ export class QueueService {
     return turn;
   }
 
-  private async queueChanged(turn: TurnRow): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
+  /** Publishes the change; `transcriptChanged`: a failed attempt left it, so every tab refetches. */
+  private async queueChanged(
+    turn: TurnRow,
+    transcriptChanged: boolean,
+  ): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
+    if (transcriptChanged)
+      await this.deps.signals.publish({ kind: 'thread.changed', threadId: turn.threadId });
     await this.deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
     return { turn: toTurn(turn), turnQueue: await readTurnQueue(this.deps.db, turn.threadId) };
   }

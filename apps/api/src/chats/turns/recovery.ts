@@ -43,6 +43,8 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
       return {
         status: 'interrupted',
         assistantMessageId: replyId,
+        // The reply is in memory now; its checkpoint copy goes.
+        partialText: '',
         error: 'The server running this turn stopped; the reply was cut off.',
       };
     },

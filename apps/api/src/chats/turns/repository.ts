@@ -1,6 +1,6 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, asc, eq, inArray, lt, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 import { assertTransition } from './lifecycle';
 
@@ -12,8 +12,8 @@ const turns = schema.chatTurnRequests;
  */
 const running = eq(turns.status, 'running');
 
-/** A queued turn, or a failed one that never produced reply text (it blocks the head, Q11). */
-const inQueue = or(eq(turns.status, 'queued'), and(eq(turns.status, 'failed'), eq(turns.partialText, '')));
+/** A queued turn, or a failed one: it waits at the head, blocking the rest, until resolved (Q11). */
+const inQueue = or(eq(turns.status, 'queued'), eq(turns.status, 'failed'));
 
 export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
   const [row] = await q
@@ -72,7 +72,62 @@ export async function listQueuedTurns(q: Queryable, threadId: string): Promise<T
 }
 
 export function isInQueue(turn: TurnRow): boolean {
-  return turn.status === 'queued' || (turn.status === 'failed' && turn.partialText === '');
+  return turn.status === 'queued' || turn.status === 'failed';
+}
+
+/**
+ * S5: the turn that settled last on a branch and whose messages are still there. Turns are claimed
+ * head first and one at a time, so they settle in `seq` order; the partial index
+ * `turns_branch_settled_seq_idx` serves this read at every claim.
+ */
+export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): Promise<TurnRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(turns.branchId, branchId),
+        inArray(turns.status, ['completed', 'interrupted']),
+        isNull(turns.removedAt),
+      ),
+    )
+    .orderBy(desc(turns.seq))
+    .limit(1);
+  return row;
+}
+
+/**
+ * The turns whose messages were deleted (by stored message id, or every turn that ran on a removed
+ * version): their text goes too, and they no longer count as the branch's last settled turn.
+ * Queued turns have no messages yet and are never matched.
+ */
+export async function markTurnsRemoved(
+  q: Queryable,
+  threadId: string,
+  which: { messageIds: string[] } | { branchId: string },
+): Promise<TurnRow[]> {
+  const match =
+    'branchId' in which
+      ? eq(turns.branchId, which.branchId)
+      : which.messageIds.length > 0
+        ? or(
+            inArray(turns.userMessageId, which.messageIds),
+            inArray(turns.assistantMessageId, which.messageIds),
+          )
+        : undefined;
+  if (!match) return [];
+  return await q
+    .update(turns)
+    .set({ text: '', partialText: '', removedAt: new Date() })
+    .where(
+      and(
+        eq(turns.threadId, threadId),
+        match,
+        inArray(turns.status, ['completed', 'interrupted', 'failed']),
+        isNull(turns.removedAt),
+      ),
+    )
+    .returning();
 }
 
 export async function insertQueuedTurn(
@@ -114,14 +169,6 @@ export async function updateQueuedTurnText(q: Queryable, turnId: string, text: s
   const [row] = await q.update(turns).set({ text }).where(eq(turns.id, turnId)).returning();
   if (!row) throw new InvariantError(`turn ${turnId} vanished`);
   return row;
-}
-
-/** Marks a queued turn to run with the interrupt handoff, whoever claims it (Stop & send, S5). */
-export async function setHandoffRequested(q: Queryable, turnId: string, handoff: boolean): Promise<void> {
-  await q
-    .update(turns)
-    .set({ handoff })
-    .where(and(eq(turns.id, turnId), eq(turns.status, 'queued')));
 }
 
 /** Heartbeat of a running turn: extends the lease and checkpoints the visible reply so far. */

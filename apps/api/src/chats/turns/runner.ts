@@ -7,8 +7,14 @@ import { InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
-import { ensureReplyPersisted, recallBranch } from '../branches/transcript';
-import { checkpointRunningTurn, findTurn, leaseFromNow, transitionTurn } from './repository';
+import { ensureReplyPersisted } from '../branches/transcript';
+import {
+  checkpointRunningTurn,
+  findTurn,
+  lastSettledTurnOnBranch,
+  leaseFromNow,
+  transitionTurn,
+} from './repository';
 import { settleTurn } from './settle';
 import { endOfReply, TurnStream } from './turnStream';
 
@@ -54,15 +60,24 @@ export class TurnRunner {
   }
 
   /**
-   * Q5: takes the thread's active slot for this instance. Runs inside the caller's transaction,
-   * which holds the thread lock; `start` the turn once it has committed.
+   * Q5: takes the thread's active slot for this instance, to run `turn` on `branchId` (the version
+   * shown now: queued turns belong to the thread, not to a branch). Runs inside the caller's
+   * transaction, which holds the thread lock; `start` the turn once it has committed.
+   *
+   * S5: the run gets the hidden handoff instruction when the branch's last settled turn was
+   * interrupted, whichever way this claim came (a send, Send now, Stop & send, a viewer's claim, a
+   * retry). Decided here, under the lock, from the branch's state, so racing tabs can neither drop
+   * nor duplicate it: the turn after a handoff turn sees a settled, uninterrupted one.
    */
-  async claim(tx: Queryable, turn: TurnRow, handoff: boolean): Promise<TurnRow> {
+  async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
+    const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
     return await transitionTurn(tx, turn, 'running', {
-      handoff,
+      branchId,
+      handoff: lastSettled?.status === 'interrupted',
       runnerId: this.deps.runnerId,
       leaseExpiresAt: leaseFromNow(this.deps.leaseMs),
       startedAt: new Date(),
+      finishedAt: null,
       userMessageId: crypto.randomUUID(),
       assistantMessageId: null,
       partialText: '',
@@ -161,19 +176,11 @@ export class TurnRunner {
     if (outcome.status === 'failed') {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
+    const stored = await this.persistTranscript(turn, context, userMessageId, progress, outcome);
+    progress.assistantMessageId = stored.assistantMessageId;
     try {
-      progress.assistantMessageId = await this.persistTranscript(
-        turn,
-        context,
-        userMessageId,
-        progress,
-        outcome,
-      );
-    } catch (error) {
-      logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
-    }
-    try {
-      await this.settle(turn, progress, outcome);
+      // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
+      await this.settle(turn, stored.persisted ? { ...progress, partialText: '' } : progress, outcome);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
@@ -182,10 +189,10 @@ export class TurnRunner {
   }
 
   /**
-   * Mastra saves the user message and the reply when the stream ends, aborted or not. Two cases need
-   * more: a failed turn with no reply text goes back to the queue head (Q11), so its user message
-   * (and the error Mastra stored after it) leaves the transcript; an interrupted or failed one keeps
-   * its visible partial reply. Returns the id of the reply as stored.
+   * Mastra saves the user message and the reply when the stream ends, aborted or not. An interrupted
+   * or failed turn keeps its user message and its visible partial reply (a failed one as the attempt
+   * shown at the queue head, Q11); empty replies go. Returns the id of the reply as stored, and
+   * whether the transcript is now safely in memory (then the checkpoint text can go).
    */
   private async persistTranscript(
     turn: TurnRow,
@@ -193,21 +200,21 @@ export class TurnRunner {
     userMessageId: string,
     progress: { partialText: string; assistantMessageId: string | null },
     outcome: Outcome,
-  ): Promise<string | null> {
-    const { memory } = this.deps.chatAgent;
-    if (outcome.status === 'failed' && progress.partialText === '') {
-      const stored = await recallBranch(memory, context.branch.memoryThreadId);
-      const userIndex = stored.findIndex((message) => message.id === userMessageId);
-      if (userIndex >= 0) await memory.deleteMessages(stored.slice(userIndex).map((message) => message.id));
-      return null;
+  ): Promise<{ assistantMessageId: string | null; persisted: boolean }> {
+    if (outcome.status === 'completed')
+      return { assistantMessageId: progress.assistantMessageId, persisted: true };
+    try {
+      const assistantMessageId = await ensureReplyPersisted(this.deps.chatAgent.memory, {
+        memoryThreadId: context.branch.memoryThreadId,
+        resourceId: context.ownerId,
+        userMessage: { id: userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
+        assistantText: progress.partialText,
+      });
+      return { assistantMessageId, persisted: true };
+    } catch (error) {
+      this.deps.logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
+      return { assistantMessageId: progress.assistantMessageId, persisted: false };
     }
-    if (outcome.status === 'completed') return progress.assistantMessageId;
-    return await ensureReplyPersisted(memory, {
-      memoryThreadId: context.branch.memoryThreadId,
-      resourceId: context.ownerId,
-      userMessage: { id: userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
-      assistantText: progress.partialText,
-    });
   }
 
   private async settle(

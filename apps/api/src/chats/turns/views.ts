@@ -21,8 +21,10 @@ export async function readTurn(q: Queryable, threadId: string, turnId: string): 
 
 /**
  * What the API knows of each message (it owns interrupt state, O2): the turn it belongs to, and
- * whether a reply was interrupted or failed. Keyed by message id as streamed, which is also the
- * origin id of its copies in other versions, so they share the marks.
+ * whether a reply was interrupted or is a failed attempt waiting at the queue head (Q11: the reply
+ * gets `failed` and `error`, or the user message does when the attempt failed before any text).
+ * Keyed by message id as streamed, which is also the origin id of its copies in other versions, so
+ * they share the marks.
  */
 export async function readMessageMarks(
   q: Queryable,
@@ -31,12 +33,18 @@ export async function readMessageMarks(
 ): Promise<Map<string, ChatMessageMetadata>> {
   const metadata = new Map<string, ChatMessageMetadata>();
   for (const turn of await listTurnsOfMessages(q, threadId, messageIds)) {
-    if (turn.userMessageId) metadata.set(turn.userMessageId, { turnId: turn.id });
+    const failed =
+      turn.status === 'failed'
+        ? { failed: true, error: turn.error ?? 'The reply could not be produced.' }
+        : {};
+    if (turn.userMessageId) {
+      metadata.set(turn.userMessageId, { turnId: turn.id, ...(turn.assistantMessageId ? {} : failed) });
+    }
     if (!turn.assistantMessageId) continue;
     metadata.set(turn.assistantMessageId, {
       turnId: turn.id,
       ...(turn.status === 'interrupted' ? { interrupted: true } : {}),
-      ...(turn.status === 'failed' ? { error: turn.error ?? 'The reply failed.' } : {}),
+      ...failed,
     });
   }
   return metadata;

@@ -1,0 +1,70 @@
+import type { FeedbackRating, MessageFeedback } from '@chat/contracts';
+import type { MessageFeedbackRow, Queryable } from '@chat/db';
+import { schema } from '@chat/db';
+import { and, eq, inArray } from 'drizzle-orm';
+
+const { messageFeedback } = schema;
+
+export function toMessageFeedback(row: Pick<MessageFeedbackRow, 'rating' | 'comment'>): MessageFeedback {
+  return { rating: row.rating, ...(row.comment ? { comment: row.comment } : {}) };
+}
+
+/** Sets (or changes) one person's feedback on one message. */
+export async function upsertFeedback(
+  q: Queryable,
+  key: { userId: string; threadId: string; messageId: string },
+  value: { rating: FeedbackRating; comment: string | null },
+): Promise<MessageFeedback> {
+  const [row] = await q
+    .insert(messageFeedback)
+    .values({ ...key, ...value })
+    .onConflictDoUpdate({
+      target: [messageFeedback.userId, messageFeedback.threadId, messageFeedback.messageId],
+      set: { ...value, updatedAt: new Date() },
+    })
+    .returning();
+  return toMessageFeedback(row ?? value);
+}
+
+export async function deleteFeedback(
+  q: Queryable,
+  key: { userId: string; threadId: string; messageId: string },
+): Promise<void> {
+  await q
+    .delete(messageFeedback)
+    .where(
+      and(
+        eq(messageFeedback.userId, key.userId),
+        eq(messageFeedback.threadId, key.threadId),
+        eq(messageFeedback.messageId, key.messageId),
+      ),
+    );
+}
+
+/**
+ * The person's feedback on the given messages of a thread, by message id: one query on the
+ * primary key, however many messages are shown.
+ */
+export async function feedbackOfMessages(
+  q: Queryable,
+  userId: string,
+  threadId: string,
+  messageIds: string[],
+): Promise<Map<string, MessageFeedback>> {
+  if (messageIds.length === 0) return new Map();
+  const rows = await q
+    .select({
+      messageId: messageFeedback.messageId,
+      rating: messageFeedback.rating,
+      comment: messageFeedback.comment,
+    })
+    .from(messageFeedback)
+    .where(
+      and(
+        eq(messageFeedback.userId, userId),
+        eq(messageFeedback.threadId, threadId),
+        inArray(messageFeedback.messageId, messageIds),
+      ),
+    );
+  return new Map(rows.map((row) => [row.messageId, toMessageFeedback(row)]));
+}

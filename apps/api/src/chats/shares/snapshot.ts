@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import type { ChatMessage, SharedMessage, SharedPart } from '@chat/contracts';
+
+/** 192 random bits, URL-safe (32 characters): unguessable, and the only key a reader needs. */
+export function newShareToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** What a token can look like; anything else names no share. */
+export function isShareTokenShape(value: string): boolean {
+  return /^[A-Za-z0-9_-]{16,128}$/.test(value);
+}
+
+/**
+ * The snapshot of a transcript, built by construction from an allow-list: the role, the visible
+ * text parts, the results of tool calls that finished, and the time of each user and assistant
+ * message. Nothing else is copied (no metadata: no turn or branch ids, queue state, errors,
+ * approvals or feedback; no message ids), so a field added to the internal shape later can
+ * never leak into a share.
+ */
+export function toSharedMessages(messages: readonly ChatMessage[]): SharedMessage[] {
+  const shared: SharedMessage[] = [];
+  for (const message of messages) {
+    if (message.role !== 'user' && message.role !== 'assistant') continue;
+    const parts = message.parts.flatMap((part) => sharedPart(part));
+    if (parts.length === 0) continue;
+    const createdAt = message.metadata?.createdAt;
+    shared.push({ role: message.role, parts, ...(typeof createdAt === 'string' ? { createdAt } : {}) });
+  }
+  return shared;
+}
+
+function sharedPart(part: { type: string; [key: string]: unknown }): SharedPart[] {
+  if (part.type === 'text') {
+    return typeof part.text === 'string' && part.text !== '' ? [{ type: 'text', text: part.text }] : [];
+  }
+  // AI SDK tool parts: `tool-<name>` (static tools) or `dynamic-tool` (with `toolName`). Only a
+  // finished call's output is shown; its input, call id and approval never are.
+  const toolName = part.type === 'dynamic-tool' ? part.toolName : toolNameOfType(part.type);
+  if (typeof toolName === 'string' && part.state === 'output-available') {
+    return [{ type: 'tool-result', toolName, output: part.output }];
+  }
+  return [];
+}
+
+function toolNameOfType(type: string): string | undefined {
+  return type.startsWith('tool-') ? type.slice('tool-'.length) : undefined;
+}

@@ -1,0 +1,98 @@
+import { schema } from '@chat/db';
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { type ApiClient, readChunks, readUntilWords, textOfChunks } from './support/client';
+import { type TestApi, useTestApi } from './support/testApi';
+
+let api: TestApi;
+let client: ApiClient;
+useTestApi((started) => {
+  ({ api, client } = started);
+});
+
+const HANDOFF = '(after interruption)';
+
+/** A thread whose running reply was stopped with a plain Stop (no Stop & send). */
+async function stoppedThread(queue: string[] = []) {
+  const threadId = await client.createThread();
+  const reply = await client.send(threadId, 'tell me everything [[words:400]] [[delay:25]]');
+  await readUntilWords(reply, 4);
+  const queued = [];
+  for (const text of queue) queued.push(await client.queued(threadId, text));
+  const stop = await client.json<{ turn: { status: string } }>('POST', `/api/threads/${threadId}/interrupt`);
+  expect(stop.body.turn.status).toBe('interrupted');
+  await reply.body?.cancel();
+  return { threadId, queued };
+}
+
+async function replyOf(response: Response): Promise<string> {
+  expect(response.status).toBe(200);
+  return textOfChunks(await readChunks(response));
+}
+
+async function handoffRows(threadId: string) {
+  const rows = await api.runtime.database.db
+    .select()
+    .from(schema.chatTurnRequests)
+    .where(eq(schema.chatTurnRequests.threadId, threadId));
+  return rows.filter((row) => row.handoff).map((row) => row.id);
+}
+
+describe('the handoff follows every interrupt (S5)', () => {
+  it('plain Stop, then Send now on the head: it opens with the handoff; the turn after is ordinary', async () => {
+    const { threadId, queued } = await stoppedThread(['short please [[words:8]]', 'and then? [[words:6]]']);
+    const [head, second] = queued;
+    const sent = await client.fetch('POST', `/api/threads/${threadId}/queue/${head?.id}/send-now`);
+    expect((await replyOf(sent)).startsWith(`${HANDOFF} You said: "short please".`)).toBe(true);
+    const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(next.headers.get('x-turn-id')).toBe(second?.id);
+    expect(await replyOf(next)).toMatch(/^You said: "and then\?"\./);
+    expect(await handoffRows(threadId)).toEqual([head?.id]);
+  });
+
+  it("plain Stop, then a viewer's claim: it opens with the handoff; the turn after is ordinary", async () => {
+    const { threadId, queued } = await stoppedThread(['claimed [[words:6]]']);
+    const claim = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(claim.headers.get('x-turn-id')).toBe(queued[0]?.id);
+    expect((await replyOf(claim)).startsWith(`${HANDOFF} You said: "claimed".`)).toBe(true);
+    const { chunks } = await client.sendAndRead(threadId, 'plain [[words:6]]');
+    expect(textOfChunks(chunks)).toMatch(/^You said: "plain"\./);
+  });
+
+  it('plain Stop, then a new send to the idle thread: it opens with the handoff; the turn after is ordinary', async () => {
+    const { threadId } = await stoppedThread();
+    const first = await client.sendAndRead(threadId, 'new question [[words:8]]');
+    expect(textOfChunks(first.chunks).startsWith(`${HANDOFF} You said: "new question".`)).toBe(true);
+    const second = await client.sendAndRead(threadId, 'another [[words:6]]');
+    expect(textOfChunks(second.chunks)).toMatch(/^You said: "another"\./);
+    expect(await handoffRows(threadId)).toEqual([first.turnId]);
+  });
+
+  it('gives exactly one handoff turn when two tabs race to claim after a Stop', async () => {
+    const { threadId, queued } = await stoppedThread(['one [[words:6]]', 'two [[words:6]]']);
+    const claims = await Promise.all([
+      client.fetch('POST', `/api/threads/${threadId}/queue/claim`),
+      client.fetch('POST', `/api/threads/${threadId}/queue/claim`),
+      client.fetch('POST', `/api/threads/${threadId}/queue/${queued[0]?.id}/send-now`),
+    ]);
+    expect(claims.map((claim) => claim.status).sort()).toEqual([200, 409, 409]);
+    const winner = claims.find((claim) => claim.status === 200) as Response;
+    expect(winner.headers.get('x-turn-id')).toBe(queued[0]?.id);
+    expect((await replyOf(winner)).startsWith(`${HANDOFF} You said: "one".`)).toBe(true);
+    for (const claim of claims) if (claim !== winner) await claim.body?.cancel();
+
+    const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(await replyOf(next)).toMatch(/^You said: "two"\./);
+    expect(await handoffRows(threadId)).toEqual([queued[0]?.id]);
+  });
+
+  it('gives no handoff once the interrupted reply was deleted from the version (B4)', async () => {
+    const { threadId } = await stoppedThread();
+    const detail = await client.detail(threadId);
+    const [message] = detail.messages;
+    const deleted = await client.json('DELETE', `/api/threads/${threadId}/messages/${message?.id}`);
+    expect(deleted.status).toBe(200);
+    const { chunks } = await client.sendAndRead(threadId, 'fresh start [[words:6]]');
+    expect(textOfChunks(chunks)).toMatch(/^You said: "fresh start"\./);
+  });
+});

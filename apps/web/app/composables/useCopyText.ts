@@ -1,0 +1,26 @@
+/**
+ * Copies text to the clipboard and says so for a moment (`copied`). Where the browser has no
+ * clipboard access (plain http on another host), `copied` stays false and the caller's own
+ * selectable text is the fallback.
+ */
+export function useCopyText(resetAfterMs = 2_000) {
+  const copied = ref<string | null>(null);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  async function copy(text: string): Promise<boolean> {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      return false;
+    }
+    copied.value = text;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      copied.value = null;
+    }, resetAfterMs);
+    return true;
+  }
+
+  onScopeDispose(() => clearTimeout(timer));
+  return { copied: readonly(copied), copy };
+}

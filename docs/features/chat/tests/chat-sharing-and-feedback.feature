@@ -1,0 +1,72 @@
+# The Playwright flows of sharing (H1) and feedback (H2), in Gherkin.
+# Automated in apps/web/e2e/sharing.spec.ts, against the production build, the real API and the
+# built-in local model. The API side (sanitizing, immutability, refusals) is in
+# apps/api/test/shares.test.ts and feedback.test.ts.
+# The local model's reply starts with: You said: "<message without directives>".
+# Directives: [[words:N]] reply length, [[delay:MS]] pause before each word.
+
+Feature: Sharing a chat and rating replies
+  A Share link shows a read-only snapshot of the chat as it was when the link was made, to anyone,
+  without an account, until it is revoked. Thumbs up or down, with an optional comment on a
+  thumbs down, rate a finished reply; the rating persists and follows other tabs.
+
+  Background:
+    Given a new guest visits the start page
+    And the page is interactive
+
+  @sharing @H1
+  Scenario: A link opens a read-only snapshot for anyone, copies, and stops working once revoked
+    Given I sent "Share this recipe [[words:12]]" and its reply is finished
+    When I open Share and choose "Create link"
+    Then the dialog shows a link ending in "/share/<token>"
+    And the clipboard holds the link
+    When I choose "Copied" (Copy link) again
+    Then the clipboard holds the link
+    And "Live links" lists the link
+    When I close the dialog
+    And I send "A later secret message [[words:8]]" and its reply is finished
+    And I open the link in a fresh browser with no cookies
+    Then the page shows the title "Share this recipe"
+    And it shows 2 messages: "Share this recipe [[words:12]]" and the same reply text as the chat
+    And it does not show "A later secret message"
+    And there is no composer, Queue Dock, message actions, thumbs or Share button
+    And there is no text field at all
+    And the page has a robots meta tag with "noindex"
+    And no request went to /api/auth and the fresh browser has no cookies
+    When I open Share and revoke the link
+    Then "Live links" no longer lists it
+    When the fresh browser reloads the link
+    Then it shows "This link is no longer available"
+    And no transcript is shown
+
+  @sharing @H1
+  Scenario: An unknown link shows that it is not available
+    When I open "/share/no-such-token-at-all-here"
+    Then it shows "This link is no longer available"
+
+  @feedback @H2
+  Scenario: Thumbs down with a comment persists across a reload and shows in a second tab
+    Given I sent "Rate this answer [[words:6]]" and its reply is finished
+    And the same chat is open in a second tab
+    Then neither thumb of the reply is pressed
+    When I choose "Good reply"
+    Then "Good reply" is pressed
+    When I choose "Bad reply"
+    Then the comment field "What was wrong? (optional)" is focused
+    When I type "Too short, and it repeats me." and choose "Save"
+    Then "Bad reply" is pressed and the comment shows next to the thumbs
+    And the second tab shows "Bad reply" pressed and the comment, without a reload
+    When I reload the page
+    Then "Bad reply" is still pressed and the comment still shows
+    When I choose "Bad reply" again
+    Then neither thumb is pressed and no comment shows
+    And the second tab shows neither thumb pressed
+    And no error banner is shown
+
+  @feedback @H2
+  Scenario: A reply that is still streaming has no thumbs yet
+    When I send "Keep going [[words:400]] [[delay:30]]"
+    And the reply has started
+    Then the reply has no thumbs
+    When I press Stop and the thread is idle
+    Then the reply has thumbs
