@@ -1,6 +1,16 @@
-import type { Account, AccountDeleted, AccountSession, Thread } from '@chat/contracts';
+import type { AccountDeleted, AccountSession } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { describeDevice } from '../src/accounts/device';
+import {
+  accountOf,
+  guestWithChats,
+  newEmail,
+  PASSWORD,
+  type Refusal,
+  signIn,
+  signUp,
+  threadsOf,
+} from './support/accounts';
 import { ApiClient, readUntilWords, waitFor } from './support/client';
 import { startTestApi, type TestApi, useTestApi } from './support/testApi';
 import { rowsMentioning } from './support/userRows';
@@ -10,76 +20,13 @@ useTestApi((started) => {
   ({ api } = started);
 });
 
-type Refusal = { error: { code: string; message: string; field?: string } };
-const PASSWORD = 'correct horse battery';
-let emails = 0;
-const newEmail = () => `person-${Date.now()}-${++emails}@example.test`;
-
 async function guest(): Promise<ApiClient> {
   return await api.client();
 }
 
-async function signUp(client: ApiClient, email: string, password = PASSWORD) {
-  return await client.auth<{ user: { id: string } }>('sign-up/email', { email, password, name: 'Person' });
-}
-
-async function signIn(client: ApiClient, email: string, password = PASSWORD) {
-  return await client.auth<{ user: { id: string } }>('sign-in/email', { email, password });
-}
-
-async function threadsOf(client: ApiClient): Promise<Thread[]> {
-  const { status, body } = await client.json<Thread[]>('GET', '/api/threads');
-  expect(status).toBe(200);
-  return body;
-}
-
-async function accountOf(client: ApiClient): Promise<Account> {
-  const { status, body } = await client.json<Account>('GET', '/api/account');
-  expect(status).toBe(200);
-  return body;
-}
-
-/**
- * A guest with two chats: one with a rated reply, a running reply and two queued items; one with
- * two versions and a share link.
- */
-async function guestWithChats() {
-  const client = await guest();
-  const queuedThread = await client.createThread('Queued chat');
-  await client.sendAndRead(queuedThread, 'first [[words:3]]');
-  const reply = (await client.detail(queuedThread)).messages[1];
-  const rated = await client.fetch('PUT', `/api/threads/${queuedThread}/messages/${reply?.id}/feedback`, {
-    rating: 'up',
-  });
-  expect(rated.status).toBe(200);
-  const running = await client.send(queuedThread, 'slow [[words:400]] [[delay:20]]');
-  expect(running.status).toBe(200);
-  await readUntilWords(running, 2);
-  await client.queued(queuedThread, 'queued one');
-  await client.queued(queuedThread, 'queued two');
-
-  const versionThread = await client.createThread('Versioned chat');
-  await client.sendAndRead(versionThread, 'original [[words:3]]');
-  const [original] = (await client.detail(versionThread)).messages;
-  const edit = await client.fetch('POST', `/api/threads/${versionThread}/messages/${original?.id}/versions`, {
-    clientRequestId: crypto.randomUUID(),
-    text: 'edited [[words:3]]',
-  });
-  expect(edit.status).toBe(200);
-  await edit.text();
-  const shared = await client.json<{ share: { token: string } }>(
-    'POST',
-    `/api/threads/${versionThread}/shares`,
-    {},
-  );
-  expect(shared.status).toBe(201);
-  const guestId = (await accountOf(client)).id;
-  return { client, guestId, queuedThread, versionThread, shareToken: shared.body.share.token };
-}
-
 describe('signing up keeps the guest chats', () => {
   it('moves every chat, its queue and versions to the new account, and they keep working', async () => {
-    const { client, guestId, queuedThread, versionThread, shareToken } = await guestWithChats();
+    const { client, guestId, queuedThread, versionThread, shareToken } = await guestWithChats(await guest());
     const email = newEmail();
     const signedUp = await signUp(client, email);
     expect(signedUp.status).toBe(200);
@@ -112,7 +59,7 @@ describe('signing up keeps the guest chats', () => {
   });
 
   it('shows the same chats when the account signs in from a second client', async () => {
-    const { client, queuedThread, versionThread } = await guestWithChats();
+    const { client, queuedThread, versionThread } = await guestWithChats(await guest());
     const email = newEmail();
     expect((await signUp(client, email)).status).toBe(200);
     const second = ApiClient.anonymousVisitor(api.baseUrl);
@@ -245,7 +192,7 @@ describe('sessions', () => {
 
 describe('deleting the account', () => {
   it('removes every row of the user in every table, and nothing of anyone else', async () => {
-    const { client, queuedThread, versionThread } = await guestWithChats();
+    const { client, queuedThread, versionThread } = await guestWithChats(await guest());
     const email = newEmail();
     expect((await signUp(client, email)).status).toBe(200);
     const second = ApiClient.anonymousVisitor(api.baseUrl);
