@@ -19,6 +19,7 @@ export default defineNuxtConfig({
   app: {
     head: {
       title: 'Chat',
+      htmlAttrs: { lang: 'en' },
       meta: [{ name: 'description', content: 'Keep talking while the assistant answers.' }],
     },
   },

@@ -55,7 +55,15 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
-  const runner = new TurnRunner({ db, chatAgent, signals, logger, runnerId, leaseMs });
+  const runner = new TurnRunner({
+    db,
+    chatAgent,
+    signals,
+    logger,
+    runnerId,
+    leaseMs,
+    modelName: config.CHAT_MODEL,
+  });
   const queue = new QueueService({ db, chatAgent, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
   const allowGuests = config.AUTH_ALLOW_GUESTS;

@@ -50,7 +50,9 @@ async function readModelStream(model: LanguageModelV4, text: string, abortSignal
 describe('parseDirectives', () => {
   it('reads every directive and removes it from the text', () => {
     expect(
-      parseDirectives('Hi [[words:5]] there [[delay:20]]\n[[fail-after:2]] [[tool:search]] [[history]]'),
+      parseDirectives(
+        'Hi [[words:5]] there [[delay:20]]\n[[fail-after:2]] [[tool:search]] [[history]] [[markdown]]',
+      ),
     ).toEqual({
       words: 5,
       delayMs: 20,
@@ -58,6 +60,7 @@ describe('parseDirectives', () => {
       failAfter: 2,
       tool: 'search',
       history: true,
+      markdown: true,
       cleanText: 'Hi there',
     });
   });
@@ -70,6 +73,7 @@ describe('parseDirectives', () => {
       failAfter: undefined,
       tool: undefined,
       history: false,
+      markdown: false,
       cleanText: 'plain',
     });
     const clamped = parseDirectives('[[words:0]] [[delay:999999]] keep [[mystery]] and [[words:x]] [[fail]]');
@@ -237,6 +241,25 @@ describe('local model through streamText', () => {
     const alone = await collect(streamText({ model: fastModel(), prompt: 'only [[history]] [[words:8]]' }));
     expect(wordsOf(alone.text).slice(0, 5).join(' ')).toBe('History: (none) You said: "only".');
     expect(wordsOf(alone.text)).toHaveLength(8);
+  });
+
+  it('replies with a Markdown sample in many pieces with [[markdown]]', async () => {
+    const reply = await collect(
+      streamText({ model: fastModel(), prompt: 'Show me [[markdown]] [[words:3]]' }),
+    );
+    expect(reply.text.startsWith('You said: "Show me".\n\n## ')).toBe(true);
+    expect(reply.text).toMatch(/^- .+$/m);
+    expect(reply.text).toMatch(/^```ts\nfunction greet[\s\S]+\n```$/m);
+    expect(reply.text).toMatch(/^\| --- \| --- \|$/m);
+    expect(reply.text).toMatch(/\[links\]\(https:\/\/[^)]+\)/);
+    expect(reply.text).toMatch(/`inline code`/);
+    // Streamed like any reply: piece by piece, not in one chunk ([[words]] does not cut it).
+    expect(reply.deltas.length).toBeGreaterThan(50);
+
+    const generated = await generateText({ model: fastModel(), prompt: 'Show me [[markdown]]' });
+    expect(generated.text).toBe(
+      (await collect(streamText({ model: fastModel(), prompt: 'Show me [[markdown]]' }))).text,
+    );
   });
 
   it('generates the same text at once through doGenerate', async () => {

@@ -354,7 +354,7 @@ describe('Stop & send: the interrupt handoff (S4, S5)', () => {
       'assistant',
     ]);
     expect(detail.messages[1]?.metadata.interrupted).toBe(true);
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
     const rows = await turnRows(threadId);
     expect(rows.find((row) => row.id === turnId)?.status).toBe('interrupted');
 
@@ -395,7 +395,7 @@ describe('thread events (SSE)', () => {
     expect(events[0]).toMatchObject({
       type: 'queue.changed',
       threadId,
-      turnQueue: { activeTurn: null, items: [] },
+      turnQueue: { activeTurn: null, items: [], paused: false },
     });
     const { turnId } = await client.sendAndRead(threadId, 'hello [[words:3]]');
     await waitFor(

@@ -75,7 +75,7 @@ describe('threads', () => {
     expect(detail.thread.id).toBe(id);
     expect(detail.thread.activeBranchId).toMatch(/^[0-9a-f-]{36}$/);
     expect(detail.messages).toEqual([]);
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
   });
 
   it('names a thread after its first message', async () => {
@@ -161,7 +161,7 @@ describe('bad input changes nothing', () => {
     }
     const detail = await alice.detail(id);
     expect(detail.messages).toEqual([]);
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
     expect(detail.thread.title).toBe('New chat');
   });
 

@@ -50,7 +50,7 @@ describe('a send on an idle thread (Q1, Q2)', () => {
     expect(textOfMessage(detail.messages[1])).toBe(streamed);
     expect(detail.messages[1]?.id).toBe(chunks[0]?.messageId);
     expect(detail.messages.map((message) => message.metadata.turnId)).toEqual([turnId, turnId]);
-    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect(detail.turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
 
     // Thread detail reads Mastra memory, the canonical transcript (O1).
     const branch = detail.thread.activeBranchId;
@@ -162,6 +162,7 @@ describe('failures', () => {
       error: expect.stringMatching(/fail/i),
     });
     expect(detail.turnQueue.activeTurn).toBeNull();
+    expect(detail.turnQueue.paused).toBe(false);
     expect(detail.turnQueue.items.map((item) => [item.id, item.status])).toEqual([[turnId, 'failed']]);
     expect((await turnRows(threadId))[0]?.status).toBe('failed');
     // A new send waits behind it.

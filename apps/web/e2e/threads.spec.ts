@@ -24,6 +24,9 @@ test.describe('threads in the sidebar', () => {
     await input.fill('   ');
     await input.press('Enter');
     await expect(input).toBeFocused();
+    // The red border comes with words, tied to the field.
+    await expect(sidebar.item(secondId).getByTestId('rename-error')).toHaveText('A title cannot be empty.');
+    await expect(input).toHaveAttribute('aria-invalid', 'true');
     await input.press('Escape');
     await expect(sidebar.link(secondId)).toHaveText('second chat');
 

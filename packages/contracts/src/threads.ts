@@ -32,6 +32,8 @@ export interface ChatMessageMetadata {
    */
   failed?: boolean;
   error?: string;
+  /** The model that wrote an assistant reply (`local`, `openai:gpt-4o-mini`, ...). */
+  model?: string;
   version?: MessageVersion;
   createdAt?: string;
   turnId?: string;
@@ -63,3 +65,20 @@ export type EditMessageBody = z.infer<typeof editMessageBody>;
 
 export const switchBranchBody = z.object({ branchId: z.uuid() });
 export type SwitchBranchBody = z.infer<typeof switchBranchBody>;
+
+/** `GET /api/search?q=`: the caller's chats whose title or message text holds `q`. */
+export const searchThreadsQuery = z.object({
+  q: z.string().trim().min(1).max(200),
+  limit: z.coerce.number().int().min(1).max(50).default(20),
+});
+export type SearchThreadsQuery = z.infer<typeof searchThreadsQuery>;
+
+export interface ThreadSearchResult {
+  thread: Thread;
+  /** Words around the first match in a message, or null when only the title matched. */
+  snippet: string | null;
+}
+
+export interface ThreadSearchAnswer {
+  results: ThreadSearchResult[];
+}

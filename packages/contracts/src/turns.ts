@@ -32,7 +32,13 @@ export interface TurnQueue {
   activeTurn: Turn | null;
   /** Queued turns in the order they will run; a failed head (Q11) stays first until resolved. */
   items: Turn[];
+  /** The owner paused the queue: nothing is claimed (sends are queued) until it is resumed. */
+  paused: boolean;
 }
+
+/** `PUT /api/threads/:id/queue/paused`: pause or resume the queue. */
+export const setQueuePausedBody = z.object({ paused: z.boolean() });
+export type SetQueuePausedBody = z.infer<typeof setQueuePausedBody>;
 
 /** Message text. The API trims it, then requires 1 to 32,000 characters, counted as code points (400 / 413 otherwise). */
 export const messageText = z.string();
@@ -47,4 +53,9 @@ export const editQueuedTurnBody = z.object({ text: messageText });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
 
 /** Why the queue head cannot be claimed right now (409 not_eligible). */
-export type NotEligibleReason = 'turn_active' | 'queue_empty' | 'head_failed' | 'hitl_pending';
+export type NotEligibleReason =
+  | 'turn_active'
+  | 'queue_empty'
+  | 'head_failed'
+  | 'hitl_pending'
+  | 'queue_paused';

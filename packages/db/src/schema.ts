@@ -96,6 +96,8 @@ export const threads = pgTable(
     /** False until the first message names the thread (or the owner renames it). */
     titled: boolean('titled').notNull().default(false),
     activeBranchId: uuid('active_branch_id').references((): AnyPgColumn => branches.id),
+    /** The owner paused the queue: nothing is claimed until it is resumed (a send is queued). */
+    queuePaused: boolean('queue_paused').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -182,6 +184,8 @@ export const chatTurnRequests = pgTable(
     handoff: boolean('handoff').notNull().default(false),
     userMessageId: text('user_message_id'),
     assistantMessageId: text('assistant_message_id'),
+    /** The model that wrote the reply (`CHAT_MODEL` of the instance that claimed it). */
+    model: text('model'),
     /**
      * Visible reply text checkpointed while running; what a crash leaves behind. Cleared once the
      * reply is safely in memory.

@@ -94,7 +94,7 @@ async function* streamParts(
   for (const [index, word] of plan.words.entries()) {
     if (index === failAt) break;
     await sleepUntil(startedAt + (index + 1) * delayMs, signal);
-    yield { type: 'text-delta', id: textId, delta: index === 0 ? word : ` ${word}` };
+    yield { type: 'text-delta', id: textId, delta: index === 0 || plan.verbatim ? word : ` ${word}` };
   }
 
   if (failAt !== undefined) {
@@ -162,7 +162,7 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
         throw failedAfterWords(Math.min(plan.directives.failAfter, plan.words.length));
       }
       return {
-        content: [{ type: 'text', text: plan.words.join(' ') }],
+        content: [{ type: 'text', text: plan.words.join(plan.verbatim ? '' : ' ') }],
         finishReason: STOP,
         usage: usageFor(plan.inputTokens, plan.words.length),
         response: { id: `local-${crypto.randomUUID()}`, modelId: MODEL_ID, timestamp: new Date() },

@@ -5,6 +5,8 @@ export interface LocalModelDirectives {
   failAfter: number | undefined;
   tool: string | undefined;
   history: boolean;
+  /** Reply with a fixed Markdown sample (heading, list, code block, table, link, inline code). */
+  markdown: boolean;
   cleanText: string;
 }
 
@@ -13,7 +15,8 @@ const MAX_REPLY_WORDS = 20_000;
 const MAX_DELAY_MS = 60_000;
 
 // Only well-formed tokens are directives; anything else in [[...]] stays in the text.
-const DIRECTIVE_TOKEN = /\[\[(?:(words|delay|fail-after):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history))\]\]/g;
+const DIRECTIVE_TOKEN =
+  /\[\[(?:(words|delay|fail-after):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history|markdown))\]\]/g;
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
@@ -27,6 +30,7 @@ export function parseDirectives(text: string): LocalModelDirectives {
     failAfter: undefined,
     tool: undefined,
     history: false,
+    markdown: false,
     cleanText: '',
   };
 
@@ -48,6 +52,7 @@ export function parseDirectives(text: string): LocalModelDirectives {
       else if (toolKeyword === 'tool') directives.tool = toolName;
       else if (flag === 'fail') directives.fail = true;
       else if (flag === 'history') directives.history = true;
+      else if (flag === 'markdown') directives.markdown = true;
       return ' ';
     },
   );

@@ -30,8 +30,41 @@ const FILLER_SENTENCES = [
   'Writing the plan down first tends to reveal the gaps in it.',
 ];
 
+/**
+ * The `[[markdown]]` reply: everything the web renderer handles, so QA sees it without a real
+ * provider. Fixed text, so tests can rely on it.
+ */
+const MARKDOWN_SAMPLE = [
+  '## What a reply can hold',
+  '',
+  'A list, with **bold** and `inline code`:',
+  '',
+  '- Headings and paragraphs',
+  '- Lists like this one',
+  '- Code, tables and [links](https://commonmark.org/help/)',
+  '',
+  '```ts',
+  'function greet(name: string): string {',
+  '  // A long line shows that wide code scrolls sideways instead of breaking the layout of the reply around it.',
+  "  return 'Hello, ' + name + '!';",
+  '}',
+  '```',
+  '',
+  '| Part | Shown as |',
+  '| --- | --- |',
+  '| Heading | h2 |',
+  '| Code | highlighted block |',
+  '',
+  'That is all.',
+].join('\n');
+
 export interface PlannedReply {
+  /**
+   * The pieces streamed one at a time. Normally words, joined with single spaces; with
+   * `verbatim`, each piece carries its own leading whitespace (newlines included).
+   */
   words: string[];
+  verbatim: boolean;
   directives: LocalModelDirectives;
   inputTokens: number;
 }
@@ -110,6 +143,12 @@ export function planReply(prompt: LanguageModelV4Prompt): PlannedReply {
   opening.push(`You said: "${truncateQuote(directives.cleanText)}".`);
   const openingWords = opening.join(' ').split(/\s+/).filter(Boolean);
 
+  const inputTokens = prompt.reduce((total, message) => total + countWords(textOf(message)), 0);
+  if (directives.markdown) {
+    const document = `${opening.join(' ')}\n\n${MARKDOWN_SAMPLE}`;
+    return { words: document.match(/\s*\S+/g) ?? [], verbatim: true, directives, inputTokens };
+  }
+
   // With [[history]] the whole opening is the evidence a test reads, so it is never cut.
   const words =
     !directives.history && openingWords.length >= directives.words
@@ -119,6 +158,5 @@ export function planReply(prompt: LanguageModelV4Prompt): PlannedReply {
           ...fillerWords(Math.max(0, directives.words - openingWords.length), hashText(directives.cleanText)),
         ];
 
-  const inputTokens = prompt.reduce((total, message) => total + countWords(textOf(message)), 0);
-  return { words, directives, inputTokens };
+  return { words, verbatim: false, directives, inputTokens };
 }

@@ -1,4 +1,4 @@
-import type { Thread, ThreadDetail } from '@chat/contracts';
+import type { Thread, ThreadDetail, ThreadSearchAnswer } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
 import type { Signals } from '../platform/notifications';
@@ -11,8 +11,10 @@ import {
   insertThreadWithRootBranch,
   listThreadsByOwner,
   requireOwnedThread,
+  searchThreadsByOwner,
   updateThread,
 } from './threads/repository';
+import { snippetAround } from './threads/search';
 import type { InterruptService } from './turns/interrupts';
 import { hasRunningTurn, readMessageMarks, readTurnQueue } from './turns/views';
 
@@ -48,6 +50,17 @@ export class ThreadService {
 
   async list(ownerId: string): Promise<Thread[]> {
     return (await listThreadsByOwner(this.deps.db, ownerId)).map(toThread);
+  }
+
+  /** The owner's chats whose title or messages hold `query`, most recently active first. */
+  async search(ownerId: string, query: string, limit: number): Promise<ThreadSearchAnswer> {
+    const rows = await searchThreadsByOwner(this.deps.db, ownerId, query, limit);
+    return {
+      results: rows.map(({ thread, matchedText }) => ({
+        thread: toThread(thread),
+        snippet: matchedText ? snippetAround(matchedText, query) : null,
+      })),
+    };
   }
 
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {

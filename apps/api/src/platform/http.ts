@@ -36,6 +36,18 @@ export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): 
   return parsed.data;
 }
 
+/** Reads and validates the query string; anything malformed is `400 bad_request`. */
+export function readQuery<T extends z.ZodType>(event: H3Event, schema: T): z.infer<T> {
+  const params = Object.fromEntries(new URL(event.req.url).searchParams);
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+    throw new ApiError('bad_request', `Invalid query: ${where}${issue?.message ?? 'invalid'}.`);
+  }
+  return parsed.data;
+}
+
 const uuid = z.uuid();
 
 /** A route's id parameter; anything that is not an id cannot name a resource, so `404`. */

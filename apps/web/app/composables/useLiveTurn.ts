@@ -22,6 +22,8 @@ export interface TurnStreamRequest {
   onQueued?: (response: Response) => Promise<void> | void;
   /** Offered on the notice when sending the same request again can help. */
   retry?: () => void;
+  /** Said before the refusal's own words on the notice. */
+  refusalPrefix?: string;
   /** Refusals that are part of the normal flow and get no notice (a lost claim race). */
   quiet?: ErrorCode[];
 }
@@ -130,7 +132,8 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     } catch (error) {
       startsInFlight.value--;
       const refusal = ApiRequestError.fromUnknown(error);
-      if (!(refusal.code && request.quiet?.includes(refusal.code))) notice.show(refusal, request.retry);
+      if (!(refusal.code && request.quiet?.includes(refusal.code)))
+        notice.show(refusal, request.retry, request.refusalPrefix);
       return { kind: 'refused', error: refusal };
     }
 
@@ -167,7 +170,11 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
    * Busy thread: it is queued (202) and shows up in the Dock, never in the transcript.
    * Resolves once the server answered (not when a streamed reply ends).
    */
-  function send(text: string, clientRequestId: string = crypto.randomUUID()): Promise<SendOutcome> {
+  function send(
+    text: string,
+    clientRequestId: string = crypto.randomUUID(),
+    retry: () => void = () => void send(text, clientRequestId),
+  ): Promise<SendOutcome> {
     notice.dismiss();
     const outcome = startTurnStream({
       path: `${base}/turns`,
@@ -182,7 +189,8 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
           // Queued all the same (the body was cut off); the queue.changed event brings the Dock up to date.
         }
       },
-      retry: () => void send(text, clientRequestId),
+      retry,
+      refusalPrefix: 'Not sent; your message is back in the box.',
     }).then((start): SendOutcome => {
       if (start.kind === 'streaming') void options.refreshThreadList();
       else reconcile();
@@ -284,6 +292,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
       options.attached.value &&
       claimRefusedAt !== queue.currentVersion() &&
       !isStreaming.value &&
+      !queue.paused.value &&
       head?.status === 'queued' &&
       // Do not run the old text of a head someone is editing; claim once the edit ends.
       queue.editingTurnId.value !== head.id

@@ -8,7 +8,9 @@ export const AUTH_PAGES = ['/sign-in', '/sign-up'];
  * when the server has guests switched off (`403 guests_disabled`), there is no account until the
  * person signs in, and the route guard sends them to the sign-in page. Failures are kept in
  * `error` for the layout to show rather than thrown, so the shell still renders. The `session`
- * route middleware calls `ensureSession` before the first page that needs one.
+ * route middleware calls `ensureSession` before the first page that needs one. When the API
+ * cannot be reached, the session is tried again with backoff until it answers, so the page
+ * recovers by itself (the layout says it is reconnecting meanwhile).
  */
 export function useSession() {
   const { $auth } = useNuxtApp();
@@ -28,8 +30,8 @@ export function useSession() {
     }
   }
 
-  /** Reads the session, or starts a guest one (not on the sign-in and sign-up pages). */
-  async function ensureSession(options: { startGuest: boolean }): Promise<void> {
+  /** One attempt: reads the session, or starts a guest one; false when the API could not be had. */
+  async function tryOnce(options: { startGuest: boolean }): Promise<boolean> {
     try {
       // better-auth's get-session refreshes the cookie of an active session; the account read
       // goes alongside, so the first page waits for one round trip, not two.
@@ -46,11 +48,21 @@ export function useSession() {
       }
       account.value = current;
       checked.value = true;
-      error.value =
-        current || !options.startGuest || !guestsAllowed.value ? null : 'Could not start a guest session.';
+      const wanted = options.startGuest && guestsAllowed.value;
+      error.value = current || !wanted ? null : 'Could not start a guest session.';
     } catch (cause) {
-      error.value = `Could not start a session: ${ApiRequestError.fromUnknown(cause).message}`;
+      error.value = `Could not reach the server: ${ApiRequestError.fromUnknown(cause).message}`;
     }
+    return error.value === null;
+  }
+
+  /**
+   * Reads the session, or starts a guest one (not on the sign-in and sign-up pages); while the
+   * API cannot be had, keeps trying in the background.
+   */
+  async function ensureSession(options: { startGuest: boolean }): Promise<void> {
+    if (await tryOnce(options)) return;
+    createBackoff().retry(() => tryOnce(options));
   }
 
   /** Signs up (or in) with email and password; a guest's chats move to the account on the server. */

@@ -81,6 +81,26 @@ export function useThread(threadId: string) {
     else await detail.refresh();
   }
 
+  /** Pause: nothing is claimed. Resume: the head runs now (this tab claims it). */
+  async function setQueuePaused(paused: boolean): Promise<void> {
+    try {
+      await queue.setPaused(paused);
+    } catch (error) {
+      notice.show(error);
+      return;
+    }
+    live.reconcile();
+  }
+
+  async function clearQueue(): Promise<void> {
+    try {
+      await queue.clear();
+    } catch (error) {
+      notice.show(error);
+    }
+    live.reconcile();
+  }
+
   function startEditingQueued(turn: Turn): void {
     queue.editingTurnId.value = turn.id;
   }
@@ -101,6 +121,7 @@ export function useThread(threadId: string) {
     if (head.status === 'failed')
       return 'Blocked: this message failed. Retry, edit or delete it to continue.';
     if (live.isBusy.value) return 'Runs after the current reply.';
+    if (queue.paused.value) return 'Paused: resume the queue to run it.';
     if (!attached.value) return 'Waiting for this page to reconnect.';
     if (queue.editingTurnId.value === head.id) return 'Waits while you edit it.';
     return 'Starting…';
@@ -186,15 +207,20 @@ export function useThread(threadId: string) {
       thread: detail.thread,
       loading: detail.loading,
       loadError: detail.loadError,
+      reconnecting: detail.reconnecting,
       deleted: detail.deleted,
     }),
     transcript: reactive({ messages: transcript.messages, status: transcript.status }),
     versions: reactive({ ...versions }),
     feedback: reactive({ ...feedback }),
     queue: reactive({
+      activeTurn: queue.activeTurn,
       items: queue.items,
       capacity: queue.capacity,
       isFull: queue.isFull,
+      paused: queue.paused,
+      setPaused: setQueuePaused,
+      clear: clearQueue,
       editingTurnId: queue.editingTurnId,
       startEditing: startEditingQueued,
       cancelEditing: cancelEditingQueued,

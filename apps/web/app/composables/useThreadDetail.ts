@@ -48,8 +48,22 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
     }
   }
 
+  const backoff = createBackoff();
+  onScopeDispose(backoff.reset);
+
+  /**
+   * The first load. When the API cannot be reached (or has no session for us yet, while it
+   * comes back), the page says it is reconnecting and loads again with backoff until it answers.
+   */
   async function load(): Promise<void> {
-    loading.value = true;
+    if (await loadOnce()) backoff.reset();
+    else if (reconnecting.value) backoff.retry(loadOnce);
+  }
+
+  async function loadOnce(): Promise<boolean> {
+    if (options.isDisposed()) return true;
+    // Only the very first attempt shows "Loading…"; later ones keep saying "Reconnecting…".
+    if (loadError.value === null) loading.value = true;
     try {
       await request(path);
       loadError.value = null;
@@ -59,7 +73,14 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
       loading.value = false;
     }
     options.afterFetch();
+    return loadError.value === null || !reconnecting.value;
   }
+
+  /** The load failed in a way that waiting can fix: the API is down, or is starting again. */
+  const reconnecting = computed(() => {
+    const error = loadError.value;
+    return error !== null && (error.retryable || error.status === 401);
+  });
 
   /**
    * Makes the thread, queue and transcript authoritative again (titles, interrupted marks,
@@ -67,6 +88,8 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
    */
   async function refresh(): Promise<void> {
     if (options.isDisposed() || deleted.value) return;
+    // Not loaded yet (the API was down): a refresh is the load that recovers the page.
+    if (loadError.value) return load();
     try {
       await request(path);
     } catch (error) {
@@ -80,6 +103,7 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
     thread: readonly(thread),
     loading: readonly(loading),
     loadError: readonly(loadError),
+    reconnecting,
     deleted,
     /** A detail request is out: the transcript may be about to change. */
     isFetching: () => inFlight > 0,

@@ -10,18 +10,31 @@ export interface ThreadEventHandlers {
 
 /**
  * Follows `GET /api/threads/:id/events` (SSE, one JSON ThreadEvent per `data:` line) for the
- * lifetime of the calling component. EventSource reconnects by itself after a drop.
+ * lifetime of the calling component. EventSource reconnects by itself after a dropped
+ * connection, but gives up for good on an error answer (the API down behind the proxy): then
+ * this opens it again with backoff.
  */
 export function useThreadEvents(threadId: string, handlers: ThreadEventHandlers) {
   let source: EventSource | null = null;
+  let closed = false;
+  const backoff = createBackoff();
 
-  function open(): void {
-    if (source) return;
-    source = new EventSource(`/api/threads/${encodeURIComponent(threadId)}/events`);
-    source.onopen = () => handlers.onConnected?.();
-    // A drop (the browser retries by itself) or a refusal: not attached until it opens again.
-    source.onerror = () => handlers.onDisconnected?.();
-    source.onmessage = (message: MessageEvent<string>) => {
+  function connect(): void {
+    const next = new EventSource(`/api/threads/${encodeURIComponent(threadId)}/events`);
+    source = next;
+    next.onopen = () => {
+      backoff.reset();
+      handlers.onConnected?.();
+    };
+    next.onerror = () => {
+      // A drop (the browser retries by itself) or a refusal: not attached until it opens again.
+      handlers.onDisconnected?.();
+      if (next.readyState !== EventSource.CLOSED || closed) return;
+      backoff.after(() => {
+        if (!closed) connect();
+      });
+    };
+    next.onmessage = (message: MessageEvent<string>) => {
       let event: ThreadEvent;
       try {
         event = JSON.parse(message.data) as ThreadEvent;
@@ -32,7 +45,15 @@ export function useThreadEvents(threadId: string, handlers: ThreadEventHandlers)
     };
   }
 
+  function open(): void {
+    if (source) return;
+    closed = false;
+    connect();
+  }
+
   function close(): void {
+    closed = true;
+    backoff.reset();
     source?.close();
     source = null;
   }

@@ -30,11 +30,14 @@ export function useThreadNotice(
   });
 
   /** Shows why a request failed; `retry` is offered only when sending it again can help. */
-  function show(error: unknown, retry?: () => void): void {
+  function show(error: unknown, retry?: () => void, prefix?: string): void {
     const apiError = ApiRequestError.fromUnknown(error);
     // The contract's words for a full queue say what to do about it.
     const words = apiError.code === 'queue_full' ? errorMessage('queue_full') : apiError.message;
-    notice.value = { message: words, retry: apiError.retryable ? retry : undefined };
+    notice.value = {
+      message: prefix ? `${prefix} ${words}` : words,
+      retry: apiError.retryable ? retry : undefined,
+    };
   }
 
   function dismiss(): void {

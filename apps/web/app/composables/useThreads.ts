@@ -1,15 +1,24 @@
 import type { Thread } from '@chat/contracts';
 
+// One retry loop for the list, however many components ask for a refresh.
+const listBackoff = createBackoff();
+
 /** The caller's threads, newest first, shared by the sidebar and the pages. */
 export function useThreads() {
   const threads = useState<Thread[]>('threads', () => []);
   const loaded = useState<boolean>('threads-loaded', () => false);
+  /** The last list request failed (the API is unreachable): it is being tried again. */
+  const unreachable = useState<boolean>('threads-unreachable', () => false);
   // Counts this tab's renames and deletes: a list fetched while one was out may predate it.
   const localChanges = useState<number>('threads-local-changes', () => 0);
   // Threads this tab deleted (or is deleting): their pages go quietly, without "deleted elsewhere".
   const deletedHere = useState<string[]>('threads-deleted-here', () => []);
 
   async function refresh(): Promise<void> {
+    if (!(await refreshOnce())) listBackoff.retry(refreshOnce);
+  }
+
+  async function refreshOnce(): Promise<boolean> {
     try {
       // A list that left before a rename or delete of this tab was answered may show the old
       // state: ask again (the local change is already shown).
@@ -20,11 +29,13 @@ export function useThreads() {
         threads.value = listed;
         break;
       }
-    } catch {
-      // The sidebar keeps what it had; the next refresh tries again.
-    } finally {
+      unreachable.value = false;
       loaded.value = true;
+    } catch {
+      // The sidebar keeps what it had and says it is reconnecting; the backoff tries again.
+      unreachable.value = true;
     }
+    return !unreachable.value;
   }
 
   async function create(title?: string): Promise<Thread> {
@@ -95,6 +106,7 @@ export function useThreads() {
   return {
     threads: readonly(threads),
     loaded: readonly(loaded),
+    unreachable: readonly(unreachable),
     refresh,
     create,
     rename,

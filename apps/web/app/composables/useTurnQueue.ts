@@ -15,7 +15,7 @@ interface QueueAnswer {
  */
 export function useTurnQueue(threadId: string) {
   const base = `/api/threads/${encodeURIComponent(threadId)}`;
-  const turnQueue = shallowRef<TurnQueue>({ activeTurn: null, items: [] });
+  const turnQueue = shallowRef<TurnQueue>({ activeTurn: null, items: [], paused: false });
   /** The queued turn whose text is being edited in the Dock (the composer is disabled meanwhile, Q8). */
   const editingTurnId = ref<string | null>(null);
 
@@ -23,6 +23,8 @@ export function useTurnQueue(threadId: string) {
   const items = computed(() => turnQueue.value.items);
   const head = computed<Turn | null>(() => items.value[0] ?? null);
   const isFull = computed(() => items.value.length >= QUEUE_CAPACITY);
+  /** Paused by the owner (in any tab): nothing is claimed until it is resumed. */
+  const paused = computed(() => turnQueue.value.paused);
 
   // Counts changes, so a thread detail fetched before a newer change cannot undo it.
   let version = 0;
@@ -70,8 +72,33 @@ export function useTurnQueue(threadId: string) {
     if (editingTurnId.value === turnId) editingTurnId.value = null;
   }
 
+  /** Pauses or resumes the queue (server state: every tab and the claim rule follow it). */
+  async function setPaused(value: boolean): Promise<void> {
+    const answer = await apiJson<{ turnQueue: TurnQueue }>(`${base}/queue/paused`, {
+      method: 'PUT',
+      json: { paused: value },
+    });
+    apply(answer.turnQueue);
+  }
+
+  /** Deletes every queued (and failed) message, head first. */
+  async function clear(): Promise<void> {
+    for (const turn of [...items.value]) {
+      try {
+        await remove(turn.id);
+      } catch (error) {
+        // It left the queue meanwhile (it ran, or another tab deleted it): nothing to clear.
+        if (!(error instanceof ApiRequestError && (error.code === 'not_queued' || error.status === 404)))
+          throw error;
+      }
+    }
+  }
+
   return {
     activeTurn,
+    paused,
+    setPaused,
+    clear,
     items,
     head,
     isFull,

@@ -19,11 +19,26 @@ function createMarkdownRenderer(): Markdown {
       const highlighted = lang
         ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value
         : md.utils.escapeHtml(code);
-      return `<pre class="hljs"><code class="hljs${lang ? ` language-${md.utils.escapeHtml(lang)}` : ''}">${highlighted}</code></pre>`;
+      // Focusable, so a keyboard can scroll a long line sideways.
+      return `<pre class="hljs" tabindex="0"><code class="hljs${lang ? ` language-${md.utils.escapeHtml(lang)}` : ''}">${highlighted}</code></pre>`;
     },
   });
 
   md.disable('image');
+
+  // Each code block gets a header with its language and a Copy button (MessageContent handles
+  // the click: no inline handler ever reaches the page).
+  const renderFence =
+    md.renderer.rules.fence ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  md.renderer.rules.fence = (tokens, idx, options, env, self) => {
+    const language = tokens[idx]?.info.trim().split(/\s+/)[0] || 'text';
+    return (
+      '<div class="code-block" data-code-block>' +
+      `<div class="code-block-header"><span>${md.utils.escapeHtml(language)}</span>` +
+      '<button type="button" class="code-block-copy" data-copy-code aria-label="Copy code">Copy</button></div>' +
+      `${renderFence(tokens, idx, options, env, self)}</div>`
+    );
+  };
 
   const renderLinkOpen =
     md.renderer.rules.link_open ??

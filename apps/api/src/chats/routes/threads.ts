@@ -1,6 +1,6 @@
-import { createThreadBody, renameThreadBody } from '@chat/contracts';
+import { createThreadBody, renameThreadBody, searchThreadsQuery } from '@chat/contracts';
 import type { H3 } from 'h3';
-import { idParam, readJson } from '../../platform/http';
+import { idParam, readJson, readQuery } from '../../platform/http';
 import type { ChatServices } from '../context';
 import { authedRoutes } from './route';
 
@@ -14,6 +14,11 @@ export function registerThreadRoutes(app: H3, services: ChatServices) {
   });
 
   route('get', '/api/threads', (_event, userId) => threads.list(userId));
+
+  route('get', '/api/search', (event, userId) => {
+    const { q, limit } = readQuery(event, searchThreadsQuery);
+    return threads.search(userId, q, limit);
+  });
 
   route('get', '/api/threads/:id', (event, userId) => threads.detail(userId, idParam(event, 'id')));
 

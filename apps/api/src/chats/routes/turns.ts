@@ -1,4 +1,4 @@
-import { editQueuedTurnBody, sendTurnBody } from '@chat/contracts';
+import { editQueuedTurnBody, sendTurnBody, setQueuePausedBody } from '@chat/contracts';
 import type { H3 } from 'h3';
 import { idParam, readJson, turnStreamResponse } from '../../platform/http';
 import type { ChatServices } from '../context';
@@ -43,6 +43,12 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
       idParam(event, 'turnId', 'Turn'),
     );
     return turnStreamResponse(turn.id, stream.subscribe());
+  });
+
+  route('put', '/api/threads/:id/queue/paused', async (event, userId) => {
+    const threadId = idParam(event, 'id');
+    const body = await readJson(event, setQueuePausedBody);
+    return await queue.setPaused(userId, threadId, body.paused);
   });
 
   route('patch', '/api/threads/:id/queue/:turnId', async (event, userId) => {

@@ -1,9 +1,9 @@
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { InvariantError, notFound } from '../../platform/errors';
 
-const { threads, branches } = schema;
+const { threads, branches, chatTurnRequests: turns } = schema;
 
 export async function insertThreadWithRootBranch(
   q: Queryable,
@@ -80,4 +80,51 @@ export async function deleteThreadRow(q: Queryable, threadId: string): Promise<v
   // must be cleared first so the cascade can run.
   await q.update(threads).set({ activeBranchId: null }).where(eq(threads.id, threadId));
   await q.delete(threads).where(eq(threads.id, threadId));
+}
+
+export async function isQueuePaused(q: Queryable, threadId: string): Promise<boolean> {
+  const [row] = await q.select({ paused: threads.queuePaused }).from(threads).where(eq(threads.id, threadId));
+  return row?.paused ?? false;
+}
+
+/** Pausing is not activity: the thread keeps its place in the list. */
+export async function setQueuePaused(q: Queryable, threadId: string, paused: boolean): Promise<void> {
+  await q.update(threads).set({ queuePaused: paused }).where(eq(threads.id, threadId));
+}
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern. */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+/**
+ * The owner's threads whose title or any message they sent holds `text` (case-insensitive),
+ * most recently active first, at most `limit`; with the latest matching message, if any.
+ * Bounded by the owner's index and `limit`; message texts are the turns' (what people typed).
+ */
+export async function searchThreadsByOwner(
+  q: Queryable,
+  ownerId: string,
+  text: string,
+  limit: number,
+): Promise<Array<{ thread: ThreadRow; matchedText: string | null }>> {
+  const pattern = likePattern(text);
+  const matchingTurn = sql`${turns.threadId} = ${threads.id} and ${turns.status} <> 'cancelled' and ${turns.text} ilike ${pattern}`;
+  const rows = await q
+    .select({
+      thread: threads,
+      matchedText: sql<
+        string | null
+      >`(select ${turns.text} from ${turns} where ${matchingTurn} order by ${turns.seq} desc limit 1)`,
+    })
+    .from(threads)
+    .where(
+      and(
+        eq(threads.ownerId, ownerId),
+        sql`(${threads.title} ilike ${pattern} or exists (select 1 from ${turns} where ${matchingTurn}))`,
+      ),
+    )
+    .orderBy(desc(threads.updatedAt), desc(threads.createdAt))
+    .limit(limit);
+  return rows;
 }

@@ -16,6 +16,6 @@ export function toTurn(row: TurnRow): Turn {
   };
 }
 
-export function toTurnQueue(active: TurnRow | undefined, queued: TurnRow[]): TurnQueue {
-  return { activeTurn: active ? toTurn(active) : null, items: queued.map(toTurn) };
+export function toTurnQueue(active: TurnRow | undefined, queued: TurnRow[], paused: boolean): TurnQueue {
+  return { activeTurn: active ? toTurn(active) : null, items: queued.map(toTurn), paused };
 }

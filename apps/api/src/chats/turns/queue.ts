@@ -10,7 +10,7 @@ import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
-import { requireOwnedThread, updateThread } from '../threads/repository';
+import { requireOwnedThread, setQueuePaused, updateThread } from '../threads/repository';
 import { titleFromMessage } from '../threads/title';
 import { toTurn } from './dto';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
@@ -97,7 +97,8 @@ export class QueueService {
       if (existing) return { kind: 'retry' as const, turn: existing, named: false };
       const active = await findActiveTurn(tx, threadId);
       const queue = await listQueuedTurns(tx, threadId);
-      const idle = !active && queue.length === 0;
+      // A paused queue claims nothing: the send waits in the queue like any other (Q6).
+      const idle = !active && queue.length === 0 && !thread.queuePaused;
       if (!idle && queue.length >= QUEUE_CAPACITY) throw new ApiError('queue_full');
       const queued = await insertQueuedTurn(tx, {
         threadId,
@@ -123,9 +124,11 @@ export class QueueService {
   }
 
   /**
-   * Q10: a viewer claims the queue head when the thread is idle (`turnId`: only if it is the head).
-   * Q11: a failed head blocks every claim except a retry of it, which first removes the failed
-   * attempt from memory. The head runs on the version shown now (B2).
+   * Q10: a viewer claims the queue head when the thread is idle and the queue is not paused
+   * (`turnId`: only if it is the head; Send now, Stop & send and Retry name the head, so a pause
+   * does not hold back the message the person asked for). Q11: a failed head blocks every claim
+   * except a retry of it, which first removes the failed attempt from memory. The head runs on
+   * the version shown now (B2).
    */
   async claimHead(
     ownerId: string,
@@ -134,6 +137,9 @@ export class QueueService {
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { turn, retried } = await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      if (thread.queuePaused && !options.turnId) {
+        throw notEligible('queue_paused', 'The queue is paused; resume it to run the next message.');
+      }
       const active = await findActiveTurn(tx, threadId);
       if (active) throw notEligible('turn_active', 'A turn is already running.');
       const [head] = await listQueuedTurns(tx, threadId);
@@ -198,6 +204,16 @@ export class QueueService {
       return [turn, await transitionTurn(tx, turn, 'cancelled', changes)] as const;
     });
     return await this.queueChanged(turn, before.status === 'failed');
+  }
+
+  /** Pauses or resumes the queue; every tab hears it (`queue.changed`) and the Dock says so. */
+  async setPaused(ownerId: string, threadId: string, paused: boolean): Promise<{ turnQueue: TurnQueue }> {
+    await this.deps.db.transaction(async (tx) => {
+      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      await setQueuePaused(tx, threadId, paused);
+    });
+    await this.deps.signals.publish({ kind: 'queue.changed', threadId });
+    return { turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
   /** The answer to a retried clientRequestId (Q1): the first send's turn, as it stands now. */

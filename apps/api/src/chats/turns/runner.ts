@@ -26,6 +26,8 @@ export interface TurnRunnerDeps {
   /** This instance's id, written on the turns it claims. */
   runnerId: string;
   leaseMs: number;
+  /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
+  modelName: string;
 }
 
 interface RunningTurn {
@@ -80,6 +82,7 @@ export class TurnRunner {
       finishedAt: null,
       userMessageId: crypto.randomUUID(),
       assistantMessageId: null,
+      model: this.deps.modelName,
       partialText: '',
       error: null,
     });

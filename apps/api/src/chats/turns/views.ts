@@ -1,5 +1,6 @@
 import type { ChatMessageMetadata, Turn, TurnQueue } from '@chat/contracts';
 import type { Queryable } from '@chat/db';
+import { isQueuePaused } from '../threads/repository';
 import { toTurn, toTurnQueue } from './dto';
 import { findActiveTurn, findTurn, listQueuedTurns, listTurnsOfMessages } from './repository';
 
@@ -7,7 +8,11 @@ import { findActiveTurn, findTurn, listQueuedTurns, listTurnsOfMessages } from '
 
 /** The thread's running turn and its queue in run order. */
 export async function readTurnQueue(q: Queryable, threadId: string): Promise<TurnQueue> {
-  return toTurnQueue(await findActiveTurn(q, threadId), await listQueuedTurns(q, threadId));
+  return toTurnQueue(
+    await findActiveTurn(q, threadId),
+    await listQueuedTurns(q, threadId),
+    await isQueuePaused(q, threadId),
+  );
 }
 
 export async function hasRunningTurn(q: Queryable, threadId: string): Promise<boolean> {
@@ -45,6 +50,7 @@ export async function readMessageMarks(
       turnId: turn.id,
       ...(turn.status === 'interrupted' ? { interrupted: true } : {}),
       ...failed,
+      ...(turn.model ? { model: turn.model } : {}),
     });
   }
   return metadata;

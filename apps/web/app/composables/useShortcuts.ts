@@ -1,0 +1,70 @@
+import type { ChatShortcutActions } from './useChatShortcuts';
+
+/** The keyboard shortcuts, as the help dialog lists them. */
+export const shortcutList = [
+  { keys: ['Ctrl', 'Shift', 'O'], does: 'New chat' },
+  { keys: ['Ctrl', 'K'], does: 'Search chats' },
+  { keys: ['Shift', 'Esc'], does: 'Focus the message box' },
+  { keys: ['Esc'], does: 'Stop the reply (outside a text field)' },
+  { keys: ['Ctrl', 'Shift', 'C'], does: 'Copy the last reply' },
+  { keys: ['?'], does: 'Show these shortcuts (also Ctrl+/)' },
+] as const;
+
+/** Where typing goes: shortcuts without a modifier leave these alone. */
+function isEditable(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  return target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName);
+}
+
+/**
+ * The app's keyboard shortcuts, owned by the layout (Ctrl means Cmd on a Mac). The open page
+ * lends its actions through `useChatShortcuts`; search and help are dialogs of the layout.
+ */
+export function useShortcuts(options: { openSearch: () => void; openHelp: () => void }) {
+  const actions = useState<ChatShortcutActions | null>('chat-shortcut-actions', () => null);
+  const toast = useToast();
+
+  async function copyLastReply(): Promise<void> {
+    const text = actions.value?.lastReplyText?.();
+    if (!text) return;
+    const copied = await copyText(text);
+    toast.add({
+      title: copied ? 'Copied the last reply' : 'Could not copy',
+      icon: copied ? 'i-lucide-copy-check' : 'i-lucide-circle-alert',
+      color: copied ? 'success' : 'error',
+      duration: 2000,
+    });
+  }
+
+  function onKeydown(event: KeyboardEvent): void {
+    if (event.defaultPrevented || event.isComposing) return;
+    const mod = event.ctrlKey || event.metaKey;
+    const key = event.key.toLowerCase();
+    // A dialog (search, help, a confirmation) has the keyboard to itself.
+    const inDialog = event.target instanceof Element && event.target.closest('[role="dialog"]') !== null;
+
+    if (mod && event.shiftKey && key === 'o') {
+      event.preventDefault();
+      void Promise.resolve(navigateTo('/')).then(() => nextTick(() => actions.value?.focusComposer()));
+    } else if (mod && !event.shiftKey && key === 'k') {
+      event.preventDefault();
+      options.openSearch();
+    } else if (mod && event.shiftKey && key === 'c') {
+      event.preventDefault();
+      void copyLastReply();
+    } else if ((mod && key === '/') || (key === '?' && !mod && !isEditable(event.target))) {
+      event.preventDefault();
+      options.openHelp();
+    } else if (inDialog) {
+      return;
+    } else if (key === 'escape' && event.shiftKey && !mod) {
+      event.preventDefault();
+      actions.value?.focusComposer();
+    } else if (key === 'escape' && !event.shiftKey && !mod && !isEditable(event.target)) {
+      actions.value?.stop?.();
+    }
+  }
+
+  onMounted(() => window.addEventListener('keydown', onKeydown));
+  onBeforeUnmount(() => window.removeEventListener('keydown', onKeydown));
+}

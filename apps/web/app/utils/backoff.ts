@@ -1,0 +1,39 @@
+/**
+ * Growing waits (1 s, 2 s, 4 s, ... up to `maxMs`) between attempts to reach the API again
+ * after it was unreachable: the page says it is reconnecting meanwhile and recovers by itself.
+ */
+export function createBackoff(options: { minMs?: number; maxMs?: number } = {}) {
+  const minMs = options.minMs ?? 1000;
+  const maxMs = options.maxMs ?? 8000;
+  let attempt = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  /** Runs `run` once after the next wait (nothing if one is already waiting). */
+  function after(run: () => void): void {
+    if (timer) return;
+    const wait = Math.min(maxMs, minMs * 2 ** attempt);
+    attempt++;
+    timer = setTimeout(() => {
+      timer = null;
+      run();
+    }, wait);
+  }
+
+  /** Runs `task` after the next wait, and again after each wait while it answers false. */
+  function retry(task: () => Promise<boolean>): void {
+    after(() => {
+      void task()
+        .catch(() => false)
+        .then((succeeded) => (succeeded ? reset() : retry(task)));
+    });
+  }
+
+  /** It worked: nothing more is waiting, and the next wait is the shortest again. */
+  function reset(): void {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    attempt = 0;
+  }
+
+  return { after, retry, reset };
+}

@@ -1,0 +1,86 @@
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures';
+
+/** Serious and critical axe-core (WCAG 2.2 A/AA) violations on the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'])
+    .analyze();
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map(
+      (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+    );
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test.describe(`accessibility (${colorScheme})`, () => {
+    test.use({ colorScheme });
+
+    test('the start page: landmarks, one h1, lang, no serious violations', async ({ chat, page }) => {
+      await chat.openStartPage();
+      await expect(page.locator('html')).toHaveAttribute('lang', 'en');
+      await expect(page.getByRole('main')).toHaveCount(1);
+      await expect(page.getByRole('heading', { level: 1 })).toHaveCount(1);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+
+    test('a chat with a Dock and a full queue', async ({ chat, dock, page }) => {
+      await chat.startThread('[[words:400]] [[delay:30]] busy');
+      for (let n = 1; n <= 5; n++) {
+        await chat.send(`queued ${n}`);
+        await expect(dock.items).toHaveCount(n);
+      }
+      await expect(chat.queueFullNotice).toBeVisible();
+      await expect(page.getByRole('heading', { level: 1 })).toHaveCount(1);
+      expect(await seriousViolations(page)).toEqual([]);
+      await chat.stopButton.click();
+    });
+
+    test('the version controls and an interrupted reply', async ({ chat, page }) => {
+      await chat.startThread('[[words:200]] [[delay:30]] first');
+      await expect(chat.lastReply()).toContainText('You said');
+      await chat.stopButton.click();
+      await expect(chat.interruptedBadge(chat.lastReply())).toBeVisible();
+      await chat.editMessage(chat.userMessages.first(), '[[words:3]] second');
+      await chat.waitForIdle();
+      await expect(chat.versionLabel()).toHaveText('2 / 2');
+      await chat.previousVersion();
+      await expect(chat.interruptedBadge(chat.lastReply())).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+
+    test('the search and shortcut dialogs', async ({ chat, page }) => {
+      await chat.openStartPage();
+      await page.keyboard.press('Control+K');
+      await expect(page.getByRole('dialog', { name: 'Search chats' })).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+/');
+      await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+  });
+}
+
+test('a finished reply and queue changes are announced, not every word', async ({ chat, dock, page }) => {
+  await chat.startThread('[[words:150]] [[delay:30]] announce');
+  await chat.send('queued');
+  await dock.expectTexts(['queued']);
+  const live = page.locator('[aria-live="polite"]').filter({ hasText: /queued|Reply finished/ });
+  await expect(live).toContainText('1 queued.');
+  await expect(page.locator('[aria-live="polite"]', { hasText: 'Reply finished.' })).toHaveCount(1, {
+    timeout: 20_000,
+  });
+});
+
+test('the two sidebar toggles have different names', async ({ chat, page }) => {
+  await chat.openStartPage();
+  const names = await page
+    .getByRole('button')
+    .evaluateAll((buttons) =>
+      buttons.map((button) => button.getAttribute('aria-label') ?? button.textContent?.trim() ?? ''),
+    );
+  expect(names.filter((name) => name === 'Collapse sidebar')).toHaveLength(1);
+});

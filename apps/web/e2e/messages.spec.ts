@@ -1,0 +1,59 @@
+import { expect, test } from './fixtures';
+
+test.describe('message actions', () => {
+  test.use({ permissions: ['clipboard-read', 'clipboard-write'] });
+
+  test('every message has Copy (as Markdown) and its time on hover; replies name their model', async ({
+    chat,
+    page,
+  }) => {
+    await chat.startThread('[[words:8]] copy me');
+    await chat.waitForIdle();
+    const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+
+    const question = chat.userMessages.first();
+    await question.hover();
+    await question.getByRole('button', { name: 'Copy message' }).click();
+    await expect.poll(clipboard).toBe('[[words:8]] copy me');
+    await expect(question.getByTestId('message-time')).toBeVisible();
+    await expect(question.getByTestId('message-time')).toHaveAttribute('datetime', /^\d{4}-\d\d-\d\dT/);
+
+    const reply = chat.lastReply();
+    await reply.hover();
+    await reply.getByRole('button', { name: 'Copy reply' }).click();
+    await expect.poll(clipboard).toBe(await chat.replyText(reply));
+    await expect(reply.getByTestId('message-time')).toBeVisible();
+    await expect(reply.getByTestId('message-model')).toContainText('local');
+  });
+
+  test('code blocks have a header with the language and a Copy button', async ({ chat, page }) => {
+    await chat.startThread('[[markdown]] show me');
+    await chat.waitForIdle();
+    const reply = chat.lastReply();
+
+    // What the renderer can do, from the local model alone.
+    await expect(reply.locator('h2, h3').first()).toBeVisible();
+    await expect(reply.locator('ul li, ol li').first()).toBeVisible();
+    await expect(reply.locator('table th').first()).toBeVisible();
+    await expect(reply.locator('a[href^="https://"]')).toHaveCount(1);
+    await expect(reply.locator(':not(pre) > code').first()).toBeVisible();
+
+    const block = reply.locator('[data-code-block]').first();
+    await expect(block.locator('.code-block-header')).toContainText('ts');
+    const code = (await block.locator('pre code').textContent()) ?? '';
+    expect(code).toContain('function');
+    await block.getByRole('button', { name: 'Copy code' }).click();
+    await expect(block.getByRole('button', { name: 'Copy code' })).toHaveText('Copied');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(code);
+  });
+
+  test('a reply that failed part-way is marked failed with its error, also after a reload', async ({
+    chat,
+  }) => {
+    await chat.startThread('[[words:30]] [[fail-after:5]] break');
+    await chat.waitForIdle();
+    await chat.reload();
+    const reply = chat.repliesTo('break');
+    await expect(reply.getByTestId('reply-failed')).toContainText('This reply failed');
+  });
+});
