@@ -95,6 +95,13 @@ export default defineConfig({
         API_PORT: String(API_PORT),
         WEB_ORIGIN: webOrigin,
         LOCAL_MODEL_DELAY_MS: '30',
+        // Every test signs a new guest in, and all come from one address: no per-IP or
+        // per-account limits in the browser suite (the API suite tests them).
+        RATE_LIMIT_GUESTS_PER_IP: '0',
+        RATE_LIMIT_SIGN_INS_PER_IP: '0',
+        RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
+        RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
+        RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
       },
       reuseExistingServer,
       timeout: 180_000,

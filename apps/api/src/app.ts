@@ -1,4 +1,4 @@
-import { H3, type HTTPError } from 'h3';
+import { H3, type H3Event, type HTTPError } from 'h3';
 import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
@@ -7,16 +7,32 @@ import { registerShareRoutes } from './chats/routes/shares';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { errorResponse, noSuchRoute } from './platform/errors';
+import { clientAddress, type RateLimitRule } from './platform/rateLimit';
+import { requestGuard } from './platform/requestGuard';
+import { applySecurityHeaders } from './platform/securityHeaders';
 
-/** The HTTP app: error mapping, auth mount and route registration, nothing else. */
+/** The HTTP app: the request guard, error mapping, auth mount and route registration, nothing else. */
 export function createApp(services: ChatServices): H3 {
   const app = new H3({
     silent: true,
-    onError: (error: HTTPError) => errorResponse(error, services.logger),
+    onError: (error: HTTPError) => {
+      const response = errorResponse(error, services.logger);
+      applySecurityHeaders(response.headers);
+      return response;
+    },
   });
 
+  app.use(requestGuard(services.http.trustedOrigins));
   app.get('/api/health', () => ({ ok: true }));
-  app.all('/api/auth/**', (event) => services.authRequests(event));
+  app.get('/api/ready', async () => {
+    await services.ready();
+    return { ok: true };
+  });
+  app.all('/api/auth/**', (event) => {
+    const rule = authRateLimit(event);
+    if (rule) services.http.limits.hit(rule, `ip:${clientAddress(event, services.http.trustedProxies)}`);
+    return services.authRequests(event);
+  });
   registerAccountRoutes(app, services);
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
@@ -27,4 +43,13 @@ export function createApp(services: ChatServices): H3 {
     throw noSuchRoute();
   });
   return app;
+}
+
+/** Creating a guest account, and signing in or up with a password, are counted per address. */
+function authRateLimit(event: H3Event): RateLimitRule | undefined {
+  if (event.req.method !== 'POST') return undefined;
+  const path = event.url.pathname.replace(/\/+$/, '');
+  if (path === '/api/auth/sign-in/anonymous') return 'guests';
+  if (path === '/api/auth/sign-in/email' || path === '/api/auth/sign-up/email') return 'signIns';
+  return undefined;
 }

@@ -2,6 +2,7 @@ import { serve } from 'h3';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './platform/config';
 import { createLogger } from './platform/logger';
+import { installProcessGuards } from './platform/processGuards';
 import { createRuntime } from './runtime';
 
 process.env.MASTRA_TELEMETRY_DISABLED ??= '1';
@@ -18,6 +19,7 @@ async function main() {
     throw error;
   }
   const logger = createLogger(config.LOG_LEVEL);
+  installProcessGuards(logger);
   const runtime = await createRuntime(config, logger);
   const server = serve(createApp(runtime.services), {
     port: config.API_PORT,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type DatabaseHandle, withStartupLock } from '@chat/db';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
@@ -18,9 +19,15 @@ import { InterruptService } from './chats/turns/interrupts';
 import { QueueService } from './chats/turns/queue';
 import { startOrphanSweeper } from './chats/turns/recovery';
 import { TurnRunner } from './chats/turns/runner';
-import type { Config } from './platform/config';
+import { type Config, trustedOrigins } from './platform/config';
 import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
+import { RateLimiter } from './platform/rateLimit';
+import { databaseReadiness } from './platform/readiness';
+
+/** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
+const OPERATOR_NOTES =
+  /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password)/;
 
 export interface Runtime {
   services: ChatServices;
@@ -31,13 +38,31 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+export interface RuntimeOptions {
+  /**
+   * Wraps the configured model, e.g. with a middleware that records each call (the
+   * chat-queue-interrupt-ci eval profile in `evals/`). The API itself passes nothing.
+   */
+  wrapModel?: (model: LanguageModelV4) => LanguageModelV4;
+}
+
 /** Wires the API's parts together from the validated config. */
-export async function createRuntime(config: Config, logger: Logger): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  logger: Logger,
+  options: RuntimeOptions = {},
+): Promise<Runtime> {
   const database = await connect({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     embeddedPort: config.EMBEDDED_PG_PORT,
-    onLog: (message) => logger.debug({ postgres: message.trim() }),
+    onLog: (message) => {
+      const text = message.trim();
+      // Our own notes (a stale server stopped, a password moved) matter to an operator; PostgreSQL's
+      // chatter does not.
+      if (OPERATOR_NOTES.test(text)) logger.info({ postgres: text }, 'embedded PostgreSQL');
+      else logger.debug({ postgres: text });
+    },
   });
   const { db } = database;
   const model = resolveChatModel({
@@ -48,10 +73,10 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
   });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
-    model,
+    model: options.wrapModel ? options.wrapModel(model) : model,
     startupLock: (work) => withStartupLock(database.sql, work),
   });
-  const signals = new Signals(database.sql, logger);
+  const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger);
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
@@ -63,6 +88,7 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     runnerId,
     leaseMs,
     modelName: config.CHAT_MODEL,
+    maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
   const queue = new QueueService({ db, chatAgent, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
@@ -77,18 +103,35 @@ export async function createRuntime(config: Config, logger: Logger): Promise<Run
     logger,
     allowGuests,
   });
+  const threads = new ThreadService({ db, chatAgent, signals, interrupts });
+  const origins = trustedOrigins(config);
   auth = createAuth({
     db,
     secret: authSecret(config),
     webOrigin: config.WEB_ORIGIN,
+    trustedOrigins: origins,
     logger,
     onGuestLinked: (link) => accounts.linkGuest(link),
   });
-  const threads = new ThreadService({ db, chatAgent, signals, interrupts });
+  const limits = new RateLimiter({
+    windowMs: config.RATE_LIMIT_WINDOW_MS,
+    limits: {
+      guests: config.RATE_LIMIT_GUESTS_PER_IP,
+      signIns: config.RATE_LIMIT_SIGN_INS_PER_IP,
+      threads: config.RATE_LIMIT_THREADS_PER_ACCOUNT,
+      sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
+    },
+  });
   const services: ChatServices = {
-    authRequests: createAuthHandler(auth, { allowGuests }),
+    authRequests: createAuthHandler(auth, { allowGuests, limits }),
     accounts,
     logger,
+    http: {
+      trustedOrigins: origins,
+      trustedProxies: new Set(config.TRUSTED_PROXIES),
+      limits,
+    },
+    ready: databaseReadiness(database.sql),
     threads,
     events: new ThreadEvents({ db, signals, logger }),
     queue,

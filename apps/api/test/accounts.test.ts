@@ -11,7 +11,7 @@ import {
   signUp,
   threadsOf,
 } from './support/accounts';
-import { ApiClient, readUntilWords, waitFor } from './support/client';
+import { APP_HEADERS, ApiClient, readUntilWords, waitFor } from './support/client';
 import { startTestApi, type TestApi, useTestApi } from './support/testApi';
 import { rowsMentioning } from './support/userRows';
 
@@ -271,6 +271,33 @@ describe('AUTH_ALLOW_GUESTS=false', () => {
       expect((await threadsOf(stillGuest)).map((thread) => thread.id)).toEqual([threadId]);
     } finally {
       await strict.close();
+    }
+  });
+});
+
+describe('sign-in limits', () => {
+  it('counts sign-ins per email address as well as per IP', async () => {
+    const limited = await startTestApi(api.runtime.database.url, { RATE_LIMIT_SIGN_INS_PER_IP: '3' });
+    try {
+      const attempt = (email: string, from: string) =>
+        fetch(`${limited.baseUrl}/api/auth/sign-in/email`, {
+          method: 'POST',
+          // Each attempt from another address (the API trusts loopback proxies' X-Forwarded-For).
+          headers: { ...APP_HEADERS, 'x-forwarded-for': from },
+          body: JSON.stringify({ email, password: 'wrong password!' }),
+        });
+      const target = newEmail();
+      const statuses = [];
+      for (let n = 1; n <= 4; n++) statuses.push((await attempt(target, `10.0.0.${n}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      const refused = await attempt(target, '10.0.0.9');
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as Refusal).error.code).toBe('rate_limited');
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Another email from a fresh address is not held back.
+      expect((await attempt(newEmail(), '10.0.0.10')).status).toBe(401);
+    } finally {
+      await limited.close();
     }
   });
 });

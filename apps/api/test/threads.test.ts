@@ -1,7 +1,7 @@
-import type { Thread } from '@chat/contracts';
+import type { Thread, ThreadPage } from '@chat/contracts';
 import type { TestDatabase } from '@chat/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient } from './support/client';
+import { APP_HEADERS, type ApiClient } from './support/client';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 
 let database: TestDatabase;
@@ -37,7 +37,7 @@ describe('health and sessions', () => {
       ['GET', `/api/threads/${NIL_ID}`],
       ['POST', `/api/threads/${NIL_ID}/turns`],
     ] as const) {
-      const response = await fetch(`${api.baseUrl}${path}`, { method });
+      const response = await fetch(`${api.baseUrl}${path}`, { method, headers: APP_HEADERS });
       expect(response.status, `${method} ${path}`).toBe(401);
       expect((await response.json()).error.code).toBe('unauthorized');
     }
@@ -54,11 +54,11 @@ describe('threads', () => {
   it('creates, lists newest first, renames and deletes a thread', async () => {
     const first = await alice.createThread('First');
     const second = await alice.createThread();
-    const list = await alice.json<Thread[]>('GET', '/api/threads');
+    const list = await alice.json<ThreadPage>('GET', '/api/threads');
     expect(list.status).toBe(200);
-    const ids = list.body.map((thread) => thread.id);
+    const ids = list.body.threads.map((thread) => thread.id);
     expect(ids.indexOf(second)).toBeLessThan(ids.indexOf(first));
-    expect(list.body.find((thread) => thread.id === second)?.title).toBe('New chat');
+    expect(list.body.threads.find((thread) => thread.id === second)?.title).toBe('New chat');
 
     const renamed = await alice.json<Thread>('PATCH', `/api/threads/${first}`, { title: '  Renamed  ' });
     expect(renamed.status).toBe(200);
@@ -107,7 +107,7 @@ describe('threads', () => {
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    expect((await bob.json<Thread[]>('GET', '/api/threads')).body.map((t) => t.id)).not.toContain(id);
+    expect((await bob.allThreads()).map((t) => t.id)).not.toContain(id);
     expect(await alice.detail(id)).toEqual(before);
   });
 
@@ -178,7 +178,7 @@ describe('email and password accounts', () => {
     const email = `person-${crypto.randomUUID()}@example.test`;
     const signUp = await fetch(`${api.baseUrl}/api/auth/sign-up/email`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: APP_HEADERS,
       body: JSON.stringify({ email, password: 'correct horse battery', name: 'Person' }),
     });
     expect(signUp.status).toBe(200);
@@ -189,24 +189,24 @@ describe('email and password accounts', () => {
         .join('; ');
     const created = await fetch(`${api.baseUrl}/api/threads`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: cookieOf(signUp) },
+      headers: { ...APP_HEADERS, cookie: cookieOf(signUp) },
       body: JSON.stringify({ title: 'Mine' }),
     });
     const thread = (await created.json()) as Thread;
 
     const wrong = await fetch(`${api.baseUrl}/api/auth/sign-in/email`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: APP_HEADERS,
       body: JSON.stringify({ email, password: 'wrong password here' }),
     });
     expect(wrong.status).toBe(401);
     const signIn = await fetch(`${api.baseUrl}/api/auth/sign-in/email`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: APP_HEADERS,
       body: JSON.stringify({ email, password: 'correct horse battery' }),
     });
     expect(signIn.status).toBe(200);
     const list = await fetch(`${api.baseUrl}/api/threads`, { headers: { cookie: cookieOf(signIn) } });
-    expect(((await list.json()) as Thread[]).map((t) => t.id)).toEqual([thread.id]);
+    expect(((await list.json()) as ThreadPage).threads.map((t) => t.id)).toEqual([thread.id]);
   });
 });

@@ -332,7 +332,8 @@ test.describe('queued turns', () => {
   });
 
   test('two tabs on one thread show the same stream and the same dock', async ({ chat, dock, context }) => {
-    const url = await chat.startThread(`${LONG} shared`);
+    // Long enough to outlast every step below on a busy machine; Stop & send cuts it anyway.
+    const url = await chat.startThread('[[words:3000]] [[delay:30]] shared');
     await expect(chat.stopButton).toBeVisible();
 
     const other = await context.newPage();

@@ -35,9 +35,15 @@ test.describe('keyboard', () => {
     await expect(chat.composerInput).toBeFocused();
 
     // Ctrl+Shift+C copies the last reply as Markdown.
-    const reply = await chat.replyText(chat.lastReply());
-    await page.keyboard.press('Control+Shift+C');
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(reply);
+    // The tab shows the server's copy of the cut reply once it settles (it may hold a word or two
+    // more than had streamed here), so copy again until the clipboard and the page agree.
+    await expect
+      .poll(async () => {
+        await page.keyboard.press('Control+Shift+C');
+        const copied = await page.evaluate(() => navigator.clipboard.readText());
+        return copied === (await chat.replyText(chat.lastReply()));
+      })
+      .toBe(true);
 
     // Ctrl+Shift+O: a new chat (the start page), composer focused, nothing stored.
     await page.keyboard.press('Control+Shift+O');

@@ -118,3 +118,36 @@ test.describe('threads in the sidebar', () => {
     await expect(new Sidebar(otherPage).item(id)).toHaveCount(0);
   });
 });
+
+test.describe('a long thread list', () => {
+  test('the sidebar shows the first page and loads the next as it scrolls', async ({
+    page,
+    chat,
+    sidebar,
+    baseURL,
+  }) => {
+    // The guest is signed in once the start page is ready.
+    await chat.openStartPage();
+    // 60 chats through the API, as this guest (the page's cookies), oldest first.
+    const ids: string[] = [];
+    for (let index = 0; index < 60; index++) {
+      const response = await page.request.post('/api/threads', {
+        headers: { origin: baseURL as string },
+        data: { title: `Chat number ${index}` },
+      });
+      expect(response.status()).toBe(201);
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    await page.reload();
+    const newest = ids.at(-1) as string;
+    const oldest = ids[0] as string;
+    await expect(sidebar.link(newest)).toHaveText('Chat number 59');
+    // The first page holds 50: the oldest ten are not there until the list scrolls to its end.
+    await expect(sidebar.items).toHaveCount(50);
+    await expect(sidebar.item(oldest)).toHaveCount(0);
+    await page.getByTestId('more-threads').scrollIntoViewIfNeeded();
+    await expect(sidebar.items).toHaveCount(60);
+    await expect(sidebar.link(oldest)).toHaveText('Chat number 0');
+    await expect(page.getByTestId('more-threads')).toHaveCount(0);
+  });
+});

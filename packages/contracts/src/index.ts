@@ -4,5 +4,6 @@ export * from './events';
 export * from './feedback';
 export * from './limits';
 export * from './shares';
+export * from './text';
 export * from './threads';
 export * from './turns';

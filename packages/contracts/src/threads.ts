@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MessageFeedback } from './feedback';
+import { hasVisibleText } from './text';
 import type { TurnQueue } from './turns';
 
 export interface Thread {
@@ -10,11 +11,31 @@ export interface Thread {
   updatedAt: string;
 }
 
-export const createThreadBody = z.object({ title: z.string().trim().min(1).max(200).optional() });
+/** A thread title: 1 to 200 characters after trimming, some of them visible. */
+const threadTitle = z.string().trim().min(1).max(200).refine(hasVisibleText, 'must not be empty');
+
+export const createThreadBody = z.object({ title: threadTitle.optional() });
 export type CreateThreadBody = z.infer<typeof createThreadBody>;
 
-export const renameThreadBody = z.object({ title: z.string().trim().min(1).max(200) });
+export const renameThreadBody = z.object({ title: threadTitle });
 export type RenameThreadBody = z.infer<typeof renameThreadBody>;
+
+/** Default and largest page of `GET /api/threads`. */
+export const THREAD_PAGE_DEFAULT = 50;
+export const THREAD_PAGE_MAX = 200;
+
+/** `GET /api/threads?limit&cursor`: the query of one page of the thread list. */
+export const threadListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(THREAD_PAGE_MAX).default(THREAD_PAGE_DEFAULT),
+  cursor: z.string().min(1).max(200).optional(),
+});
+export type ThreadListQuery = z.infer<typeof threadListQuery>;
+
+/** One page of the thread list, newest activity first; `nextCursor` is null on the last page. */
+export interface ThreadPage {
+  threads: Thread[];
+  nextCursor: string | null;
+}
 
 /** Version info on a user message that has siblings (B2). `index` is 1-based. */
 export interface MessageVersion {

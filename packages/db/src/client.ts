@@ -5,8 +5,14 @@ import * as schema from './schema';
 export type Database = ReturnType<typeof createDatabase>;
 export type Sql = postgres.Sql;
 
+/**
+ * Seconds to wait for a connection. postgres.js waits 30 by default; while the database is down a
+ * request should fail fast (`503 unavailable`) rather than hang.
+ */
+export const CONNECT_TIMEOUT_S = 3;
+
 export function createSql(url: string, options: { max?: number } = {}): Sql {
-  return postgres(url, { max: options.max ?? 10, onnotice: () => {} });
+  return postgres(url, { max: options.max ?? 10, connect_timeout: CONNECT_TIMEOUT_S, onnotice: () => {} });
 }
 
 export function createDatabase(sql: Sql) {

@@ -101,7 +101,8 @@ export const threads = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('threads_owner_updated_idx').on(t.ownerId, t.updatedAt)],
+  // The thread list pages by (updated_at, id), newest first: one index range per page.
+  (t) => [index('threads_owner_updated_id_idx').on(t.ownerId, t.updatedAt, t.id)],
 );
 
 /**

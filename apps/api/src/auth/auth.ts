@@ -8,8 +8,10 @@ import type { Logger } from '../platform/logger';
 export interface AuthOptions {
   db: Database;
   secret: string;
-  /** The origin people use (the web app); cookies and CSRF checks are for it. */
+  /** The origin people use (the web app); cookies are for it. */
   webOrigin: string;
+  /** Origins whose pages may sign in (`trustedOrigins` in platform/config.ts). */
+  trustedOrigins: string[];
   logger: Logger;
   /**
    * Moves everything a guest made to the account it signs up as or signs in to, before
@@ -24,7 +26,7 @@ export function createAuth(options: AuthOptions) {
     basePath: '/api/auth',
     baseURL: options.webOrigin,
     secret: options.secret,
-    trustedOrigins: loopbackTwins(options.webOrigin),
+    trustedOrigins: options.trustedOrigins,
     database: drizzleAdapter(options.db, {
       provider: 'pg',
       schema: {
@@ -48,28 +50,18 @@ export function createAuth(options: AuthOptions) {
       }),
     ],
     telemetry: { enabled: false },
-    // Into the API's own log, warnings and errors only, and without their arguments: better-auth's
-    // info lines and arguments can hold an email address.
+    // Into the API's own log, through its error serializer. better-auth's message can quote a failed
+    // query with its parameters: only its first words (before a colon) are kept.
     logger: {
-      level: 'warn',
-      log: (level, message) => {
-        if (level === 'warn' || level === 'error') options.logger[level]({ component: 'auth' }, message);
+      log: (level, message, ...args) => {
+        const err = args.find((arg) => arg instanceof Error);
+        options.logger[level]({ err, source: 'better-auth' }, message.split(':')[0] ?? '');
       },
     },
   });
 }
 
 export type Auth = ReturnType<typeof createAuth>;
-
-/** `localhost` and `127.0.0.1` name the same local server: people type either. */
-function loopbackTwins(origin: string): string[] {
-  const url = new URL(origin);
-  const twin = { localhost: '127.0.0.1', '127.0.0.1': 'localhost' }[url.hostname];
-  if (!twin) return [origin];
-  const other = new URL(origin);
-  other.hostname = twin;
-  return [url.origin, other.origin];
-}
 
 export interface SignedIn {
   userId: string;

@@ -10,6 +10,8 @@ import type { H3Event } from 'h3';
 import type { z } from 'zod';
 import { ApiError } from '../platform/errors';
 import { readJson } from '../platform/http';
+import type { RateLimiter } from '../platform/rateLimit';
+import { requestWithBody } from '../platform/requestBody';
 import type { Auth } from './auth';
 
 /** Bodies checked by our contract before better-auth sees them, so a refusal names the field. */
@@ -20,21 +22,28 @@ const checkedBodies: Record<string, z.ZodType<Record<string, unknown>>> = {
 
 /**
  * better-auth's `/api/auth/**` in the contract's terms: sign-up and sign-in bodies are checked
- * first (`400 bad_request` with `error.field`), guest sign-in is refused when guests are off
+ * first (`400 bad_request` with `error.field`) and counted per email address against the sign-in
+ * limit (the app counts them per IP before this), guest sign-in is refused when guests are off
  * (`403 guests_disabled`), and better-auth's own refusals become `{ error: { code, message } }`.
+ * The request guard has already read the body (`platform/requestBody.ts`).
  */
-export function createAuthHandler(auth: Auth, options: { allowGuests: boolean }) {
+export function createAuthHandler(auth: Auth, options: { allowGuests: boolean; limits: RateLimiter }) {
   return async (event: H3Event): Promise<Response> => {
-    const request = event.req;
-    const path = new URL(request.url).pathname;
+    const path = event.url.pathname.replace(/\/+$/, '');
     if (path === '/api/auth/sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
     const schema = checkedBodies[path];
-    let forwarded = request;
-    if (schema && request.method === 'POST') {
+    let forwarded = requestWithBody(event);
+    if (schema && event.req.method === 'POST') {
       const body = await readJson(event, schema);
-      const headers = new Headers(request.headers);
+      options.limits.hit('signIns', `email:${String(body.email).toLowerCase()}`);
+      const headers = new Headers(event.req.headers);
       headers.delete('content-length');
-      forwarded = new Request(request.url, { method: 'POST', headers, body: JSON.stringify(body) });
+      forwarded = new Request(event.req.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: event.req.signal,
+      });
     }
     const response = await auth.handler(forwarded);
     return response.status >= 400 && response.status < 500 ? await asContractRefusal(response) : response;

@@ -1,4 +1,4 @@
-import type { Thread, ThreadDetail, ThreadSearchAnswer } from '@chat/contracts';
+import type { Thread, ThreadDetail, ThreadListQuery, ThreadPage, ThreadSearchAnswer } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
 import type { Signals } from '../platform/notifications';
@@ -6,10 +6,11 @@ import { activeTranscript } from './branches/activeTranscript';
 import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
 import { feedbackOfMessages } from './feedback/repository';
+import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
 import {
   deleteThreadRow,
   insertThreadWithRootBranch,
-  listThreadsByOwner,
+  listThreadPage,
   requireOwnedThread,
   searchThreadsByOwner,
   updateThread,
@@ -48,8 +49,16 @@ export class ThreadService {
     return toThread(thread);
   }
 
-  async list(ownerId: string): Promise<Thread[]> {
-    return (await listThreadsByOwner(this.deps.db, ownerId)).map(toThread);
+  /** One page of the owner's threads, newest activity first (`nextCursor` null on the last page). */
+  async list(ownerId: string, query: ThreadListQuery): Promise<ThreadPage> {
+    const after = query.cursor === undefined ? undefined : decodeThreadCursor(query.cursor);
+    const rows = await listThreadPage(this.deps.db, ownerId, query.limit + 1, after);
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      threads: page.map(({ row }) => toThread(row)),
+      nextCursor: rows.length > query.limit && last ? encodeThreadCursor(last.position) : null,
+    };
   }
 
   /** The owner's chats whose title or messages hold `query`, most recently active first. */

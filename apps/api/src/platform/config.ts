@@ -5,6 +5,19 @@ const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
 const port = z.coerce.number().int().min(0).max(65535);
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+/** A rate limit: requests per window; 0 turns the limit off. */
+const limit = (fallback: number) => z.coerce.number().int().min(0).max(1_000_000).default(fallback);
+/** A comma-separated list; blanks dropped. */
+const list = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    );
 
 const configSchema = z.object({
   API_HOST: z.string().default('127.0.0.1'),
@@ -26,6 +39,16 @@ const configSchema = z.object({
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true'))
     .transform((value) => value === 'true'),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
+  /** Origins allowed to send unsafe requests besides WEB_ORIGIN and its loopback twin. */
+  TRUSTED_ORIGINS: list('').pipe(z.array(z.url().transform((value) => new URL(value).origin))),
+  /** Peers whose X-Forwarded-For is believed (the web app's proxy on this machine by default). */
+  TRUSTED_PROXIES: list('127.0.0.1,::1'),
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
+  RATE_LIMIT_GUESTS_PER_IP: limit(10),
+  RATE_LIMIT_SIGN_INS_PER_IP: limit(20),
+  RATE_LIMIT_THREADS_PER_ACCOUNT: limit(30),
+  RATE_LIMIT_SENDS_PER_ACCOUNT: limit(60),
+  RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: limit(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -58,4 +81,21 @@ const PLACEHOLDER_API_KEY = 'not-needed';
  */
 export function openaiApiKey(apiKey: string | undefined, baseUrl: string | undefined): string | undefined {
   return apiKey?.trim() || (baseUrl?.trim() ? PLACEHOLDER_API_KEY : undefined);
+}
+
+/**
+ * The origins whose pages may send unsafe requests (and better-auth's trusted origins): WEB_ORIGIN,
+ * its loopback twin (`localhost` and `127.0.0.1` name the same local server: people type either),
+ * and TRUSTED_ORIGINS.
+ */
+export function trustedOrigins(config: Pick<Config, 'WEB_ORIGIN' | 'TRUSTED_ORIGINS'>): string[] {
+  const web = new URL(config.WEB_ORIGIN);
+  const origins = [web.origin];
+  const twin = ({ localhost: '127.0.0.1', '127.0.0.1': 'localhost' } as Record<string, string>)[web.hostname];
+  if (twin) {
+    const other = new URL(web.origin);
+    other.hostname = twin;
+    origins.push(other.origin);
+  }
+  return [...new Set([...origins, ...config.TRUSTED_ORIGINS])];
 }

@@ -1,4 +1,5 @@
 import { type ErrorBody, type ErrorCode, errorMessage, errorTable } from '@chat/contracts';
+import { isDatabaseUnavailable } from './databaseErrors';
 import type { Logger } from './logger';
 
 /**
@@ -10,6 +11,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string = errorMessage(code),
     readonly details?: Record<string, unknown>,
+    /** Response headers that belong to the refusal (`Retry-After`, `Connection: close`). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
@@ -27,13 +30,24 @@ export const notFound = (what = 'Thread') => new ApiError('not_found', `${what} 
 /** What a request that matches no route gets (h3's own 404 and 405 included). */
 export const noSuchRoute = () => new ApiError('not_found', 'No such route.');
 
+/** The database cannot be reached: the request may be tried again shortly. */
+export const databaseUnavailable = () =>
+  new ApiError('unavailable', 'The database is not reachable right now. Try again shortly.', undefined, {
+    'retry-after': '2',
+  });
+
 /**
  * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
- * `not_found` / `bad_request`, anything else is logged and answered with a 500.
+ * `not_found` / `bad_request`, a database that cannot be reached is `503 unavailable` (logged at
+ * warn), anything else is logged and answered with a 500.
  */
 export function errorResponse(error: unknown, logger: Logger): Response {
   const refusal = asRefusal(error);
   if (refusal) return refusalResponse(refusal);
+  if (isDatabaseUnavailable(error)) {
+    logger.warn({ err: error }, 'database unavailable');
+    return refusalResponse(databaseUnavailable());
+  }
   logger.error({ err: (error as Error | null)?.cause ?? error }, 'unhandled error');
   const body = { error: { code: 'internal', message: 'Something went wrong on the server.' } };
   return Response.json(body, { status: 500 });
@@ -51,5 +65,5 @@ function asRefusal(error: unknown): ApiError | undefined {
 
 function refusalResponse(error: ApiError): Response {
   const body: ErrorBody = { error: { ...error.details, code: error.code, message: error.message } };
-  return Response.json(body, { status: error.status });
+  return Response.json(body, { status: error.status, headers: error.headers });
 }

@@ -2,27 +2,15 @@ import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { getRouterParam, type H3Event } from 'h3';
 import { z } from 'zod';
 import { ApiError, notFound } from './errors';
-
-/** Bodies past this size are refused before parsing (the longest message is 32,000 characters). */
-const MAX_BODY_BYTES = 512 * 1024;
+import { jsonBodyOf } from './requestBody';
 
 /**
- * Reads and validates a JSON body; anything malformed is `400 bad_request`, changing nothing. A
- * refusal about one field names it (`error.field`, e.g. `"email"`).
+ * Validates the JSON body the request guard read (`platform/requestBody.ts`: bounded, UTF-8, no
+ * U+0000 or lone surrogates); anything malformed is `400 bad_request`, changing nothing. A refusal about one field names it
+ * (`error.field`, e.g. `"email"`).
  */
 export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): Promise<z.infer<T>> {
-  const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
-  const bytes = await event.req.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new ApiError('too_large', 'Request body is too large.');
-  const raw = new TextDecoder().decode(bytes);
-  let body: unknown;
-  try {
-    body = raw === '' ? {} : JSON.parse(raw);
-  } catch {
-    throw new ApiError('bad_request', 'Request body is not valid JSON.');
-  }
-  const parsed = schema.safeParse(body);
+  const parsed = schema.safeParse(jsonBodyOf(event));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.length ? issue.path.join('.') : undefined;
@@ -36,10 +24,9 @@ export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): 
   return parsed.data;
 }
 
-/** Reads and validates the query string; anything malformed is `400 bad_request`. */
+/** A route's query string, validated like a body (`400 bad_request`). */
 export function readQuery<T extends z.ZodType>(event: H3Event, schema: T): z.infer<T> {
-  const params = Object.fromEntries(new URL(event.req.url).searchParams);
-  const parsed = schema.safeParse(params);
+  const parsed = schema.safeParse(Object.fromEntries(event.url.searchParams));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';

@@ -1,4 +1,4 @@
-import type { Account, Thread } from '@chat/contracts';
+import type { Account, Thread, ThreadPage } from '@chat/contracts';
 import { expect } from 'vitest';
 import { type ApiClient, readUntilWords } from './client';
 
@@ -18,9 +18,9 @@ export async function signIn(client: ApiClient, email: string, password = PASSWO
 }
 
 export async function threadsOf(client: ApiClient): Promise<Thread[]> {
-  const { status, body } = await client.json<Thread[]>('GET', '/api/threads');
+  const { status, body } = await client.json<ThreadPage>('GET', '/api/threads?limit=100');
   expect(status).toBe(200);
-  return body;
+  return body.threads;
 }
 
 export async function accountOf(client: ApiClient): Promise<Account> {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@chat/db';
+import { TEST_ENV } from './testApi';
 
 const apiDir = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -19,17 +20,18 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
     cwd: apiDir,
     env: {
       ...process.env,
+      ...TEST_ENV,
       API_PORT: String(port),
       API_HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      BETTER_AUTH_SECRET: 'test-secret-test-secret-test-secret-0123',
+      LOG_LEVEL: process.env.API_TEST_LOG ?? 'warn',
       ...env,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: a loaded machine (parallel test files, two cores) can take 20 s to start one.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`api process exited with ${child.exitCode}`);
     try {

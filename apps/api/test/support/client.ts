@@ -1,4 +1,14 @@
-import type { ChatMessage, ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
+import type { ChatMessage, Thread, ThreadDetail, ThreadPage, Turn, TurnQueue } from '@chat/contracts';
+
+/**
+ * The web origin test APIs trust (`testConfig` sets WEB_ORIGIN to it). Test clients send it as
+ * `Origin` on every request, as a browser on the app would: the API refuses unsafe requests from
+ * any other origin (`403 forbidden_origin`).
+ */
+export const TEST_WEB_ORIGIN = 'http://localhost:3000';
+
+/** What a browser on the app sends with every API request. */
+export const APP_HEADERS = { origin: TEST_WEB_ORIGIN, 'content-type': 'application/json' } as const;
 
 export interface JsonResponse<T = unknown> {
   status: number;
@@ -21,7 +31,7 @@ export class ApiClient {
   static async signIn(baseUrl: string): Promise<ApiClient> {
     const response = await fetch(`${baseUrl}/api/auth/sign-in/anonymous`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: APP_HEADERS,
       body: '{}',
     });
     if (response.status !== 200)
@@ -38,11 +48,6 @@ export class ApiClient {
     return new ApiClient(baseUrl, '');
   }
 
-  /** The session cookie this client sends (to copy into another client). */
-  get cookieHeader(): string {
-    return this.cookie;
-  }
-
   withCookie(cookie: string): ApiClient {
     return new ApiClient(this.baseUrl, cookie);
   }
@@ -52,9 +57,7 @@ export class ApiClient {
    * the answer sets (a new session replaces the old one; a cleared cookie goes).
    */
   async auth<T = unknown>(path: string, body: unknown = {}): Promise<JsonResponse<T>> {
-    const response = await this.fetch('POST', `/api/auth/${path}`, body, {
-      headers: { cookie: this.cookie, 'content-type': 'application/json' },
-    });
+    const response = await this.fetch('POST', `/api/auth/${path}`, body);
     const jar = new Map(
       this.cookie
         .split('; ')
@@ -81,15 +84,22 @@ export class ApiClient {
     return new ApiClient(baseUrl, this.cookie);
   }
 
+  /** The session cookie, for requests made by hand. */
+  get cookieHeader(): string {
+    return this.cookie;
+  }
+
+  /**
+   * A request as the app sends it: the session cookie, `Origin` and `content-type:
+   * application/json` (the API's request guard wants both). `init.headers` adds to or replaces them.
+   */
   async fetch(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<Response> {
+    const { headers, ...rest } = init;
     return await fetch(`${this.baseUrl}${path}`, {
       method,
-      headers: {
-        cookie: this.cookie,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
+      headers: { cookie: this.cookie, ...APP_HEADERS, ...(headers as Record<string, string> | undefined) },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      ...init,
+      ...rest,
     });
   }
 
@@ -107,6 +117,29 @@ export class ApiClient {
     const { status, body } = await this.json<{ id: string }>('POST', '/api/threads', title ? { title } : {});
     if (status !== 201) throw new Error(`create thread: ${status}`);
     return body.id;
+  }
+
+  /** One page of the thread list (`GET /api/threads?limit&cursor`). */
+  async threadPage(options: { limit?: number; cursor?: string } = {}): Promise<ThreadPage> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.cursor !== undefined) query.set('cursor', options.cursor);
+    const suffix = query.size > 0 ? `?${query}` : '';
+    const { status, body } = await this.json<ThreadPage>('GET', `/api/threads${suffix}`);
+    if (status !== 200) throw new Error(`thread list: ${status}`);
+    return body;
+  }
+
+  /** Every thread, following `nextCursor` page by page. */
+  async allThreads(limit = 200): Promise<Thread[]> {
+    const threads: Thread[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.threadPage({ limit, cursor });
+      threads.push(...page.threads);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return threads;
   }
 
   async detail(threadId: string): Promise<ThreadDetail> {

@@ -5,7 +5,7 @@ import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
-import { ApiClient } from './client';
+import { ApiClient, TEST_WEB_ORIGIN } from './client';
 
 export interface TestApi {
   baseUrl: string;
@@ -19,15 +19,24 @@ export async function freshDatabase(): Promise<TestDatabase> {
   return await createTestDatabase(inject('adminDatabaseUrl'));
 }
 
+/**
+ * The environment of a test API. Rate limits are off (tests send hundreds of requests in seconds
+ * from one address); `ratelimit.test.ts` turns them on with small numbers.
+ */
+export const TEST_ENV: Record<string, string> = {
+  WEB_ORIGIN: TEST_WEB_ORIGIN,
+  LOCAL_MODEL_DELAY_MS: '5',
+  BETTER_AUTH_SECRET: 'test-secret-test-secret-test-secret-0123',
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_GUESTS_PER_IP: '0',
+  RATE_LIMIT_SIGN_INS_PER_IP: '0',
+  RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
+  RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
+  RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
+};
+
 export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
-  return loadConfig({
-    DATABASE_URL: databaseUrl,
-    API_PORT: '0',
-    LOCAL_MODEL_DELAY_MS: '5',
-    BETTER_AUTH_SECRET: 'test-secret-test-secret-test-secret-0123',
-    LOG_LEVEL: 'silent',
-    ...overrides,
-  });
+  return loadConfig({ ...TEST_ENV, DATABASE_URL: databaseUrl, API_PORT: '0', ...overrides });
 }
 
 /** A real API instance on a real HTTP port, against `databaseUrl`. */

@@ -1,32 +1,42 @@
-import type { Thread } from '@chat/contracts';
+import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX, type Thread, type ThreadPage } from '@chat/contracts';
 
 // One retry loop for the list, however many components ask for a refresh.
 const listBackoff = createBackoff();
 
-/** The caller's threads, newest first, shared by the sidebar and the pages. */
+/**
+ * The caller's threads, newest first, shared by the sidebar and the pages. The list comes in pages
+ * (`GET /api/threads?limit&cursor`): the first on load, the next ones as the sidebar scrolls
+ * (`loadMore`).
+ */
 export function useThreads() {
   const threads = useState<Thread[]>('threads', () => []);
   const loaded = useState<boolean>('threads-loaded', () => false);
   /** The last list request failed (the API is unreachable): it is being tried again. */
   const unreachable = useState<boolean>('threads-unreachable', () => false);
+  /** Where the next page starts; null when the last page is in. */
+  const nextCursor = useState<string | null>('threads-next-cursor', () => null);
+  const loadingMore = useState<boolean>('threads-loading-more', () => false);
   // Counts this tab's renames and deletes: a list fetched while one was out may predate it.
   const localChanges = useState<number>('threads-local-changes', () => 0);
   // Threads this tab deleted (or is deleting): their pages go quietly, without "deleted elsewhere".
   const deletedHere = useState<string[]>('threads-deleted-here', () => []);
 
+  /** Reloads the list from the top, as many threads as are shown now (one page at least). */
   async function refresh(): Promise<void> {
     if (!(await refreshOnce())) listBackoff.retry(refreshOnce);
   }
 
   async function refreshOnce(): Promise<boolean> {
+    const limit = Math.min(THREAD_PAGE_MAX, Math.max(THREAD_PAGE_DEFAULT, threads.value.length));
     try {
       // A list that left before a rename or delete of this tab was answered may show the old
       // state: ask again (the local change is already shown).
       for (let attempt = 0; attempt < 3; attempt++) {
         const changes = localChanges.value;
-        const listed = await apiJson<Thread[]>('/api/threads');
+        const page = await apiJson<ThreadPage>(`/api/threads?limit=${limit}`);
         if (changes !== localChanges.value) continue;
-        threads.value = listed;
+        threads.value = page.threads;
+        nextCursor.value = page.nextCursor;
         break;
       }
       unreachable.value = false;
@@ -36,6 +46,27 @@ export function useThreads() {
       unreachable.value = true;
     }
     return !unreachable.value;
+  }
+
+  /** Appends the next page, if there is one (the sidebar calls this as its end scrolls into view). */
+  async function loadMore(): Promise<void> {
+    const cursor = nextCursor.value;
+    if (!cursor || loadingMore.value) return;
+    loadingMore.value = true;
+    try {
+      const page = await apiJson<ThreadPage>(
+        `/api/threads?limit=${THREAD_PAGE_DEFAULT}&cursor=${encodeURIComponent(cursor)}`,
+      );
+      // A refresh in between started the list again: this page belongs to the old one.
+      if (nextCursor.value !== cursor) return;
+      const shown = new Set(threads.value.map((thread) => thread.id));
+      threads.value = [...threads.value, ...page.threads.filter((thread) => !shown.has(thread.id))];
+      nextCursor.value = page.nextCursor;
+    } catch {
+      // The sidebar keeps what it has; scrolling to the end again tries again.
+    } finally {
+      loadingMore.value = false;
+    }
   }
 
   async function create(title?: string): Promise<Thread> {
@@ -107,7 +138,10 @@ export function useThreads() {
     threads: readonly(threads),
     loaded: readonly(loaded),
     unreachable: readonly(unreachable),
+    hasMore: computed(() => nextCursor.value !== null),
+    loadingMore: readonly(loadingMore),
     refresh,
+    loadMore,
     create,
     rename,
     remove,

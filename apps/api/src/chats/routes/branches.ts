@@ -6,10 +6,13 @@ import type { ChatServices } from '../context';
 import { authedRoutes } from './route';
 import { sendResponse } from './turns';
 
-/** Message ids are Mastra's (uuids in practice); anything else cannot name a message. */
+/** Message ids are Mastra's (uuids in practice): letters, digits, `-` and `_`. */
+const MESSAGE_ID = /^[\w-]{1,200}$/;
+
+/** A message id parameter; anything that is not one cannot name a message, so `404`. */
 export function messageIdParam(event: H3Event): string {
   const value = getRouterParam(event, 'messageId');
-  if (!value || value.length > 200) throw notFound('Message');
+  if (!value || !MESSAGE_ID.test(value)) throw notFound('Message');
   return value;
 }
 
@@ -17,12 +20,18 @@ export function registerBranchRoutes(app: H3, services: ChatServices) {
   const route = authedRoutes(app, services);
   const { branches, threads } = services;
 
-  route('post', '/api/threads/:id/messages/:messageId/versions', async (event, userId) => {
-    const threadId = idParam(event, 'id');
-    const messageId = messageIdParam(event);
-    const body = await readJson(event, editMessageBody);
-    return sendResponse(await branches.editMessage(userId, threadId, messageId, body));
-  });
+  // An edit starts a turn like a send, so it counts as one.
+  route(
+    'post',
+    '/api/threads/:id/messages/:messageId/versions',
+    async (event, userId) => {
+      const threadId = idParam(event, 'id');
+      const messageId = messageIdParam(event);
+      const body = await readJson(event, editMessageBody);
+      return sendResponse(await branches.editMessage(userId, threadId, messageId, body));
+    },
+    { limit: 'sends' },
+  );
 
   route('put', '/api/threads/:id/active-branch', async (event, userId) => {
     const threadId = idParam(event, 'id');

@@ -1,6 +1,7 @@
 import type { H3, H3Event } from 'h3';
 import type { SignedIn } from '../../auth/auth';
 import { ApiError } from '../../platform/errors';
+import type { RateLimitRule } from '../../platform/rateLimit';
 import type { ChatServices } from '../context';
 
 export type AuthedHandler = (
@@ -10,16 +11,24 @@ export type AuthedHandler = (
 ) => Promise<unknown> | unknown;
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
+export interface RouteOptions {
+  /** Counts each request against this per-account rate limit (`429 rate_limited` past it). */
+  limit?: RateLimitRule;
+}
+
 /**
- * The one route wrapper: `route(method, path, handler)` registers a route that needs a signed-in
- * user (`401 unauthorized` otherwise; a guest counts as none when guests are switched off).
- * Refusals thrown by a handler go to the app's error handler.
+ * The one route wrapper: `route(method, path, handler, options?)` registers a route that needs a
+ * signed-in user (`401 unauthorized` otherwise; a guest counts as none when guests are switched
+ * off), counted against `options.limit` per account.
+ * Refusals thrown by a handler go to the app's error handler. The app-level request guard has
+ * already checked the origin, the media type and the body (`platform/requestGuard.ts`).
  */
 export function authedRoutes(app: H3, services: ChatServices) {
-  return (method: Method, path: string, handler: AuthedHandler) => {
+  return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
     app[method](path, async (event) => {
       const signedIn = await services.accounts.signedIn(event.req.headers);
       if (!signedIn) throw new ApiError('unauthorized');
+      if (options.limit) services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
       return await handler(event, signedIn.userId, signedIn);
     });
   };

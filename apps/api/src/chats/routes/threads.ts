@@ -1,4 +1,4 @@
-import { createThreadBody, renameThreadBody, searchThreadsQuery } from '@chat/contracts';
+import { createThreadBody, renameThreadBody, searchThreadsQuery, threadListQuery } from '@chat/contracts';
 import type { H3 } from 'h3';
 import { idParam, readJson, readQuery } from '../../platform/http';
 import type { ChatServices } from '../context';
@@ -8,12 +8,17 @@ export function registerThreadRoutes(app: H3, services: ChatServices) {
   const route = authedRoutes(app, services);
   const { threads } = services;
 
-  route('post', '/api/threads', async (event, userId) => {
-    const body = await readJson(event, createThreadBody);
-    return Response.json(await threads.create(userId, body), { status: 201 });
-  });
+  route(
+    'post',
+    '/api/threads',
+    async (event, userId) => {
+      const body = await readJson(event, createThreadBody);
+      return Response.json(await threads.create(userId, body), { status: 201 });
+    },
+    { limit: 'threads' },
+  );
 
-  route('get', '/api/threads', (_event, userId) => threads.list(userId));
+  route('get', '/api/threads', (event, userId) => threads.list(userId, readQuery(event, threadListQuery)));
 
   route('get', '/api/search', (event, userId) => {
     const { q, limit } = readQuery(event, searchThreadsQuery);

@@ -15,11 +15,16 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
   const route = authedRoutes(app, services);
   const { queue, interrupts, streams } = services;
 
-  route('post', '/api/threads/:id/turns', async (event, userId) => {
-    const threadId = idParam(event, 'id');
-    const body = await readJson(event, sendTurnBody);
-    return sendResponse(await queue.send(userId, threadId, body));
-  });
+  route(
+    'post',
+    '/api/threads/:id/turns',
+    async (event, userId) => {
+      const threadId = idParam(event, 'id');
+      const body = await readJson(event, sendTurnBody);
+      return sendResponse(await queue.send(userId, threadId, body));
+    },
+    { limit: 'sends' },
+  );
 
   route('get', '/api/threads/:id/turns/:turnId/stream', async (event, userId) => {
     const turnId = idParam(event, 'turnId', 'Turn');

@@ -53,12 +53,41 @@ export async function lockThread(q: Queryable, threadId: string): Promise<Thread
   return row;
 }
 
-export async function listThreadsByOwner(q: Queryable, ownerId: string): Promise<ThreadRow[]> {
-  return await q
-    .select()
+/** Where a page of the thread list starts: after this (updated_at, id), newest first. */
+export interface ThreadListPosition {
+  /** `updated_at` to the microsecond, as PostgreSQL wrote it (a JS Date keeps milliseconds only). */
+  updatedAt: string;
+  id: string;
+}
+
+/**
+ * Up to `limit` threads of the owner, newest activity first, after `after` (keyset pagination on the
+ * `threads_owner_updated_id_idx` index: each page is one index range, however deep). Each row comes
+ * with its own position, for the next page's cursor.
+ */
+export async function listThreadPage(
+  q: Queryable,
+  ownerId: string,
+  limit: number,
+  after?: ThreadListPosition,
+): Promise<Array<{ row: ThreadRow; position: ThreadListPosition }>> {
+  const rows = await q
+    .select({
+      row: threads,
+      updatedAt: sql<string>`to_char(${threads.updatedAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+    })
     .from(threads)
-    .where(eq(threads.ownerId, ownerId))
-    .orderBy(desc(threads.updatedAt), desc(threads.createdAt));
+    .where(
+      and(
+        eq(threads.ownerId, ownerId),
+        after
+          ? sql`(${threads.updatedAt}, ${threads.id}) < (${after.updatedAt}::timestamptz, ${after.id}::uuid)`
+          : undefined,
+      ),
+    )
+    .orderBy(desc(threads.updatedAt), desc(threads.id))
+    .limit(limit);
+  return rows.map(({ row, updatedAt }) => ({ row, position: { updatedAt, id: row.id } }));
 }
 
 export async function updateThread(

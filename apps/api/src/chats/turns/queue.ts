@@ -1,5 +1,6 @@
 import {
   characterCount,
+  hasVisibleText,
   MAX_TEXT_LENGTH,
   type NotEligibleReason,
   QUEUE_CAPACITY,
@@ -42,12 +43,12 @@ export type SendResult =
   | { kind: 'accepted'; turn: Turn; turnQueue: TurnQueue };
 
 /**
- * Checks message text (1 to 32,000 characters after trimming, counted as code points, so 32,000
- * emoji pass like 32,000 letters) and returns it trimmed.
+ * Checks message text (1 to 32,000 characters after trimming, counted as code points so 32,000 emoji
+ * pass like 32,000 letters, some of them visible: a zero-width space alone is empty) and returns it trimmed.
  */
 export function validMessageText(text: string): string {
   const trimmed = text.trim();
-  if (trimmed.length === 0) throw new ApiError('bad_request', 'Message text is empty.');
+  if (!hasVisibleText(trimmed)) throw new ApiError('bad_request', 'Message text is empty.');
   if (characterCount(trimmed) > MAX_TEXT_LENGTH) {
     throw new ApiError('too_large', `Message text is longer than ${MAX_TEXT_LENGTH} characters.`);
   }

@@ -66,12 +66,39 @@ export async function settleOrphanedTurns(deps: RecoveryDeps): Promise<number> {
   return count;
 }
 
-/** Sweeps for orphaned turns now and then every `intervalMs`; returns a stop function. */
+/** The longest pause between sweeps while they keep failing (the database is down). */
+const MAX_BACKOFF_MS = 15_000;
+
+/**
+ * Sweeps for orphaned turns now and then every `intervalMs`; returns a stop function. A sweep that
+ * fails (the database is down) is logged and the next one waits longer, doubling up to 15 s, and
+ * back to `intervalMs` after one succeeds. It never throws: a background task must not stop the
+ * process.
+ */
 export function startOrphanSweeper(deps: RecoveryDeps, intervalMs: number): () => void {
-  let sweeping: Promise<unknown> = settleOrphanedTurns(deps);
-  const timer = setInterval(() => {
-    sweeping = sweeping.then(() => settleOrphanedTurns(deps));
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let failures = 0;
+  const sweep = async () => {
+    try {
+      await settleOrphanedTurns(deps);
+      if (failures > 0) deps.logger.info({ failures }, 'orphan sweeps work again');
+      failures = 0;
+    } catch (error) {
+      failures += 1;
+      if (failures === 1) deps.logger.warn({ err: error }, 'orphan sweep failed; backing off');
+    }
+    if (stopped) return;
+    const delay =
+      failures === 0
+        ? intervalMs
+        : Math.min(Math.max(intervalMs, MAX_BACKOFF_MS), intervalMs * 2 ** failures);
+    timer = setTimeout(() => void sweep(), delay);
+    timer.unref();
+  };
+  void sweep();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

@@ -44,6 +44,25 @@ export async function findActiveTurn(q: Queryable, threadId: string): Promise<Tu
   return row;
 }
 
+/**
+ * How many turns the owner of `threadId` has running, across all their threads. Takes a
+ * transaction-level advisory lock on the owner first, so two claims of one account on different
+ * threads count one after the other (the caller already holds its thread's lock; nothing takes
+ * these two locks in the other order).
+ */
+export async function countRunningTurnsOfOwner(q: Queryable, threadId: string): Promise<number> {
+  const threads = schema.threads;
+  const [owner] = await q.select({ ownerId: threads.ownerId }).from(threads).where(eq(threads.id, threadId));
+  if (!owner) return 0;
+  await q.execute(sql`select pg_advisory_xact_lock(hashtextextended(${owner.ownerId}, 727274002))`);
+  const [row] = await q
+    .select({ count: sql<number>`count(*)::int` })
+    .from(turns)
+    .innerJoin(threads, eq(threads.id, turns.threadId))
+    .where(and(eq(threads.ownerId, owner.ownerId), running));
+  return row?.count ?? 0;
+}
+
 /** Turns whose user message or reply is among `messageIds`. */
 export async function listTurnsOfMessages(
   q: Queryable,

@@ -3,13 +3,14 @@ import { toAISdkStream } from '@mastra/ai-sdk';
 import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
-import { InvariantError } from '../../platform/errors';
+import { ApiError, InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
 import { ensureReplyPersisted } from '../branches/transcript';
 import {
   checkpointRunningTurn,
+  countRunningTurnsOfOwner,
   findTurn,
   lastSettledTurnOnBranch,
   leaseFromNow,
@@ -28,6 +29,8 @@ export interface TurnRunnerDeps {
   leaseMs: number;
   /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
   modelName: string;
+  /** Most turns one account may have running at once, across threads and instances; 0: no limit. */
+  maxRunningTurnsPerAccount?: number;
 }
 
 interface RunningTurn {
@@ -42,6 +45,9 @@ interface RunningTurn {
  */
 const CHECKPOINT_MS = 500;
 
+/** What a claim refused for too many running turns suggests: replies take seconds. */
+const RUNNING_TURNS_RETRY_S = 5;
+
 type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; error: string };
 
 /**
@@ -52,6 +58,8 @@ type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: '
  */
 export class TurnRunner {
   private readonly running = new Map<string, RunningTurn>();
+  /** Turns whose last checkpoint failed: a database outage is logged once per turn, not every 500 ms. */
+  private readonly checkpointFailing = new Set<string>();
   private readonly stopListening: () => void;
 
   constructor(private readonly deps: TurnRunnerDeps) {
@@ -72,6 +80,16 @@ export class TurnRunner {
    * nor duplicate it: the turn after a handoff turn sees a settled, uninterrupted one.
    */
   async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
+    const limit = this.deps.maxRunningTurnsPerAccount ?? 0;
+    if (limit > 0 && (await countRunningTurnsOfOwner(tx, turn.threadId)) >= limit) {
+      // The caller's transaction rolls back: nothing was accepted or claimed.
+      throw new ApiError(
+        'rate_limited',
+        `At most ${limit} replies can run at once. Wait for one to finish.`,
+        { retryAfter: RUNNING_TURNS_RETRY_S },
+        { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
+      );
+    }
     const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
     return await transitionTurn(tx, turn, 'running', {
       branchId,
@@ -96,7 +114,10 @@ export class TurnRunner {
     const stream = new TurnStream();
     const done = this.run(turn, { branch, ownerId }, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
-      .finally(() => this.running.delete(turn.id));
+      .finally(() => {
+        this.running.delete(turn.id);
+        this.checkpointFailing.delete(turn.id);
+      });
     this.running.set(turn.id, { controller, stream, done });
     await this.deps.signals.publish({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
@@ -256,8 +277,12 @@ export class TurnRunner {
         progress,
       );
       if (!stillOurs) controller.abort(new Error('lease lost'));
+      if (this.checkpointFailing.delete(turnId))
+        this.deps.logger.info({ turnId }, 'turn checkpoints work again');
     } catch (error) {
-      this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
+      if (!this.checkpointFailing.has(turnId))
+        this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
+      this.checkpointFailing.add(turnId);
     }
   }
 }

@@ -1,0 +1,112 @@
+import { MAX_JSON_BODY_BYTES, unstorableTextReason } from '@chat/contracts';
+import type { H3Event } from 'h3';
+import { ApiError } from './errors';
+
+/**
+ * A request body as the guard read it: the bytes (for better-auth, which reads the body itself) and
+ * the parsed JSON (for `readJson`). Kept per request, outside h3's untyped context.
+ */
+interface ReadBody {
+  bytes: Uint8Array<ArrayBuffer>;
+  json: unknown;
+}
+
+const bodies = new WeakMap<H3Event, ReadBody>();
+
+const tooLarge = () =>
+  new ApiError('too_large', 'Request body is too large.', undefined, { connection: 'close' });
+
+/**
+ * Reads the body counting bytes as they arrive and stops at MAX_JSON_BODY_BYTES (`413 too_large`,
+ * the rest never read, chunked bodies included); then requires UTF-8 JSON whose strings can be
+ * stored as sent (no U+0000, no lone surrogate): `400 bad_request` otherwise. Every unsafe request
+ * goes through here once (the request guard), so every route, auth included, is bounded.
+ */
+export async function readRequestBody(event: H3Event): Promise<void> {
+  const declared = Number(event.req.headers.get('content-length') ?? 0);
+  if (declared > MAX_JSON_BODY_BYTES) throw tooLarge();
+  const bytes = await readBounded(event.req.body, MAX_JSON_BODY_BYTES);
+  bodies.set(event, { bytes, json: parseJson(bytes) });
+}
+
+/** The JSON body the guard read; `{}` for a request without one. */
+export function jsonBodyOf(event: H3Event): unknown {
+  const read = bodies.get(event);
+  // A JSON `null` is a body, and no route takes it: only a missing body counts as `{}`.
+  return read ? read.json : {};
+}
+
+/** The request as it arrived, with the body the guard already read put back (for better-auth). */
+export function requestWithBody(event: H3Event): Request {
+  const read = bodies.get(event);
+  if (!read) return event.req;
+  return new Request(event.req.url, {
+    method: event.req.method,
+    headers: event.req.headers,
+    body: read.bytes.byteLength > 0 ? read.bytes : undefined,
+    signal: event.req.signal,
+  });
+}
+
+async function readBounded(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes: Uint8Array): unknown {
+  let raw: string;
+  try {
+    raw = utf8.decode(bytes);
+  } catch {
+    throw new ApiError('bad_request', 'Request body is not valid UTF-8.');
+  }
+  if (raw.trim() === '') return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ApiError('bad_request', 'Request body is not valid JSON.');
+  }
+  assertStorableStrings(json);
+  return json;
+}
+
+/** Every string in the body, keys included, walked without recursion (nesting can be deep). */
+function assertStorableStrings(json: unknown): void {
+  const pending: unknown[] = [json];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      const reason = unstorableTextReason(value);
+      if (reason) throw new ApiError('bad_request', `Invalid request body: a text ${reason}.`);
+    } else if (Array.isArray(value)) {
+      pending.push(...value);
+    } else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) pending.push(key, inner);
+    }
+  }
+}
