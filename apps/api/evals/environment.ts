@@ -28,6 +28,8 @@ export interface EvalEnvironment {
   cookie: string;
   /** The built-in local model, whose replies the deterministic scorers can read. */
   localModel: boolean;
+  /** Headers every request of the profile carries, as the web app's would (the API refuses writes from other origins). */
+  headers: Record<string, string>;
   /** The API has shares (PRODUCT H1), so the share-snapshot check runs. */
   sharesBuilt: boolean;
   close(): Promise<void>;
@@ -50,6 +52,12 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     LOG_LEVEL: env.LOG_LEVEL ?? 'silent',
     LOCAL_MODEL_DELAY_MS: '1',
     BETTER_AUTH_SECRET: 'eval-secret-eval-secret-eval-secret-0123',
+    // One guest runs every case: per-client limits would cut the profile short.
+    RATE_LIMIT_GUESTS_PER_IP: '0',
+    RATE_LIMIT_SIGN_INS_PER_IP: '0',
+    RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
+    RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
+    RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
   });
   const recorder = new ModelRecorder();
   const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL), {
@@ -58,13 +66,15 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
   try {
     if (options.sabotage) sabotage(runtime, options.sabotage);
     const app = createApp(runtime.services);
-    const { ownerId, cookie } = await signInGuest(app);
+    const origin = config.WEB_ORIGIN;
+    const { ownerId, cookie } = await signInGuest(app, origin);
     return {
       runtime,
       app,
       recorder,
       ownerId,
       cookie,
+      headers: { cookie, origin },
       localModel: config.CHAT_MODEL === 'local',
       sharesBuilt: 'shares' in runtime.services,
       close: () => runtime.close(),
@@ -75,10 +85,10 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
   }
 }
 
-async function signInGuest(app: H3): Promise<{ ownerId: string; cookie: string }> {
+async function signInGuest(app: H3, origin: string): Promise<{ ownerId: string; cookie: string }> {
   const response = await app.request('/api/auth/sign-in/anonymous', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', origin },
     body: '{}',
   });
   const body = (await response.json()) as { user?: { id?: string } };

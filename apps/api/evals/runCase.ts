@@ -40,7 +40,7 @@ export const interruptModes = {
     await env.runtime.services.interrupts.interrupt(env.ownerId, threadId);
     const response = await env.app.request(`/api/threads/${threadId}/queue/claim`, {
       method: 'POST',
-      headers: { cookie: env.cookie },
+      headers: env.headers,
     });
     const turnId = response.headers.get('x-turn-id');
     if (response.status !== 200 || !turnId) {

@@ -10,7 +10,7 @@ export type ShareSnapshot = { built: false } | { built: true; ok: boolean; statu
 
 export async function readShareSnapshot(env: EvalEnvironment, threadId: string): Promise<ShareSnapshot> {
   if (!env.sharesBuilt) return { built: false };
-  const headers = { cookie: env.cookie, 'content-type': 'application/json' };
+  const headers = { ...env.headers, 'content-type': 'application/json' };
   const created = await env.app.request(`/api/threads/${threadId}/shares`, {
     method: 'POST',
     headers,

@@ -3,6 +3,7 @@ import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
 import { registerFeedbackRoutes } from './chats/routes/feedback';
+import { registerHitlRoutes } from './chats/routes/hitl';
 import { registerShareRoutes } from './chats/routes/shares';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
@@ -39,6 +40,7 @@ export function createApp(services: ChatServices): H3 {
   registerBranchRoutes(app, services);
   registerShareRoutes(app, services);
   registerFeedbackRoutes(app, services);
+  registerHitlRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });

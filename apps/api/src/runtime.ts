@@ -14,6 +14,8 @@ import { FeedbackService } from './chats/feedbackService';
 import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
+import { insertNoteForMemoryThread } from './chats/threads/notes';
+import { ApprovalService } from './chats/turns/approvals';
 import { TurnStreams } from './chats/turns/attach';
 import { InterruptService } from './chats/turns/interrupts';
 import { QueueService } from './chats/turns/queue';
@@ -75,6 +77,9 @@ export async function createRuntime(
     databaseUrl: database.url,
     model: options.wrapModel ? options.wrapModel(model) : model,
     startupLock: (work) => withStartupLock(database.sql, work),
+    tools: {
+      saveNote: ({ memoryThreadId, text }) => insertNoteForMemoryThread(db, memoryThreadId, text),
+    },
   });
   const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger);
   await signals.start();
@@ -137,6 +142,7 @@ export async function createRuntime(
     queue,
     interrupts,
     streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
+    approvals: new ApprovalService({ db, signals, runner }),
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),

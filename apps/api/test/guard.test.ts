@@ -139,7 +139,7 @@ describe('bounded bodies', () => {
     expect(JSON.parse(result.body).error.code).toBe('too_large');
     // The answer came long before the 64 MiB the client was ready to send.
     expect(result.sent).toBeLessThan(16 * 1024 * 1024);
-    expect((await client.detail(id)).turnQueue).toEqual({ activeTurn: null, items: [] });
+    expect((await client.detail(id)).turnQueue).toEqual({ activeTurn: null, items: [], paused: false });
   });
 
   it('stops reading at the limit on sign-in, with no session', async () => {

@@ -1,7 +1,14 @@
 import type { Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
-import { type ApiClient, readChunks, readUntilWords, textOfChunks, textOfMessage } from './support/client';
+import {
+  APP_HEADERS,
+  type ApiClient,
+  readChunks,
+  readUntilWords,
+  textOfChunks,
+  textOfMessage,
+} from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -224,7 +231,10 @@ describe('sharing a snapshot (H1)', () => {
         'not_found',
       ]);
     }
-    const anonymous = await fetch(`${api.baseUrl}/api/threads/${threadId}/shares`, { method: 'POST' });
+    const anonymous = await fetch(`${api.baseUrl}/api/threads/${threadId}/shares`, {
+      method: 'POST',
+      headers: APP_HEADERS,
+    });
     expect(anonymous.status).toBe(401);
   });
 });

@@ -1,4 +1,5 @@
 import type { MessageFeedback } from './feedback';
+import type { HitlRequest } from './hitl';
 import type { Turn, TurnQueue } from './turns';
 
 /**
@@ -9,6 +10,8 @@ export type ThreadEvent =
   | { type: 'turn.started'; threadId: string; turn: Turn; turnQueue: TurnQueue }
   | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue }
   | { type: 'queue.changed'; threadId: string; turnQueue: TurnQueue }
+  /** A tool approval was requested, decided or cancelled (H3). */
+  | { type: 'hitl.changed'; threadId: string; hitl: HitlRequest[]; turnQueue: TurnQueue }
   | { type: 'thread.changed'; threadId: string }
   /** The owner's feedback on a message changed; `null` when it was cleared. */
   | { type: 'feedback.changed'; threadId: string; messageId: string; feedback: MessageFeedback | null }

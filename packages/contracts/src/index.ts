@@ -2,6 +2,7 @@ export * from './accounts';
 export * from './errors';
 export * from './events';
 export * from './feedback';
+export * from './hitl';
 export * from './limits';
 export * from './shares';
 export * from './text';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MessageFeedback } from './feedback';
+import type { HitlRequest, Note } from './hitl';
 import { hasVisibleText } from './text';
 import type { TurnQueue } from './turns';
 
@@ -74,7 +75,13 @@ export interface ThreadDetail {
   thread: Thread;
   messages: ChatMessage[];
   turnQueue: TurnQueue;
-  hitl: unknown[];
+  /**
+   * The thread's tool approvals, oldest first: a `pending` one blocks the queue; decided and
+   * cancelled ones stay with their final status, so the transcript's cards can show the outcome.
+   */
+  hitl: HitlRequest[];
+  /** Notes saved by the `save_note` tool, oldest first. */
+  notes: Note[];
 }
 
 /** `POST /api/threads/:id/messages/:messageId/versions`: the edited text of a user message. */

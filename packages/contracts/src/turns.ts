@@ -12,7 +12,16 @@ export function characterCount(text: string): number {
   return count;
 }
 
-export const turnStatuses = ['queued', 'running', 'completed', 'interrupted', 'failed', 'cancelled'] as const;
+export const turnStatuses = [
+  'queued',
+  'running',
+  /** The model asked to run a tool that needs a person's approval; the turn waits (H3, Q12). */
+  'awaiting_approval',
+  'completed',
+  'interrupted',
+  'failed',
+  'cancelled',
+] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
 
 export interface Turn {
@@ -29,6 +38,7 @@ export interface Turn {
 }
 
 export interface TurnQueue {
+  /** The turn holding the thread's one active slot: `running`, or `awaiting_approval`. */
   activeTurn: Turn | null;
   /** Queued turns in the order they will run; a failed head (Q11) stays first until resolved. */
   items: Turn[];

@@ -1,4 +1,4 @@
-import { feedbackRatings, turnStatuses } from '@chat/contracts';
+import { feedbackRatings, hitlStatuses, turnStatuses } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
@@ -207,8 +207,11 @@ export const chatTurnRequests = pgTable(
   },
   (t) => [
     uniqueIndex('turns_thread_client_request_uq').on(t.threadId, t.clientRequestId),
-    // Q5: at most one active turn per thread, whatever the number of API instances.
-    uniqueIndex('turns_one_active_per_thread_uq').on(t.threadId).where(sql`${t.status} = 'running'`),
+    // Q5: at most one active turn per thread, whatever the number of API instances. A turn waiting
+    // for a tool approval holds the slot too (Q12).
+    uniqueIndex('turns_one_active_per_thread_uq')
+      .on(t.threadId)
+      .where(sql`${t.status} in ('running', 'awaiting_approval')`),
     index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
     // S5: the last settled turn of a branch (turns settle in seq order), read at every claim.
     index('turns_branch_settled_seq_idx')
@@ -268,8 +271,56 @@ export const messageFeedback = pgTable(
   ],
 );
 
+const hitlStatusList = sql.raw(hitlStatuses.map((status) => `'${status}'`).join(','));
+
+/**
+ * A tool call waiting for (or given) a person's decision (H3). The API owns this state (O2);
+ * `run_id` and `tool_call_id` are what Mastra needs to resume the suspended run, from any instance.
+ */
+export const hitlRequests = pgTable(
+  'hitl_requests',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    turnId: uuid('turn_id')
+      .notNull()
+      .references(() => chatTurnRequests.id, { onDelete: 'cascade' }),
+    toolName: text('tool_name').notNull(),
+    toolCallId: text('tool_call_id').notNull(),
+    runId: text('run_id').notNull(),
+    args: jsonb('args').notNull(),
+    status: text('status', { enum: hitlStatuses }).notNull().default('pending'),
+    createdAt: createdAt(),
+    decidedAt: timestamp('decided_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('hitl_requests_thread_idx').on(t.threadId, t.createdAt),
+    // The thread's one active turn waits for at most one decision at a time.
+    uniqueIndex('hitl_requests_one_pending_per_thread_uq').on(t.threadId).where(sql`${t.status} = 'pending'`),
+    check('hitl_requests_status_check', sql`${t.status} in (${hitlStatusList})`),
+  ],
+);
+
+/** Notes the `save_note` tool stored on a thread (after the person approved the call). */
+export const notes = pgTable(
+  'notes',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    text: text('text').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('notes_thread_idx').on(t.threadId, t.createdAt)],
+);
+
 export type ThreadRow = typeof threads.$inferSelect;
 export type BranchRow = typeof branches.$inferSelect;
 export type TurnRow = typeof chatTurnRequests.$inferSelect;
 export type ShareRow = typeof shares.$inferSelect;
 export type MessageFeedbackRow = typeof messageFeedback.$inferSelect;
+export type HitlRequestRow = typeof hitlRequests.$inferSelect;
+export type NoteRow = typeof notes.$inferSelect;

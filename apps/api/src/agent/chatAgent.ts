@@ -4,6 +4,7 @@ import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
+import { type ChatToolPorts, createChatTools } from './tools';
 
 export const CHAT_INSTRUCTIONS = [
   'You are a helpful, concise assistant in a web chat.',
@@ -14,8 +15,16 @@ export const CHAT_INSTRUCTIONS = [
 export interface ChatAgent {
   agent: Agent;
   memory: Memory;
+  /**
+   * Forgets a run suspended for a tool approval that will never be resumed (its turn was stopped).
+   * Best effort: a leftover snapshot is only storage, nothing resumes it.
+   */
+  discardSuspendedRun(runId: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The workflow under which Mastra stores the snapshot of an agent run suspended for approval. */
+const AGENT_LOOP_WORKFLOW = 'agentic-loop';
 
 /**
  * The Mastra agent and its Postgres memory: the canonical store of every branch's executed
@@ -26,6 +35,8 @@ export async function createChatAgent(options: {
   model: LanguageModelV4;
   /** Serialises schema creation with other instances starting at the same time. */
   startupLock: <T>(work: () => Promise<T>) => Promise<T>;
+  /** What the built-in tools write through (the API's own tables). */
+  tools: ChatToolPorts;
 }): Promise<ChatAgent> {
   const storage = new PostgresStore({
     id: 'chat-memory',
@@ -44,9 +55,20 @@ export async function createChatAgent(options: {
     instructions: CHAT_INSTRUCTIONS,
     model: options.model,
     memory,
+    tools: createChatTools(options.tools),
   });
-  // Registering the agent gives it this logger. Mastra's own console output stays quiet: the turn
-  // runner reports every failure in the API's structured log instead.
+  // Registering the agent gives it this logger, and the storage where a run suspended for a tool
+  // approval keeps its snapshot (so any instance, or this one after a restart, can resume it).
+  // Mastra's own console output stays quiet: the turn runner reports every failure in the API's
+  // structured log instead.
   new Mastra({ agents: { chat: agent }, storage, logger: new ConsoleLogger({ level: 'silent' }) });
-  return { agent, memory, close: () => storage.close() };
+  return {
+    agent,
+    memory,
+    discardSuspendedRun: async (runId) => {
+      const workflows = await storage.getStore('workflows');
+      await workflows?.deleteWorkflowRunById({ runId, workflowName: AGENT_LOOP_WORKFLOW });
+    },
+    close: () => storage.close(),
+  };
 }

@@ -7,7 +7,8 @@ import type {
   LanguageModelV4StreamResult,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { type PlannedReply, planReply } from './localModelReply';
+import { directivesOf, type PlannedReply, planReply } from './localModelReply';
+import { planToolStep, type ToolStep } from './localModelTools';
 
 export interface LocalModelOptions {
   defaultDelayMs: number;
@@ -23,6 +24,22 @@ function usageFor(inputTokens: number, outputTokens: number): LanguageModelV4Usa
 }
 
 const STOP: LanguageModelV4FinishReason = { unified: 'stop', raw: 'stop' };
+const TOOL_CALLS: LanguageModelV4FinishReason = { unified: 'tool-calls', raw: 'tool_calls' };
+
+/** This call's tool step: ask for a tool, or say what one gave (`[[tool:NAME]]`). */
+function toolStepOf(callOptions: LanguageModelV4CallOptions): ToolStep {
+  const offered = (callOptions.tools ?? []).map((tool) => tool.name);
+  return planToolStep(callOptions.prompt, directivesOf(callOptions.prompt), offered);
+}
+
+function toolCallOf(step: ToolStep & { kind: 'call' }) {
+  return {
+    type: 'tool-call' as const,
+    toolCallId: `call-${crypto.randomUUID()}`,
+    toolName: step.toolName,
+    input: JSON.stringify(step.input),
+  };
+}
 
 function abortErrorFrom(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
@@ -105,6 +122,24 @@ async function* streamParts(
   yield { type: 'finish', finishReason: STOP, usage: usageFor(plan.inputTokens, plan.words.length) };
 }
 
+/** A model step that only calls a tool (after one word's delay, like a model thinking). */
+async function* toolCallParts(
+  step: ToolStep & { kind: 'call' },
+  delayMs: number,
+  signal: AbortSignal,
+): AsyncGenerator<LanguageModelV4StreamPart> {
+  yield { type: 'stream-start', warnings: [] };
+  yield {
+    type: 'response-metadata',
+    id: `local-${crypto.randomUUID()}`,
+    modelId: MODEL_ID,
+    timestamp: new Date(),
+  };
+  await sleepUntil(performance.now() + delayMs, signal);
+  yield toolCallOf(step);
+  yield { type: 'finish', finishReason: TOOL_CALLS, usage: usageFor(0, 1) };
+}
+
 function partsToStream(
   parts: AsyncGenerator<LanguageModelV4StreamPart>,
   callerSignal: AbortSignal | undefined,
@@ -156,7 +191,17 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
 
     async doGenerate(callOptions: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
       throwIfAborted(callOptions.abortSignal);
-      const plan = planReply(callOptions.prompt);
+      const step = toolStepOf(callOptions);
+      if (step.kind === 'call') {
+        return {
+          content: [toolCallOf(step)],
+          finishReason: TOOL_CALLS,
+          usage: usageFor(0, 1),
+          response: { id: `local-${crypto.randomUUID()}`, modelId: MODEL_ID, timestamp: new Date() },
+          warnings: [],
+        };
+      }
+      const plan = planReply(callOptions.prompt, step.kind === 'say' ? step.sentence : undefined);
       if (plan.directives.fail) throw failedOnRequest();
       if (plan.directives.failAfter !== undefined) {
         throw failedAfterWords(Math.min(plan.directives.failAfter, plan.words.length));
@@ -172,7 +217,8 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
 
     async doStream(callOptions: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
       throwIfAborted(callOptions.abortSignal);
-      const plan = planReply(callOptions.prompt);
+      const step = toolStepOf(callOptions);
+      const plan = planReply(callOptions.prompt, step.kind === 'say' ? step.sentence : undefined);
       if (plan.directives.fail) throw failedOnRequest();
 
       const production = new AbortController();
@@ -180,7 +226,8 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
         ? AbortSignal.any([callOptions.abortSignal, production.signal])
         : production.signal;
       const delayMs = plan.directives.delayMs ?? options.defaultDelayMs;
-      const parts = streamParts(plan, delayMs, signal);
+      const parts =
+        step.kind === 'call' ? toolCallParts(step, delayMs, signal) : streamParts(plan, delayMs, signal);
       return { stream: partsToStream(parts, callOptions.abortSignal, () => production.abort()) };
     },
   };

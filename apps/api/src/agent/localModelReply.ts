@@ -125,7 +125,14 @@ function fillerWords(count: number, seed: number): string[] {
   return kept;
 }
 
-export function planReply(prompt: LanguageModelV4Prompt): PlannedReply {
+/** The directives of the last user message: what the local model is asked to do this turn. */
+export function directivesOf(prompt: LanguageModelV4Prompt): LocalModelDirectives {
+  const lastUser = prompt.findLast((message) => message.role === 'user');
+  return parseDirectives(lastUser ? textOf(lastUser) : '');
+}
+
+/** `toolSentence`: what a tool step of this turn gave (see localModelTools.ts), said first. */
+export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string): PlannedReply {
   const userTexts = prompt.filter((message) => message.role === 'user').map(textOf);
   const directives = parseDirectives(userTexts.at(-1) ?? '');
   const afterInterruption = prompt.some(
@@ -134,6 +141,7 @@ export function planReply(prompt: LanguageModelV4Prompt): PlannedReply {
 
   const opening: string[] = [];
   if (afterInterruption) opening.push(HANDOFF_OPENING);
+  if (toolSentence) opening.push(toolSentence);
   if (directives.history) {
     const earlier = userTexts
       .slice(0, -1)

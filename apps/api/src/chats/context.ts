@@ -7,6 +7,7 @@ import type { FeedbackService } from './feedbackService';
 import type { ShareService } from './shareService';
 import type { ThreadEvents } from './threadEvents';
 import type { ThreadService } from './threadService';
+import type { ApprovalService } from './turns/approvals';
 import type { TurnStreams } from './turns/attach';
 import type { InterruptService } from './turns/interrupts';
 import type { QueueService } from './turns/queue';
@@ -37,4 +38,5 @@ export interface ChatServices {
   branches: BranchService;
   shares: ShareService;
   feedback: FeedbackService;
+  approvals: ApprovalService;
 }

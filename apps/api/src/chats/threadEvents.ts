@@ -5,6 +5,7 @@ import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
 import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
+import { listRequests } from './turns/hitlRepository';
 import { readTurn, readTurnQueue } from './turns/views';
 
 export interface ThreadEventsDeps {
@@ -58,6 +59,13 @@ export class ThreadEvents {
       }
       case 'queue.changed':
         return await this.queueChanged(threadId);
+      case 'hitl.changed':
+        return {
+          type: 'hitl.changed',
+          threadId,
+          hitl: await listRequests(this.deps.db, threadId),
+          turnQueue: await readTurnQueue(this.deps.db, threadId),
+        };
       case 'feedback.changed': {
         const { messageId } = signal;
         const feedback = await feedbackOfMessages(this.deps.db, ownerId, threadId, [messageId]);

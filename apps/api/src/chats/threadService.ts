@@ -7,6 +7,7 @@ import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
 import { feedbackOfMessages } from './feedback/repository';
 import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
+import { listNotes } from './threads/notes';
 import {
   deleteThreadRow,
   insertThreadWithRootBranch,
@@ -16,8 +17,9 @@ import {
   updateThread,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
+import { listRequests } from './turns/hitlRepository';
 import type { InterruptService } from './turns/interrupts';
-import { hasRunningTurn, readMessageMarks, readTurnQueue } from './turns/views';
+import { hasActiveTurn, readMessageMarks, readTurnQueue } from './turns/views';
 
 export interface ThreadServiceDeps {
   db: Database;
@@ -81,6 +83,8 @@ export class ThreadService {
       readMessageMarks(db, threadId, shownIds),
       feedbackOfMessages(db, ownerId, threadId, shownIds),
     ]);
+    const hitl = await listRequests(db, threadId);
+    const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
       idOf: originOf,
       metadataOf: (id) => {
@@ -88,8 +92,15 @@ export class ThreadService {
         const rating = feedback.get(id);
         return { ...marks.get(id), ...(version ? { version } : {}), ...(rating ? { feedback: rating } : {}) };
       },
+      approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
-    return { thread: toThread(thread), messages, turnQueue: await readTurnQueue(db, threadId), hitl: [] };
+    return {
+      thread: toThread(thread),
+      messages,
+      turnQueue: await readTurnQueue(db, threadId),
+      hitl,
+      notes: await listNotes(db, threadId),
+    };
   }
 
   async rename(ownerId: string, threadId: string, title: string): Promise<Thread> {
@@ -107,7 +118,7 @@ export class ThreadService {
       await this.deps.interrupts.interrupt(ownerId, threadId);
       const branches = await this.deps.db.transaction(async (tx) => {
         await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        if (attempt < 5 && (await hasRunningTurn(tx, threadId))) return null;
+        if (attempt < 5 && (await hasActiveTurn(tx, threadId))) return null;
         const branches = await listBranches(tx, threadId);
         await deleteThreadRow(tx, threadId);
         return branches;

@@ -12,6 +12,7 @@ export type Signal =
   | { kind: 'turn.started'; threadId: string; turnId: string }
   | { kind: 'turn.settled'; threadId: string; turnId: string }
   | { kind: 'queue.changed'; threadId: string }
+  | { kind: 'hitl.changed'; threadId: string }
   | { kind: 'thread.changed'; threadId: string }
   | { kind: 'feedback.changed'; threadId: string; messageId: string }
   | { kind: 'thread.deleted'; threadId: string };

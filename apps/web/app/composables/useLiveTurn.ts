@@ -26,6 +26,8 @@ export interface TurnStreamRequest {
   refusalPrefix?: string;
   /** Refusals that are part of the normal flow and get no notice (a lost claim race). */
   quiet?: ErrorCode[];
+  /** The stream continues a turn the transcript already shows (after an approval decision). */
+  continues?: boolean;
 }
 
 export type TurnStreamStart =
@@ -42,6 +44,8 @@ export interface LiveTurnOptions {
   notice: ReturnType<typeof useThreadNotice>;
   isDisposed: () => boolean;
   refreshThreadList: () => Promise<void>;
+  /** The tool calls of a turn that waited for approvals: a stream of it continues that reply. */
+  toolCallIdsOf: (turnId: string) => readonly string[];
 }
 
 /**
@@ -86,16 +90,17 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
   async function streamTurn(
     turn: Pick<Turn, 'id' | 'text'>,
     open: OpenTurnStream,
-    origin: 'own' | 'attached',
+    origin: 'own' | 'attached' | 'continued',
   ): Promise<void> {
     if (options.isDisposed()) {
       // The page went away while the request was out: end it rather than read it for nobody.
       void open(AbortSignal.abort()).catch(() => undefined);
       return;
     }
-    if (origin === 'own' || !hasUserMessageOf(transcript.messages.value, turn)) {
+    if (origin === 'own' || (origin === 'attached' && !hasUserMessageOf(transcript.messages.value, turn))) {
       transcript.appendMessage(optimisticUserMessage(turn));
     }
+    if (origin !== 'own') transcript.cutAfterToolCall(options.toolCallIdsOf(turn.id));
     await transcript.consume(turn.id, open);
     finishedTurnIds.add(turn.id);
     // A Stop or Stop & send ended this stream; whoever stopped it refetches afterwards.
@@ -156,7 +161,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
       else signal.addEventListener('abort', () => connection.abort(), { once: true });
       return response;
     };
-    const ended = streamTurn({ id: turnId, text }, open, 'own');
+    const ended = streamTurn({ id: turnId, text }, open, request.continues ? 'continued' : 'own');
     startsInFlight.value--;
     return { kind: 'streaming', ended };
   }
@@ -283,6 +288,12 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     // tab's edit sends thread.changed, then turn.started). Its end reconciles again.
     if (detail.isFetching()) return;
     const active = queue.activeTurn.value;
+    // A turn waiting for an approval has no stream to follow, and blocks the queue (Q12). Once
+    // decided it runs again under the same id: a stream this tab saw end is a new one then.
+    if (active?.status === 'awaiting_approval') {
+      finishedTurnIds.delete(active.id);
+      return;
+    }
     if (active) {
       if (transcript.streamingTurnId.value !== active.id && !finishedTurnIds.has(active.id)) attach(active);
       return;

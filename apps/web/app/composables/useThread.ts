@@ -20,6 +20,10 @@ export function useThread(threadId: string) {
     queue,
     isDisposed,
     afterFetch: () => live.reconcile(),
+    onApply: (fetched) => {
+      approvals.apply(fetched.hitl);
+      approvals.applyNotes(fetched.notes);
+    },
   });
   // Declared before the live turn, which claims the head only while this page is attached (Q10).
   const attached = ref(false);
@@ -31,7 +35,10 @@ export function useThread(threadId: string) {
     notice,
     isDisposed,
     refreshThreadList,
+    toolCallIdsOf: (turnId) => approvals.toolCallIdsOf(turnId),
   });
+  const approvals = useApprovals(threadId, { live, detail });
+  provide(approvalsKey, approvals);
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
   const feedback = useFeedback(threadId, { transcript, notice });
 
@@ -111,6 +118,9 @@ export function useThread(threadId: string) {
     live.reconcile();
   }
 
+  /** The reply waits for a person to approve or deny a tool call; sends queue meanwhile (Q12). */
+  const waitingForApproval = computed(() => queue.activeTurn.value?.status === 'awaiting_approval');
+
   /**
    * What the Dock's head says about why it waits, in plain words (screen readers read the same
    * text). Null when it is about to run.
@@ -120,6 +130,8 @@ export function useThread(threadId: string) {
     if (!head) return null;
     if (head.status === 'failed')
       return 'Blocked: this message failed. Retry, edit or delete it to continue.';
+    // Q12: nothing runs while a tool call waits for the person's decision.
+    if (waitingForApproval.value) return 'Waits for the approval in the reply above.';
     if (live.isBusy.value) return 'Runs after the current reply.';
     if (queue.paused.value) return 'Paused: resume the queue to run it.';
     if (!attached.value) return 'Waiting for this page to reconnect.';
@@ -141,6 +153,8 @@ export function useThread(threadId: string) {
       versions.editingMessageId.value !== null,
   );
   /** What the disabled composer says instead of its placeholder (the load error is said above it). */
+  /** The composer's hint while the reply waits for an approval: new messages queue. */
+  const composerWaitingFor = computed(() => (waitingForApproval.value ? 'an approval' : undefined));
   const composerDisabledReason = computed(() => {
     if (detail.loading.value) return 'Loading…';
     if (queue.editingTurnId.value) return 'Finish editing the queued message first';
@@ -160,6 +174,12 @@ export function useThread(threadId: string) {
       case 'turn.settled':
         queue.apply(event.turnQueue);
         if (event.turn.status === 'interrupted') transcript.markInterrupted(event.turn.id);
+        void detail.refresh();
+        break;
+      case 'hitl.changed':
+        queue.apply(event.turnQueue);
+        approvals.apply(event.hitl);
+        // The transcript's tool card (another tab asked, or decided) and any new note.
         void detail.refresh();
         break;
       case 'thread.changed':
@@ -230,10 +250,12 @@ export function useThread(threadId: string) {
       headStatus,
     }),
     live: reactive({ isBusy: live.isBusy, send: live.send, stop: live.stop, sendNow: live.sendNow }),
+    approvals: reactive({ notes: approvals.notes }),
     composer: reactive({
       disabled: composerDisabled,
       disabledReason: composerDisabledReason,
       queues: composerQueues,
+      waitingFor: composerWaitingFor,
     }),
     notice: reactive({ message: notice.message, retry: notice.retry, dismiss: notice.dismiss }),
   };

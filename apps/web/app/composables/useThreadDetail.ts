@@ -8,6 +8,8 @@ export interface ThreadDetailOptions {
   isDisposed: () => boolean;
   /** Runs after every load or refetch, answered or not (the live turn may have waited for it). */
   afterFetch: () => void;
+  /** Receives each detail shown (tool approvals and notes live beside the transcript). */
+  onApply?: (detail: ThreadDetail) => void;
 }
 
 /**
@@ -30,6 +32,7 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
   function apply(detail: ThreadDetail, queueVersion: number): void {
     thread.value = detail.thread;
     queue.applyFetched(detail.turnQueue, queueVersion);
+    options.onApply?.(detail);
     // Replacing messages mid-stream would drop the live reply; every stream's end refetches.
     if (transcript.streamingTurnId.value !== null) return;
     transcript.setMessages(toChatUIMessages(detail.messages));

@@ -72,6 +72,19 @@ export function useTranscript(threadId: string) {
     chat.messages.value = messages;
   }
 
+  /**
+   * Keeps the transcript up to the message holding one of `toolCallIds`: a stream that continues
+   * a reply after an approval decision appends to that message (the AI SDK continues the last
+   * assistant message), so a copy of the continuation a refetch already brought must go first.
+   */
+  function cutAfterToolCall(toolCallIds: readonly string[]): void {
+    const messages = chat.messages.value;
+    const index = messages.findLastIndex((message) =>
+      message.parts.some((part) => 'toolCallId' in part && toolCallIds.includes(part.toolCallId)),
+    );
+    if (index >= 0 && index < messages.length - 1) chat.messages.value = messages.slice(0, index + 1);
+  }
+
   function appendMessage(message: ChatUIMessage): void {
     chat.messages.value = [...chat.messages.value, message];
   }
@@ -90,5 +103,6 @@ export function useTranscript(threadId: string) {
     removeTurn,
     setMessages,
     appendMessage,
+    cutAfterToolCall,
   };
 }

@@ -21,7 +21,12 @@ export async function recallBranch(memory: Memory, memoryThreadId: string): Prom
  */
 export function toChatMessages(
   messages: MastraDBMessage[],
-  options: { idOf: (messageId: string) => string; metadataOf: (id: string) => ChatMessageMetadata },
+  options: {
+    idOf: (messageId: string) => string;
+    metadataOf: (id: string) => ChatMessageMetadata;
+    /** The API's approval request of a tool call, when it has one. */
+    approvalIdOf?: (toolCallId: string) => string | undefined;
+  },
 ): ChatMessage[] {
   const byId = new Map(messages.map((message) => [message.id, message]));
   return toAISdkMessages(messages, { version: 'v7' })
@@ -33,7 +38,8 @@ export function toChatMessages(
         ...(createdAt ? { createdAt } : {}),
         ...options.metadataOf(id),
       };
-      return { id, role: message.role, parts: visibleParts(message.parts), metadata };
+      const parts = visibleParts(message.parts, options.approvalIdOf ?? (() => undefined));
+      return { id, role: message.role, parts, metadata };
     });
 }
 
@@ -41,12 +47,57 @@ type Part = { type: string; [key: string]: unknown };
 
 /**
  * The parts a browser renders. Mastra keeps its own bookkeeping on parts (timestamps, provider
- * metadata) and stores model errors as parts; those stay on the server.
+ * metadata) and stores model errors as parts; those stay on the server. A tool part's approval is
+ * named by the API's request id, never by Mastra's run id.
  */
-function visibleParts(parts: readonly unknown[]): ChatMessage['parts'] {
+function visibleParts(
+  parts: readonly unknown[],
+  approvalIdOf: (toolCallId: string) => string | undefined,
+): ChatMessage['parts'] {
   return (parts as Part[])
     .filter((part) => part.type !== 'error')
-    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...part }) => part);
+    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...part }) => {
+      const approval = part.approval as { approved?: boolean; reason?: string } | undefined;
+      if (!approval || typeof part.toolCallId !== 'string') return part;
+      const id = approvalIdOf(part.toolCallId) ?? part.toolCallId;
+      return { ...part, approval: { ...approval, id } };
+    });
+}
+
+/** A message holds a tool call (its part may carry no text at all). */
+function hasToolCall(message: MastraDBMessage): boolean {
+  return message.content.parts.some((part) => part.type === 'tool-invocation');
+}
+
+/**
+ * Closes a tool call that will never get a result (its turn was stopped while it waited for an
+ * approval): the call is stored as declined with `reason`, so the card shows its end and the next
+ * model call sees a complete tool exchange rather than a dangling call.
+ */
+export async function closeToolCall(
+  memory: Memory,
+  memoryThreadId: string,
+  toolCallId: string,
+  reason: string,
+): Promise<void> {
+  const stored = await recallBranch(memory, memoryThreadId);
+  const message = stored.findLast((candidate) =>
+    candidate.content.parts.some(
+      (part) => part.type === 'tool-invocation' && part.toolInvocation.toolCallId === toolCallId,
+    ),
+  );
+  if (!message) return;
+  const parts = message.content.parts.map((part) => {
+    if (part.type !== 'tool-invocation' || part.toolInvocation.toolCallId !== toolCallId) return part;
+    if (part.toolInvocation.state === 'result') return part;
+    const toolInvocation = {
+      ...part.toolInvocation,
+      state: 'output-denied',
+      approval: { id: toolCallId, approved: false, reason },
+    } as unknown as typeof part.toolInvocation;
+    return { ...part, toolInvocation };
+  });
+  await memory.updateMessages({ messages: [{ id: message.id, content: { ...message.content, parts } }] });
 }
 
 /** The visible text of one stored message, read by id (no recall of its thread). */
@@ -83,8 +134,9 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
   const userIndex = stored.findIndex((message) => message.id === record.userMessage.id);
   const savedReplies =
     userIndex >= 0 ? stored.slice(userIndex + 1).filter((m) => m.role === 'assistant') : [];
-  // An abort before the first word leaves an assistant message with nothing visible in it.
-  const emptyReplies = savedReplies.filter((message) => textOf(message) === '');
+  // An abort before the first word leaves an assistant message with nothing visible in it (a
+  // tool call is something: its card shows).
+  const emptyReplies = savedReplies.filter((message) => textOf(message) === '' && !hasToolCall(message));
   if (emptyReplies.length > 0) await memory.deleteMessages(emptyReplies.map((message) => message.id));
   const savedReply = savedReplies.find((message) => textOf(message) !== '');
   if (savedReply) return savedReply.id;

@@ -7,6 +7,7 @@ import type { QueueService } from './queue';
 import { type RecoveryDeps, settleOrphanedTurn } from './recovery';
 import { findActiveTurn, findTurn, isInQueue, listQueuedTurns } from './repository';
 import type { TurnRunner } from './runner';
+import { cancelAwaitingTurn } from './suspend';
 import type { TurnStream } from './turnStream';
 
 export interface InterruptDeps extends RecoveryDeps {
@@ -26,11 +27,13 @@ export class InterruptService {
   /**
    * S1: interrupts the active turn wherever it runs and returns once the thread's active slot is
    * free, with the settled turn (null when nothing was running). Never touches the queue (S3).
+   * A turn waiting for an approval has no runner: its request is cancelled here (H3).
    */
   async interrupt(ownerId: string, threadId: string): Promise<Turn | null> {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const active = await findActiveTurn(this.deps.db, threadId);
     if (!active) return null;
+    if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
     if (!this.deps.runner.abort(active.id)) {
       await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
     }
@@ -72,6 +75,12 @@ export class InterruptService {
       for (;;) {
         const current = await findTurn(this.deps.db, turn.threadId, turn.id);
         if (!current) throw notFound('Turn');
+        // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
+        if (current.status === 'awaiting_approval') {
+          const cancelled = await cancelAwaitingTurn(this.deps, current);
+          if (cancelled) return cancelled;
+          continue;
+        }
         if (current.status !== 'running') return current;
         // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
         // only decides when to ask; the database's clock decides (settleOrphanedTurn).

@@ -6,6 +6,9 @@ import { InvariantError } from '../../platform/errors';
  * (see repository.transitionTurn); anything not listed is a bug.
  *
  *   queued  -> running -> completed | interrupted | failed
+ *   running -> awaiting_approval    (the model asked for a tool that needs approval; H3)
+ *   awaiting_approval -> running    (approved or denied: the same turn continues)
+ *   awaiting_approval -> interrupted (Stop, or Stop & send, while it waits: the request is cancelled)
  *   queued  -> cancelled            (deleted from the dock)
  *   failed  -> running              (retried: claimed again at once; Q11)
  *   failed  -> queued               (edited; Q11)
@@ -13,7 +16,8 @@ import { InvariantError } from '../../platform/errors';
  */
 const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
   queued: ['running', 'cancelled'],
-  running: ['completed', 'interrupted', 'failed'],
+  running: ['completed', 'interrupted', 'failed', 'awaiting_approval'],
+  awaiting_approval: ['running', 'interrupted'],
   failed: ['running', 'queued', 'cancelled'],
   completed: [],
   interrupted: [],

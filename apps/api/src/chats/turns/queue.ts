@@ -60,7 +60,14 @@ export function validMessageText(text: string): string {
  * queued turns belong to the thread and run on the version shown when they are claimed.
  */
 export async function assertNoRunningTurn(q: Queryable, threadId: string): Promise<void> {
-  if (await findActiveTurn(q, threadId)) {
+  const active = await findActiveTurn(q, threadId);
+  if (active?.status === 'awaiting_approval') {
+    throw new ApiError(
+      'thread_busy',
+      'Decide on the tool approval, or stop the reply, before changing versions.',
+    );
+  }
+  if (active) {
     throw new ApiError('thread_busy', 'Wait for the reply to finish, or stop it, before changing versions.');
   }
 }
@@ -142,6 +149,10 @@ export class QueueService {
         throw notEligible('queue_paused', 'The queue is paused; resume it to run the next message.');
       }
       const active = await findActiveTurn(tx, threadId);
+      // Q12: a pending approval blocks the queue until a person decides (or stops the turn).
+      if (active?.status === 'awaiting_approval') {
+        throw notEligible('hitl_pending', 'The reply waits for a tool approval; approve or deny it first.');
+      }
       if (active) throw notEligible('turn_active', 'A turn is already running.');
       const [head] = await listQueuedTurns(tx, threadId);
       if (!head) throw notEligible('queue_empty', 'The queue is empty.');

@@ -6,11 +6,15 @@ import { assertTransition } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
 
-/**
- * A running turn holds its thread's one active slot (Q5); the partial unique index
- * `turns_one_active_per_thread_uq` enforces that across instances.
- */
+/** A turn some instance's runner is producing (it has a lease). */
 const running = eq(turns.status, 'running');
+
+/**
+ * A turn that holds its thread's one active slot (Q5): running, or waiting for a tool approval
+ * (Q12; it has no runner while it waits). The partial unique index
+ * `turns_one_active_per_thread_uq` enforces the same condition across instances.
+ */
+const active = inArray(turns.status, ['running', 'awaiting_approval']);
 
 /** A queued turn, or a failed one: it waits at the head, blocking the rest, until resolved (Q11). */
 const inQueue = or(eq(turns.status, 'queued'), eq(turns.status, 'failed'));
@@ -35,12 +39,12 @@ export async function findTurnByClientRequestId(
   return row;
 }
 
-/** The thread's running turn, if any. */
+/** The thread's active turn (running, or awaiting an approval), if any. */
 export async function findActiveTurn(q: Queryable, threadId: string): Promise<TurnRow | undefined> {
   const [row] = await q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), running));
+    .where(and(eq(turns.threadId, threadId), active));
   return row;
 }
 

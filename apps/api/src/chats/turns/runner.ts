@@ -1,13 +1,14 @@
-import type { BranchRow, Database, Queryable, TurnRow } from '@chat/db';
+import type { HitlDecision } from '@chat/contracts';
+import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import { toAISdkStream } from '@mastra/ai-sdk';
 import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
-import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
 import { ApiError, InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
-import { ensureReplyPersisted } from '../branches/transcript';
+import { callModel, describeModelError, type Segment, suspendedCallOf } from './modelCall';
+import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
 import {
   checkpointRunningTurn,
   countRunningTurnsOfOwner,
@@ -17,6 +18,7 @@ import {
   transitionTurn,
 } from './repository';
 import { settleTurn } from './settle';
+import { endWithApprovalRequest, type SuspendedCall } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
 export interface TurnRunnerDeps {
@@ -47,8 +49,6 @@ const CHECKPOINT_MS = 500;
 
 /** What a claim refused for too many running turns suggests: replies take seconds. */
 const RUNNING_TURNS_RETRY_S = 5;
-
-type Outcome = { status: 'completed' } | { status: 'interrupted' } | { status: 'failed'; error: string };
 
 /**
  * Claims turns for this instance and runs them, independent of any HTTP connection. It streams
@@ -106,13 +106,38 @@ export class TurnRunner {
     });
   }
 
+  /**
+   * A turn waiting for an approval runs again on this instance, keeping what it has so far (H3).
+   * Inside the deciding transaction, like `claim`; then `resume` it once that has committed.
+   */
+  async claimResumed(tx: Queryable, turn: TurnRow): Promise<TurnRow> {
+    return await transitionTurn(tx, turn, 'running', {
+      runnerId: this.deps.runnerId,
+      leaseExpiresAt: leaseFromNow(this.deps.leaseMs),
+    });
+  }
+
   /** Runs a turn this instance claimed, and tells every instance it started. */
   async start(turn: TurnRow, ownerId: string): Promise<TurnStream> {
+    return await this.launch(turn, ownerId, { kind: 'start' });
+  }
+
+  /** Continues a turn after the person decided on its tool call (the run Mastra suspended). */
+  async resume(
+    turn: TurnRow,
+    ownerId: string,
+    request: HitlRequestRow,
+    decision: HitlDecision,
+  ): Promise<TurnStream> {
+    return await this.launch(turn, ownerId, { kind: 'resume', request, decision });
+  }
+
+  private async launch(turn: TurnRow, ownerId: string, segment: Segment): Promise<TurnStream> {
     const branch = await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const done = this.run(turn, { branch, ownerId }, controller, stream)
+    const done = this.run(turn, { branch, ownerId }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
         this.running.delete(turn.id);
@@ -145,28 +170,37 @@ export class TurnRunner {
   private async run(
     turn: TurnRow,
     context: { branch: BranchRow; ownerId: string },
+    segment: Segment,
     controller: AbortController,
     stream: TurnStream,
   ): Promise<void> {
-    const { chatAgent, logger } = this.deps;
+    const { logger } = this.deps;
     const userMessageId = turn.userMessageId ?? crypto.randomUUID();
-    const progress = { partialText: '', assistantMessageId: null as string | null };
+    // A continued turn keeps the reply it had before it waited.
+    const progress: RunProgress = {
+      partialText: segment.kind === 'resume' ? turn.partialText : '',
+      assistantMessageId: segment.kind === 'resume' ? turn.assistantMessageId : null,
+    };
     let streamError: string | undefined;
+    let suspended: SuspendedCall | undefined;
+    let approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined;
     const heartbeat = setInterval(
       () => void this.checkpoint(turn.id, progress, controller),
       Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
     try {
-      const output = await chatAgent.agent.stream(
-        [{ id: userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
-        {
-          memory: { thread: context.branch.memoryThreadId, resource: context.ownerId },
-          abortSignal: controller.signal,
-          // S5: hidden, for this one call only; Mastra does not store `system`.
-          ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
-        },
-      );
+      const output = await callModel(this.deps.chatAgent, turn, context, segment, {
+        userMessageId,
+        abortSignal: controller.signal,
+      });
+      // The browser continues the reply it already shows (the message holding the tool call).
+      if (segment.kind === 'resume') {
+        stream.push({
+          type: 'start',
+          ...(turn.assistantMessageId ? { messageId: turn.assistantMessageId } : {}),
+        });
+      }
       const chunks = toAISdkStream(output, {
         from: 'agent',
         version: 'v7',
@@ -178,11 +212,23 @@ export class TurnRunner {
           streamError = describeModelError(chunk.errorText);
           stream.push({ type: 'error', errorText: streamError });
           continue;
+        } else if (chunk.type === 'data-tool-call-approval') {
+          // Mastra's resume handle: it stays on the server (the API's request row keeps it).
+          suspended = suspendedCallOf(chunk.data);
+          continue;
+        } else if (chunk.type === 'tool-approval-request') {
+          // Sent once the request is recorded, under the API's own id (below).
+          approvalRequest = chunk;
+          continue;
         }
         // The stream's own end is sent after the turn is settled (below), so a client that
         // refetches on finish sees the settled state.
         if (chunk.type === 'finish' || chunk.type === 'abort') continue;
         stream.push(chunk);
+      }
+      // A resumed reply is stored as a message of its own.
+      if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
+        progress.assistantMessageId = output.messageId;
       }
     } catch (error) {
       if (!controller.signal.aborted)
@@ -195,12 +241,25 @@ export class TurnRunner {
       ? { status: 'interrupted' }
       : streamError !== undefined
         ? { status: 'failed', error: streamError || 'The model call failed.' }
-        : { status: 'completed' };
+        : suspended
+          ? { status: 'awaiting_approval' }
+          : { status: 'completed' };
 
     if (outcome.status === 'failed') {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
-    const stored = await this.persistTranscript(turn, context, userMessageId, progress, outcome);
+    if (outcome.status === 'awaiting_approval' && suspended) {
+      await endWithApprovalRequest(this.deps, turn, progress, suspended, approvalRequest, stream);
+      return;
+    }
+    const stored = await repairTranscript(
+      this.deps,
+      turn,
+      { ...context, userMessageId },
+      progress,
+      outcome,
+      suspended,
+    );
     progress.assistantMessageId = stored.assistantMessageId;
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
@@ -212,40 +271,8 @@ export class TurnRunner {
     }
   }
 
-  /**
-   * Mastra saves the user message and the reply when the stream ends, aborted or not. An interrupted
-   * or failed turn keeps its user message and its visible partial reply (a failed one as the attempt
-   * shown at the queue head, Q11); empty replies go. Returns the id of the reply as stored, and
-   * whether the transcript is now safely in memory (then the checkpoint text can go).
-   */
-  private async persistTranscript(
-    turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string },
-    userMessageId: string,
-    progress: { partialText: string; assistantMessageId: string | null },
-    outcome: Outcome,
-  ): Promise<{ assistantMessageId: string | null; persisted: boolean }> {
-    if (outcome.status === 'completed')
-      return { assistantMessageId: progress.assistantMessageId, persisted: true };
-    try {
-      const assistantMessageId = await ensureReplyPersisted(this.deps.chatAgent.memory, {
-        memoryThreadId: context.branch.memoryThreadId,
-        resourceId: context.ownerId,
-        userMessage: { id: userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
-        assistantText: progress.partialText,
-      });
-      return { assistantMessageId, persisted: true };
-    } catch (error) {
-      this.deps.logger.error({ err: error, turnId: turn.id }, 'could not repair the transcript of a turn');
-      return { assistantMessageId: progress.assistantMessageId, persisted: false };
-    }
-  }
-
-  private async settle(
-    turn: TurnRow,
-    progress: { partialText: string; assistantMessageId: string | null },
-    outcome: Outcome,
-  ): Promise<void> {
+  private async settle(turn: TurnRow, progress: RunProgress, outcome: Outcome): Promise<void> {
+    if (outcome.status === 'awaiting_approval') return;
     await settleTurn(
       this.deps,
       turn.threadId,
@@ -265,7 +292,7 @@ export class TurnRunner {
 
   private async checkpoint(
     turnId: string,
-    progress: { partialText: string; assistantMessageId: string | null },
+    progress: RunProgress,
     controller: AbortController,
   ): Promise<void> {
     try {
@@ -285,18 +312,4 @@ export class TurnRunner {
       this.checkpointFailing.add(turnId);
     }
   }
-}
-
-/**
- * A model error as a person may read it: Mastra serialises errors (stack included) into the
- * stream's error text; only the message is kept.
- */
-export function describeModelError(errorText: string): string {
-  try {
-    const parsed = JSON.parse(errorText) as { message?: unknown };
-    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
-  } catch {
-    // Plain text already.
-  }
-  return errorText.split('\n')[0]?.trim() || 'The model call failed.';
 }

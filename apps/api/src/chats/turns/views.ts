@@ -15,7 +15,7 @@ export async function readTurnQueue(q: Queryable, threadId: string): Promise<Tur
   );
 }
 
-export async function hasRunningTurn(q: Queryable, threadId: string): Promise<boolean> {
+export async function hasActiveTurn(q: Queryable, threadId: string): Promise<boolean> {
   return (await findActiveTurn(q, threadId)) !== undefined;
 }
 

@@ -1,0 +1,50 @@
+import type { LanguageModelV4Prompt, LanguageModelV4ToolResultOutput } from '@ai-sdk/provider';
+import type { LocalModelDirectives } from './localModelDirectives';
+import { TOOL_CANCELLED_REASON, TOOL_DENIED_REASON } from './tools';
+
+/**
+ * `[[tool:NAME]]` for the built-in local model: the first call of a turn asks for tool NAME (for
+ * `save_note`, with the message's text minus directives); once the tool's result is in the prompt,
+ * the reply opens with what the tool gave, or says it was denied. A name the agent does not offer
+ * gets a sentence saying so, and no call.
+ */
+export type ToolStep =
+  | { kind: 'none' }
+  | { kind: 'call'; toolName: string; input: Record<string, unknown> }
+  | { kind: 'say'; sentence: string };
+
+export function planToolStep(
+  prompt: LanguageModelV4Prompt,
+  directives: LocalModelDirectives,
+  offeredTools: string[],
+): ToolStep {
+  const name = directives.tool;
+  if (!name) return { kind: 'none' };
+  if (!offeredTools.includes(name)) return { kind: 'say', sentence: `I have no tool named ${name}.` };
+  const lastUser = prompt.findLastIndex((message) => message.role === 'user');
+  const result = prompt
+    .slice(lastUser + 1)
+    .flatMap((message) => (message.role === 'tool' ? message.content : []))
+    .find((part) => part.type === 'tool-result' && part.toolName === name);
+  if (result?.type !== 'tool-result') {
+    const input = name === 'save_note' ? { text: directives.cleanText || 'A note.' } : {};
+    return { kind: 'call', toolName: name, input };
+  }
+  return { kind: 'say', sentence: describeOutput(name, result.output) };
+}
+
+function describeOutput(name: string, output: LanguageModelV4ToolResultOutput): string {
+  switch (output.type) {
+    case 'json':
+      return `The tool ${name} returned ${JSON.stringify(output.value)}.`;
+    case 'execution-denied':
+      return `The tool ${name} was denied, so I answer without it.`;
+    case 'text':
+      if (output.value.includes(TOOL_DENIED_REASON))
+        return `The tool ${name} was denied, so I answer without it.`;
+      if (output.value.includes(TOOL_CANCELLED_REASON)) return `The tool ${name} was cancelled.`;
+      return `The tool ${name} returned "${output.value}".`;
+    default:
+      return `The tool ${name} failed.`;
+  }
+}

@@ -1,0 +1,61 @@
+import type { HitlDecision } from '@chat/contracts';
+import type { BranchRow, HitlRequestRow, TurnRow } from '@chat/db';
+import type { ChatAgent } from '../../agent/chatAgent';
+import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
+import { TOOL_DENIED_REASON } from '../../agent/tools';
+import type { SuspendedCall } from './suspend';
+
+/** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
+export type Segment = { kind: 'start' } | { kind: 'resume'; request: HitlRequestRow; decision: HitlDecision };
+
+/** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
+export async function callModel(
+  chatAgent: ChatAgent,
+  turn: TurnRow,
+  context: { branch: BranchRow; ownerId: string },
+  segment: Segment,
+  call: { userMessageId: string; abortSignal: AbortSignal },
+) {
+  const { agent } = chatAgent;
+  const memory = { thread: context.branch.memoryThreadId, resource: context.ownerId };
+  const { abortSignal } = call;
+  if (segment.kind === 'start') {
+    return await agent.stream(
+      [{ id: call.userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
+      {
+        memory,
+        abortSignal,
+        // S5: hidden, for this one call only; Mastra does not store `system`.
+        ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
+      },
+    );
+  }
+  const { runId, toolCallId } = segment.request;
+  // Mastra resumes the suspended run from its stored snapshot: any instance, after a restart too.
+  return segment.decision === 'approve'
+    ? await agent.approveToolCall({ runId, toolCallId, memory, abortSignal })
+    : await agent.declineToolCall({ runId, toolCallId, memory, abortSignal, reason: TOOL_DENIED_REASON });
+}
+
+/** Mastra's approval chunk (`data-tool-call-approval`) carries the handle to resume the run. */
+export function suspendedCallOf(data: unknown): SuspendedCall | undefined {
+  const { runId, toolCallId, toolName, args } = (data ?? {}) as Record<string, unknown>;
+  if (typeof runId !== 'string' || typeof toolCallId !== 'string' || typeof toolName !== 'string') {
+    return undefined;
+  }
+  return { runId, toolCallId, toolName, args: args ?? {} };
+}
+
+/**
+ * A model error as a person may read it: Mastra serialises errors (stack included) into the
+ * stream's error text; only the message is kept.
+ */
+export function describeModelError(errorText: string): string {
+  try {
+    const parsed = JSON.parse(errorText) as { message?: unknown };
+    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
+  } catch {
+    // Plain text already.
+  }
+  return errorText.split('\n')[0]?.trim() || 'The model call failed.';
+}

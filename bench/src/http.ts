@@ -1,0 +1,124 @@
+/**
+ * A signed-in guest talking to the API over plain HTTP, and a reader that timestamps the text
+ * deltas of an AI SDK UI message stream (SSE) without parsing every chunk.
+ */
+export class Session {
+  private constructor(
+    readonly baseUrl: string,
+    private readonly cookie: string,
+    /** Sent on every request, as a browser would: the API refuses writes from other origins. */
+    private readonly origin: string,
+  ) {}
+
+  /** A guest account, as the web app makes on a first visit (better-auth's anonymous sign-in). */
+  static async guest(baseUrl: string, origin: string): Promise<Session> {
+    const response = await fetch(`${baseUrl}/api/auth/sign-in/anonymous`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: '{}',
+    });
+    if (response.status !== 200) throw new Error(`sign-in: ${response.status} ${await response.text()}`);
+    const cookie = response.headers
+      .getSetCookie()
+      .map((value) => value.split(';')[0])
+      .join('; ');
+    return new Session(baseUrl, cookie, origin);
+  }
+
+  async fetch(method: string, path: string, body?: unknown): Promise<Response> {
+    return await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: {
+        cookie: this.cookie,
+        origin: this.origin,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  async json<T>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
+    const response = await this.fetch(method, path, body);
+    const text = await response.text();
+    if (response.status !== expected)
+      throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as T;
+  }
+
+  async createThread(): Promise<string> {
+    return (await this.json<{ id: string }>('POST', '/api/threads', {}, 201)).id;
+  }
+
+  /** POST a send; the response is returned unread (SSE when it runs at once, 202 when queued). */
+  async send(threadId: string, text: string): Promise<Response> {
+    return await this.fetch('POST', `/api/threads/${threadId}/turns`, {
+      clientRequestId: crypto.randomUUID(),
+      text,
+    });
+  }
+}
+
+export interface StreamTiming {
+  /** Milliseconds from `startedAt` to the first text delta (NaN when there was none). */
+  firstDeltaMs: number;
+  /** Milliseconds from `startedAt` to the end of the body. */
+  endMs: number;
+  /** Arrival times (performance.now()) of every text delta. */
+  deltaTimes: number[];
+}
+
+const TEXT_DELTA = '"type":"text-delta"';
+
+/**
+ * Reads an SSE body to its end, timestamping each text delta as it arrives. `onFirstDelta` runs
+ * once, when the first delta lands (the caller may act while the rest keeps streaming).
+ */
+export async function readStream(
+  response: Response,
+  startedAt: number,
+  onFirstDelta?: () => void,
+): Promise<StreamTiming> {
+  if (response.status !== 200)
+    throw new Error(`expected a stream, got ${response.status} ${await response.text()}`);
+  const deltaTimes: number[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  if (response.body) {
+    for await (const bytes of response.body) {
+      const now = performance.now();
+      buffer += decoder.decode(bytes, { stream: true });
+      let end = buffer.indexOf('\n\n');
+      while (end >= 0) {
+        if (buffer.slice(0, end).includes(TEXT_DELTA)) {
+          deltaTimes.push(now);
+          if (deltaTimes.length === 1) onFirstDelta?.();
+        }
+        buffer = buffer.slice(end + 2);
+        end = buffer.indexOf('\n\n');
+      }
+    }
+  }
+  const first = deltaTimes[0];
+  return {
+    firstDeltaMs: first === undefined ? Number.NaN : first - startedAt,
+    endMs: performance.now() - startedAt,
+    deltaTimes,
+  };
+}
+
+/** Resolves at the first text delta of a stream that keeps being read (and timed) in the background. */
+export function firstDeltaThenDrain(
+  response: Response,
+  startedAt: number,
+): { firstDelta: Promise<void>; done: Promise<StreamTiming> } {
+  let resolveFirst: () => void = () => {};
+  const firstDelta = new Promise<void>((resolve) => {
+    resolveFirst = resolve;
+  });
+  const done = readStream(response, startedAt, () => resolveFirst());
+  done.then(
+    () => resolveFirst(),
+    () => resolveFirst(),
+  );
+  return { firstDelta, done };
+}

@@ -1,0 +1,155 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export const benchRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/** A server the harness started as a child process. */
+export interface ServerProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  /** Resident memory of the process in bytes (VmRSS), or NaN once it has exited. */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+export function rssOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function waitUntilUp(child: ChildProcess, url: string, name: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before listening`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    if (Date.now() > deadline) throw new Error(`${name} did not start within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function startServer(options: {
+  name: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  port: number;
+  healthPath: string;
+  timeoutMs?: number;
+  /** Where the server's stdout goes (its log); discarded when absent. */
+  logFile?: string;
+}): Promise<ServerProcess> {
+  const stdout = options.logFile ? openSync(options.logFile, 'w') : 'ignore';
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', stdout, 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const baseUrl = `http://127.0.0.1:${options.port}`;
+  try {
+    await waitUntilUp(child, `${baseUrl}${options.healthPath}`, options.name, options.timeoutMs ?? 60_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    baseUrl,
+    child,
+    rss: () => (child.exitCode === null ? rssOf(child.pid) : Number.NaN),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function startBaseline(port: number): Promise<ServerProcess> {
+  return startServer({
+    name: 'baseline',
+    args: ['--import', 'tsx', 'src/servers/baseline.ts'],
+    cwd: benchRoot,
+    env: { BASELINE_PORT: String(port), LOCAL_MODEL_DELAY_MS: '0' },
+    port,
+    healthPath: '/health',
+  });
+}
+
+/**
+ * The real API, started the way `pnpm start` starts it (`node --import tsx src/main.ts`), on the
+ * harness's own database and a temporary data directory. `cpuProfileDir` adds `--cpu-prof`.
+ */
+export async function startApi(options: {
+  port: number;
+  databaseUrl: string;
+  webOrigin: string;
+  cpuProfileDir?: string;
+  /** The API's log (warnings and errors; never message text). */
+  logFile?: string;
+}): Promise<ServerProcess & { dataDir: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-data-'));
+  const profile = options.cpuProfileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '--cpu-prof-interval=2000']
+    : [];
+  const server = await startServer({
+    name: 'api',
+    args: [...profile, '--import', 'tsx', 'src/main.ts'],
+    cwd: join(repoRoot, 'apps/api'),
+    env: {
+      API_PORT: String(options.port),
+      API_HOST: '127.0.0.1',
+      DATABASE_URL: options.databaseUrl,
+      DATA_DIR: dataDir,
+      LOCAL_MODEL_DELAY_MS: '0',
+      LOG_LEVEL: 'warn',
+      WEB_ORIGIN: options.webOrigin,
+      BETTER_AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-01',
+      MASTRA_TELEMETRY_DISABLED: '1',
+      // The harness is one client doing what hundreds of people would: no per-client limits.
+      RATE_LIMIT_GUESTS_PER_IP: '0',
+      RATE_LIMIT_SIGN_INS_PER_IP: '0',
+      RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
+      RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
+      RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
+    },
+    port: options.port,
+    healthPath: '/api/health',
+    logFile: options.logFile,
+  });
+  return {
+    ...server,
+    dataDir,
+    stop: async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The production build of the web app (`.output`), proxying `/api` to the API. */
+export function startWeb(port: number, apiOrigin: string): Promise<ServerProcess> {
+  return startServer({
+    name: 'web',
+    args: ['.output/server/index.mjs'],
+    cwd: join(repoRoot, 'apps/web'),
+    env: { PORT: String(port), HOST: '127.0.0.1', NITRO_HOST: '127.0.0.1', NUXT_API_ORIGIN: apiOrigin },
+    port,
+    healthPath: '/',
+  });
+}

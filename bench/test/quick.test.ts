@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, startTestServer } from '@chat/db/testing';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { assertEmpty, ForeignDataError } from '../src/database';
+import type { Row } from '../src/rows';
+
+const benchRoot = fileURLToPath(new URL('../', import.meta.url));
+
+function runQuick(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--quick', '--json'], {
+      cwd: benchRoot,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const isSummary = (value: unknown) =>
+  typeof value === 'object' && value !== null && Number.isFinite((value as { median: number }).median);
+
+describe('pnpm bench --quick', () => {
+  it('runs every scenario against its own servers and reports each figure', async () => {
+    const { code, stdout, stderr } = await runQuick();
+    expect(code, stderr).toBe(0);
+    const { info, rows } = JSON.parse(stdout) as { info: { mode: string }; rows: Row[] };
+    expect(info.mode).toBe('quick');
+    const byId = new Map(rows.map((row) => [row.id, row]));
+
+    // Timings beside the baseline: both sides measured, as distributions.
+    for (const id of ['first-delta', 'whole-turn', 'stop-send', 'streams-10']) {
+      const row = byId.get(id);
+      expect(isSummary(row?.baseline), id).toBe(true);
+      expect(isSummary(row?.app), id).toBe(true);
+      expect(row?.ratio, id).toBeTruthy();
+    }
+    for (const id of ['interrupt', 'detail-20', 'detail-40'])
+      expect(isSummary(byId.get(id)?.app), id).toBe(true);
+    // Memory is read from /proc for both processes.
+    for (const id of ['rss-idle', 'rss-streams-10']) {
+      expect(byId.get(id)?.app, id).toBeGreaterThan(10);
+      expect(byId.get(id)?.baseline, id).toBeGreaterThan(10);
+    }
+    expect(byId.get('rss-after-detail')?.app).toBeGreaterThan(10);
+    expect(byId.get('detail-growth')?.ratio).toMatch(/size\^/);
+    // Without a web build, --quick says so instead of guessing.
+    for (const id of ['web-js', 'web-css']) {
+      const row = byId.get(id);
+      expect(row, id).toBeDefined();
+      if (row?.notRun === undefined) expect(row?.app, id).toBeGreaterThan(0);
+    }
+    // The targets of the issue are shown beside the figures they judge.
+    expect(byId.get('first-delta')?.met).toBeTypeOf('boolean');
+    expect(byId.get('rss-idle')?.target).toBe('<= 250 MB');
+  });
+
+  it('refuses a database that holds data it did not create', async () => {
+    const server = await startTestServer();
+    const database = await createTestDatabase(server.adminUrl);
+    try {
+      // createTestDatabase migrates: the app's tables are someone else's data here.
+      await expect(assertEmpty(database.url)).rejects.toBeInstanceOf(ForeignDataError);
+      const sql = postgres(server.adminUrl, { max: 1, onnotice: () => {} });
+      const name = `chat_bench_empty_${Date.now()}`;
+      await sql.unsafe(`create database "${name}"`);
+      const url = new URL(server.adminUrl);
+      url.pathname = `/${name}`;
+      await expect(assertEmpty(url.toString())).resolves.toBeUndefined();
+      await sql.unsafe(`drop database "${name}"`);
+      await sql.end();
+    } finally {
+      await database.drop();
+      await server.stop();
+    }
+  });
+});
