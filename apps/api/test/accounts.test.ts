@@ -1,6 +1,5 @@
 import type { AccountDeleted, AccountSession } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
-import { describeDevice } from '../src/accounts/device';
 import {
   accountOf,
   guestWithChats,
@@ -176,18 +175,6 @@ describe('sessions', () => {
     expect((await second.json('GET', '/api/threads')).status).toBe(401);
     expect((await first.json('GET', '/api/threads')).status).toBe(200);
   });
-
-  it('names devices from their user agent', () => {
-    const chromeLinux =
-      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
-    const safariIphone =
-      'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Mobile/15E148 Safari/604.1';
-    const firefoxWindows = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:140.0) Gecko/20100101 Firefox/140.0';
-    expect(describeDevice(chromeLinux)).toBe('Chrome on Linux');
-    expect(describeDevice(safariIphone)).toBe('Safari on iOS');
-    expect(describeDevice(firefoxWindows)).toBe('Firefox on Windows');
-    expect(describeDevice(null)).toBe('Unknown device');
-  });
 });
 
 describe('deleting the account', () => {
@@ -203,17 +190,24 @@ describe('deleting the account', () => {
     expect(running.status).toBe(200);
     await readUntilWords(running, 2);
 
+    // A third chat waits for the person to approve a tool call.
+    const approvalThread = await client.createThread('Waiting for approval');
+    await client.sendAndRead(approvalThread, 'buy milk [[tool:save_note]]');
+    expect((await client.detail(approvalThread)).turnQueue.activeTurn?.status).toBe('awaiting_approval');
+
     const bystander = await guest();
     const bystanderThread = await bystander.createThread('Not theirs');
     await bystander.sendAndRead(bystanderThread, 'hello [[words:2]]');
 
     const { sql } = api.runtime.database;
-    const details = [await client.detail(queuedThread), await client.detail(versionThread)];
+    const details = await Promise.all(
+      [queuedThread, versionThread, approvalThread].map((threadId) => client.detail(threadId)),
+    );
     const branchIds = details.flatMap((detail) => [
       detail.thread.activeBranchId,
       ...detail.messages.flatMap((message) => message.metadata.version?.branchIds ?? []),
     ]);
-    const needles = [userId, email, queuedThread, versionThread, ...branchIds];
+    const needles = [userId, email, queuedThread, versionThread, approvalThread, ...branchIds];
     const before = new Set((await rowsMentioning(sql, needles)).map((hit) => hit.table));
     for (const table of [
       'public.user',
@@ -224,6 +218,7 @@ describe('deleting the account', () => {
       'public.chat_turn_requests',
       'public.shares',
       'public.message_feedback',
+      'public.hitl_requests',
       'mastra.mastra_threads',
       'mastra.mastra_messages',
     ]) {
@@ -232,7 +227,7 @@ describe('deleting the account', () => {
 
     const deleted = await client.json<AccountDeleted>('DELETE', '/api/account');
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toEqual({ deleted: true, threads: 2 });
+    expect(deleted.body).toEqual({ deleted: true, threads: 3 });
     expect(deleted.headers.getSetCookie().join('\n')).toMatch(/session_token=;|max-age=0/i);
 
     expect(await rowsMentioning(sql, needles)).toEqual([]);

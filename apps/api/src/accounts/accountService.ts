@@ -3,7 +3,7 @@ import type { Database, Queryable } from '@chat/db';
 import type { Auth, SignedIn } from '../auth/auth';
 import { signedInOf } from '../auth/auth';
 import type { InterruptService } from '../chats/turns/interrupts';
-import { hasRunningTurn } from '../chats/turns/views';
+import { hasActiveTurn } from '../chats/turns/views';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { describeDevice } from './device';
@@ -123,7 +123,7 @@ export class AccountService {
       const result = await db.transaction(async (tx) => {
         const locked = await threadIdsOfUser(tx, ownerId, { lock: true });
         if (attempt < STOP_ATTEMPTS) {
-          for (const threadId of locked) if (await hasRunningTurn(tx, threadId)) return null;
+          for (const threadId of locked) if (await hasActiveTurn(tx, threadId)) return null;
         }
         return { value: await work(tx, locked) };
       });
