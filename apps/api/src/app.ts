@@ -1,4 +1,5 @@
 import { H3, type H3Event, type HTTPError } from 'h3';
+import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
 import { registerBranchRoutes } from './chats/routes/branches';
 import { registerFeedbackRoutes } from './chats/routes/feedback';
@@ -8,7 +9,6 @@ import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { errorResponse, noSuchRoute } from './platform/errors';
 import { clientAddress, type RateLimitRule } from './platform/rateLimit';
-import { requestWithBody } from './platform/requestBody';
 import { requestGuard } from './platform/requestGuard';
 import { applySecurityHeaders } from './platform/securityHeaders';
 
@@ -32,8 +32,9 @@ export function createApp(services: ChatServices): H3 {
   app.all('/api/auth/**', (event) => {
     const rule = authRateLimit(event);
     if (rule) services.http.limits.hit(rule, `ip:${clientAddress(event, services.http.trustedProxies)}`);
-    return services.auth.handler(requestWithBody(event));
+    return services.authRequests(event);
   });
+  registerAccountRoutes(app, services);
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
   registerBranchRoutes(app, services);

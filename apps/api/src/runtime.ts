@@ -3,9 +3,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
+import { AccountService } from './accounts/accountService';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
-import { createAuth } from './auth/auth';
+import { type Auth, createAuth } from './auth/auth';
+import { createAuthHandler } from './auth/authHandler';
 import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
 import { FeedbackService } from './chats/feedbackService';
@@ -95,29 +97,44 @@ export async function createRuntime(
   });
   const queue = new QueueService({ db, chatAgent, signals, runner });
   const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const allowGuests = config.AUTH_ALLOW_GUESTS;
+  // The account service moves a guest's chats when better-auth links the guest to an account.
+  let auth: Auth | undefined;
+  const accounts = new AccountService({
+    db,
+    auth: () => auth as Auth,
+    interrupts,
+    signals,
+    logger,
+    allowGuests,
+  });
   const threads = new ThreadService({ db, chatAgent, signals, interrupts });
   const origins = trustedOrigins(config);
+  auth = createAuth({
+    db,
+    secret: authSecret(config),
+    webOrigin: config.WEB_ORIGIN,
+    trustedOrigins: origins,
+    logger,
+    onGuestLinked: (link) => accounts.linkGuest(link),
+  });
+  const limits = new RateLimiter({
+    windowMs: config.RATE_LIMIT_WINDOW_MS,
+    limits: {
+      guests: config.RATE_LIMIT_GUESTS_PER_IP,
+      signIns: config.RATE_LIMIT_SIGN_INS_PER_IP,
+      threads: config.RATE_LIMIT_THREADS_PER_ACCOUNT,
+      sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
+    },
+  });
   const services: ChatServices = {
-    auth: createAuth({
-      db,
-      secret: authSecret(config),
-      webOrigin: config.WEB_ORIGIN,
-      trustedOrigins: origins,
-      logger,
-    }),
+    authRequests: createAuthHandler(auth, { allowGuests, limits }),
+    accounts,
     logger,
     http: {
       trustedOrigins: origins,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
-      limits: new RateLimiter({
-        windowMs: config.RATE_LIMIT_WINDOW_MS,
-        limits: {
-          guests: config.RATE_LIMIT_GUESTS_PER_IP,
-          signIns: config.RATE_LIMIT_SIGN_INS_PER_IP,
-          threads: config.RATE_LIMIT_THREADS_PER_ACCOUNT,
-          sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
-        },
-      }),
+      limits,
     },
     ready: databaseReadiness(database.sql),
     threads,

@@ -9,6 +9,7 @@ describe('configuration', () => {
       CHAT_MODEL: 'local',
       LOCAL_MODEL_DELAY_MS: 30,
       TURN_LEASE_MS: 15_000,
+      AUTH_ALLOW_GUESTS: true,
     });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.DATA_DIR.endsWith('/.data')).toBe(true);
@@ -27,6 +28,12 @@ describe('configuration', () => {
     expect(
       loadConfig({ CHAT_MODEL: 'openai:llama3', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).CHAT_MODEL,
     ).toBe('openai:llama3');
+  });
+
+  it('reads AUTH_ALLOW_GUESTS as true or false, nothing else', () => {
+    expect(loadConfig({ AUTH_ALLOW_GUESTS: 'false' }).AUTH_ALLOW_GUESTS).toBe(false);
+    expect(loadConfig({ AUTH_ALLOW_GUESTS: 'true' }).AUTH_ALLOW_GUESTS).toBe(true);
+    expect(() => loadConfig({ AUTH_ALLOW_GUESTS: 'no' })).toThrow(/AUTH_ALLOW_GUESTS/);
   });
 
   it('treats empty values as unset', () => {

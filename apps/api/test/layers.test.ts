@@ -10,15 +10,24 @@ import { describe, expect, it } from 'vitest';
 const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['platform', (path) => path.startsWith('platform/')],
   ['agent and auth', (path) => path.startsWith('agent/') || path.startsWith('auth/')],
-  ['chats/threads', (path) => path.startsWith('chats/threads/')],
+  [
+    'chats/threads and account SQL',
+    (path) => path.startsWith('chats/threads/') || path === 'accounts/repository.ts',
+  ],
   ['chats/branches', (path) => path.startsWith('chats/branches/')],
   ['chats/turns', (path) => path.startsWith('chats/turns/')],
   [
     'chats/shares, chats/feedback',
     (path) => path.startsWith('chats/shares/') || path.startsWith('chats/feedback/'),
   ],
-  ['chat services', (path) => /^chats\/[^/]+\.ts$/.test(path)],
-  ['chats/routes', (path) => path.startsWith('chats/routes/')],
+  [
+    'chat and account services',
+    (path) =>
+      /^chats\/[^/]+\.ts$/.test(path) ||
+      path === 'accounts/accountService.ts' ||
+      path === 'accounts/device.ts',
+  ],
+  ['routes', (path) => path.startsWith('chats/routes/') || path === 'accounts/routes.ts'],
   ['app and wiring', (path) => /^[^/]+\.ts$/.test(path)],
 ];
 

@@ -4,6 +4,9 @@ export const errorCodes = [
   'not_found',
   'method_not_allowed',
   'unauthorized',
+  'invalid_credentials',
+  'email_taken',
+  'guests_disabled',
   'forbidden_origin',
   'queue_full',
   'not_queue_head',
@@ -33,6 +36,10 @@ export interface ErrorBody {
 export const errorTable: Record<ErrorCode, { status: number; message: string }> = {
   bad_request: { status: 400, message: 'The request is not valid.' },
   unauthorized: { status: 401, message: 'Sign in first.' },
+  // One message for a wrong password and an unknown email: a refusal never tells which.
+  invalid_credentials: { status: 401, message: 'Wrong email or password.' },
+  email_taken: { status: 409, message: 'An account with this email already exists. Sign in instead.' },
+  guests_disabled: { status: 403, message: 'This server needs an account: sign in or sign up.' },
   forbidden_origin: { status: 403, message: 'This request did not come from the app.' },
   not_found: { status: 404, message: 'Not found.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed here.' },

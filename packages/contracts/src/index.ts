@@ -1,3 +1,4 @@
+export * from './accounts';
 export * from './errors';
 export * from './events';
 export * from './feedback';

@@ -1,3 +1,4 @@
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, SESSION_REFRESH_SECONDS } from '@chat/contracts';
 import { type Database, schema } from '@chat/db';
 import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
@@ -12,6 +13,11 @@ export interface AuthOptions {
   /** Origins whose pages may sign in (`trustedOrigins` in platform/config.ts). */
   trustedOrigins: string[];
   logger: Logger;
+  /**
+   * Moves everything a guest made to the account it signs up as or signs in to, before
+   * better-auth deletes the guest user. Runs on every link; must be idempotent.
+   */
+  onGuestLinked: (link: { guestId: string; userId: string }) => Promise<void>;
 }
 
 /** Accounts: a guest account on first visit (anonymous sign-in), optional email + password. */
@@ -30,8 +36,19 @@ export function createAuth(options: AuthOptions) {
         verification: schema.verification,
       },
     }),
-    emailAndPassword: { enabled: true },
-    plugins: [anonymous()],
+    emailAndPassword: {
+      enabled: true,
+      minPasswordLength: PASSWORD_MIN_LENGTH,
+      maxPasswordLength: PASSWORD_MAX_LENGTH,
+    },
+    // A session's updated_at is its "last seen": refreshed at most this often while it is used.
+    session: { updateAge: SESSION_REFRESH_SECONDS },
+    plugins: [
+      anonymous({
+        onLinkAccount: ({ anonymousUser, newUser }) =>
+          options.onGuestLinked({ guestId: anonymousUser.user.id, userId: newUser.user.id }),
+      }),
+    ],
     telemetry: { enabled: false },
     // Into the API's own log, through its error serializer. better-auth's message can quote a failed
     // query with its parameters: only its first words (before a colon) are kept.
@@ -46,8 +63,24 @@ export function createAuth(options: AuthOptions) {
 
 export type Auth = ReturnType<typeof createAuth>;
 
-/** The signed-in user's id, or null. */
-export async function userIdOf(auth: Auth, headers: Headers): Promise<string | null> {
+export interface SignedIn {
+  userId: string;
+  sessionId: string;
+  isGuest: boolean;
+}
+
+/**
+ * Who sent the request, or null. With guests switched off (`AUTH_ALLOW_GUESTS=false`) a guest
+ * session left from before counts as none: it may only sign up or sign in, which keeps its chats.
+ */
+export async function signedInOf(
+  auth: Auth,
+  headers: Headers,
+  options: { allowGuests: boolean },
+): Promise<SignedIn | null> {
   const session = await auth.api.getSession({ headers });
-  return session?.user.id ?? null;
+  if (!session) return null;
+  const isGuest = session.user.isAnonymous === true;
+  if (isGuest && !options.allowGuests) return null;
+  return { userId: session.user.id, sessionId: session.session.id, isGuest };
 }

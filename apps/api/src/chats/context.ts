@@ -1,4 +1,5 @@
-import type { Auth } from '../auth/auth';
+import type { H3Event } from 'h3';
+import type { AccountService } from '../accounts/accountService';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
 import type { BranchService } from './branchService';
@@ -22,7 +23,9 @@ export interface HttpPolicy {
 
 /** What the routes may call: the chat domain's services, nothing lower (no database, no signals). */
 export interface ChatServices {
-  auth: Auth;
+  /** better-auth's `/api/auth/**` in the contract's terms (`auth/authHandler.ts`). */
+  authRequests: (event: H3Event) => Promise<Response>;
+  accounts: AccountService;
   logger: Logger;
   http: HttpPolicy;
   /** Resolves when the database answers; `503 unavailable` otherwise (`GET /api/ready`). */

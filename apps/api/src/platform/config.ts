@@ -34,6 +34,10 @@ const configSchema = z.object({
   OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
   BETTER_AUTH_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32).optional()),
+  /** `false`: no guest accounts; people sign up or sign in first. */
+  AUTH_ALLOW_GUESTS: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true'))
+    .transform((value) => value === 'true'),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /** Origins allowed to send unsafe requests besides WEB_ORIGIN and its loopback twin. */
   TRUSTED_ORIGINS: list('').pipe(z.array(z.url().transform((value) => new URL(value).origin))),

@@ -6,14 +6,20 @@ import { jsonBodyOf } from './requestBody';
 
 /**
  * Validates the JSON body the request guard read (`platform/requestBody.ts`: bounded, UTF-8, no
- * U+0000 or lone surrogates); anything malformed is `400 bad_request`, changing nothing.
+ * U+0000 or lone surrogates); anything malformed is `400 bad_request`, changing nothing. A refusal about one field names it
+ * (`error.field`, e.g. `"email"`).
  */
 export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): Promise<z.infer<T>> {
   const parsed = schema.safeParse(jsonBodyOf(event));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new ApiError('bad_request', `Invalid request body: ${where}${issue?.message ?? 'invalid'}.`);
+    const field = issue?.path.length ? issue.path.join('.') : undefined;
+    const where = field ? `${field}: ` : '';
+    throw new ApiError(
+      'bad_request',
+      `Invalid request body: ${where}${issue?.message ?? 'invalid'}.`,
+      field ? { field } : undefined,
+    );
   }
   return parsed.data;
 }

@@ -43,6 +43,42 @@ export class ApiClient {
     return new ApiClient(baseUrl, cookie);
   }
 
+  /** A client with no session yet (sign up or sign in with `auth`). */
+  static anonymousVisitor(baseUrl: string): ApiClient {
+    return new ApiClient(baseUrl, '');
+  }
+
+  withCookie(cookie: string): ApiClient {
+    return new ApiClient(this.baseUrl, cookie);
+  }
+
+  /**
+   * POSTs to better-auth (`/api/auth/<path>`) with this client's cookie, and keeps the cookies
+   * the answer sets (a new session replaces the old one; a cleared cookie goes).
+   */
+  async auth<T = unknown>(path: string, body: unknown = {}): Promise<JsonResponse<T>> {
+    const response = await this.fetch('POST', `/api/auth/${path}`, body);
+    const jar = new Map(
+      this.cookie
+        .split('; ')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair] as const),
+    );
+    for (const header of response.headers.getSetCookie()) {
+      const pair = header.split(';')[0] ?? '';
+      const name = pair.slice(0, pair.indexOf('='));
+      if (/max-age=0\b/i.test(header) || pair.endsWith('=')) jar.delete(name);
+      else jar.set(name, pair);
+    }
+    this.cookie = [...jar.values()].join('; ');
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (text ? JSON.parse(text) : null) as T,
+    };
+  }
+
   /** The same user, through another API instance. */
   via(baseUrl: string): ApiClient {
     return new ApiClient(baseUrl, this.cookie);

@@ -1,50 +1,102 @@
-export interface SessionUser {
-  id: string;
-  name: string;
-  isAnonymous: boolean;
-}
+import type { Account } from '@chat/contracts';
+
+/** Pages that work without a session: a guest is not made for them. */
+export const AUTH_PAGES = ['/sign-in', '/sign-up'];
 
 /**
- * The caller's better-auth session. First visit: no session, so sign in as a guest
- * (anonymous plugin); the API sets the session cookie. The `session` route middleware calls
- * `ensureSession` before the first page that needs one. When the API cannot be reached, `error`
- * says so and the session is tried again with backoff until it answers, so the page recovers by
- * itself (the layout says it is reconnecting meanwhile).
+ * The caller's account. First visit: no session, so sign in as a guest (anonymous plugin);
+ * when the server has guests switched off (`403 guests_disabled`), there is no account until the
+ * person signs in, and the route guard sends them to the sign-in page. Failures are kept in
+ * `error` for the layout to show rather than thrown, so the shell still renders. The `session`
+ * route middleware calls `ensureSession` before the first page that needs one. When the API
+ * cannot be reached, the session is tried again with backoff until it answers, so the page
+ * recovers by itself (the layout says it is reconnecting meanwhile).
  */
 export function useSession() {
   const { $auth } = useNuxtApp();
-  const user = useState<SessionUser | null>('session-user', () => null);
+  const account = useState<Account | null>('session-account', () => null);
+  const guestsAllowed = useState<boolean>('session-guests-allowed', () => true);
   const error = useState<string | null>('session-error', () => null);
+  /** The session was read at least once (so an auth page need not read it again). */
+  const checked = useState<boolean>('session-checked', () => false);
 
-  async function readSessionUser(): Promise<SessionUser | null> {
-    const { data, error: fetchError } = await $auth.getSession();
-    if (fetchError) throw new Error(fetchError.message ?? `status ${fetchError.status}`);
-    if (!data) return null;
-    const sessionUser = data.user as typeof data.user & { isAnonymous?: boolean | null };
-    return { id: sessionUser.id, name: sessionUser.name, isAnonymous: sessionUser.isAnonymous === true };
+  /** The account of the current session; null when there is none the API accepts. */
+  async function readAccount(): Promise<Account | null> {
+    try {
+      return await apiJson<Account>('/api/account');
+    } catch (cause) {
+      if (cause instanceof ApiRequestError && cause.status === 401) return null;
+      throw cause;
+    }
   }
 
-  async function tryOnce(): Promise<boolean> {
+  /** One attempt: reads the session, or starts a guest one; false when the API could not be had. */
+  async function tryOnce(options: { startGuest: boolean }): Promise<boolean> {
     try {
-      let current = await readSessionUser();
-      if (!current) {
-        const signedIn = await $auth.signIn.anonymous();
-        if (signedIn.error) throw new Error(signedIn.error.message ?? `status ${signedIn.error.status}`);
-        current = await readSessionUser();
+      // better-auth's get-session refreshes the cookie of an active session; the account read
+      // goes alongside, so the first page waits for one round trip, not two.
+      const [, read] = await Promise.all([$auth.getSession(), readAccount()]);
+      let current = read;
+      if (!current && options.startGuest && guestsAllowed.value) {
+        try {
+          await apiFetch('/api/auth/sign-in/anonymous', { method: 'POST', json: {} });
+          current = await readAccount();
+        } catch (cause) {
+          if (!(cause instanceof ApiRequestError && cause.code === 'guests_disabled')) throw cause;
+          guestsAllowed.value = false;
+        }
       }
-      user.value = current;
-      error.value = current ? null : 'Could not start a guest session.';
+      account.value = current;
+      checked.value = true;
+      const wanted = options.startGuest && guestsAllowed.value;
+      error.value = current || !wanted ? null : 'Could not start a guest session.';
     } catch (cause) {
-      error.value = `Could not reach the server: ${cause instanceof Error ? cause.message : String(cause)}`;
+      error.value = `Could not reach the server: ${ApiRequestError.fromUnknown(cause).message}`;
     }
     return error.value === null;
   }
 
-  /** Makes sure of a session; while that fails, keeps trying in the background. */
-  async function ensureSession(): Promise<void> {
-    if (await tryOnce()) return;
-    createBackoff().retry(tryOnce);
+  /**
+   * Reads the session, or starts a guest one (not on the sign-in and sign-up pages); while the
+   * API cannot be had, keeps trying in the background.
+   */
+  async function ensureSession(options: { startGuest: boolean }): Promise<void> {
+    if (await tryOnce(options)) return;
+    createBackoff().retry(() => tryOnce(options));
   }
 
-  return { user: readonly(user), error: readonly(error), ensureSession };
+  /** Signs up (or in) with email and password; a guest's chats move to the account on the server. */
+  async function signInWithEmail(
+    mode: 'sign-up' | 'sign-in',
+    email: string,
+    password: string,
+  ): Promise<void> {
+    const name = email.split('@')[0] || email;
+    const body = mode === 'sign-up' ? { email, password, name } : { email, password };
+    await apiFetch(`/api/auth/${mode}/email`, { method: 'POST', json: body });
+  }
+
+  /** Ends the session on the server. */
+  async function signOut(): Promise<void> {
+    await apiFetch('/api/auth/sign-out', { method: 'POST', json: {} });
+    account.value = null;
+  }
+
+  return {
+    account: readonly(account),
+    guestsAllowed: readonly(guestsAllowed),
+    error: readonly(error),
+    checked: readonly(checked),
+    ensureSession,
+    signInWithEmail,
+    signOut,
+  };
+}
+
+/**
+ * After a sign-in, sign-up, sign-out or deletion, every piece of state (threads, open event
+ * streams) belongs to someone else: load the app afresh.
+ */
+export function reloadAt(path: string): void {
+  window.location.assign(path);
 }

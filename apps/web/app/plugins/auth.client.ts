@@ -3,8 +3,8 @@ import { createAuthClient } from 'better-auth/vue';
 
 /**
  * The better-auth client for the API's /api/auth/* routes (same origin, through the proxy),
- * provided as `$auth`; then the guest session is made sure of before any page asks the API
- * for data, so every later request carries the session cookie.
+ * provided as `$auth` (the session middleware makes sure of a session before any page asks the API
+ * for data, so every later request carries the session cookie).
  */
 export default defineNuxtPlugin({
   name: 'auth',

@@ -8,6 +8,8 @@ export class ApiRequestError extends Error {
     readonly status: number,
     /** The contract's error code, when the API sent one. */
     readonly code: ErrorCode | null = null,
+    /** The request field a `400` is about (`error.field`), e.g. "email". */
+    readonly field: string | null = null,
   ) {
     super(message);
     this.name = 'ApiRequestError';
@@ -22,10 +24,12 @@ export class ApiRequestError extends Error {
     const fallback = `The server answered ${response.status} ${response.statusText}`.trim();
     try {
       const body: unknown = await response.json();
-      const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+      const error = (body as { error?: { code?: unknown; message?: unknown; field?: unknown } } | null)
+        ?.error;
       if (error && typeof error.message === 'string') {
         const code = typeof error.code === 'string' ? (error.code as ErrorCode) : null;
-        return new ApiRequestError(error.message, response.status, code);
+        const field = typeof error.field === 'string' ? error.field : null;
+        return new ApiRequestError(error.message, response.status, code, field);
       }
     } catch {
       // Not JSON (a proxy error page, say): fall back to the status line.

@@ -1,10 +1,14 @@
 import type { H3, H3Event } from 'h3';
-import { userIdOf } from '../../auth/auth';
+import type { SignedIn } from '../../auth/auth';
 import { ApiError } from '../../platform/errors';
 import type { RateLimitRule } from '../../platform/rateLimit';
 import type { ChatServices } from '../context';
 
-export type AuthedHandler = (event: H3Event, userId: string) => Promise<unknown> | unknown;
+export type AuthedHandler = (
+  event: H3Event,
+  userId: string,
+  signedIn: SignedIn,
+) => Promise<unknown> | unknown;
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 export interface RouteOptions {
@@ -14,17 +18,18 @@ export interface RouteOptions {
 
 /**
  * The one route wrapper: `route(method, path, handler, options?)` registers a route that needs a
- * signed-in user (`401 unauthorized` otherwise), counted against `options.limit` per account.
+ * signed-in user (`401 unauthorized` otherwise; a guest counts as none when guests are switched
+ * off), counted against `options.limit` per account.
  * Refusals thrown by a handler go to the app's error handler. The app-level request guard has
  * already checked the origin, the media type and the body (`platform/requestGuard.ts`).
  */
 export function authedRoutes(app: H3, services: ChatServices) {
   return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
     app[method](path, async (event) => {
-      const userId = await userIdOf(services.auth, event.req.headers);
-      if (!userId) throw new ApiError('unauthorized');
-      if (options.limit) services.http.limits.hit(options.limit, `user:${userId}`);
-      return await handler(event, userId);
+      const signedIn = await services.accounts.signedIn(event.req.headers);
+      if (!signedIn) throw new ApiError('unauthorized');
+      if (options.limit) services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
+      return await handler(event, signedIn.userId, signedIn);
     });
   };
 }

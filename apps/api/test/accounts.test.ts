@@ -1,0 +1,298 @@
+import type { AccountDeleted, AccountSession } from '@chat/contracts';
+import { describe, expect, it } from 'vitest';
+import {
+  accountOf,
+  guestWithChats,
+  newEmail,
+  PASSWORD,
+  type Refusal,
+  signIn,
+  signUp,
+  threadsOf,
+} from './support/accounts';
+import { APP_HEADERS, ApiClient, readUntilWords, waitFor } from './support/client';
+import { startTestApi, type TestApi, useTestApi } from './support/testApi';
+import { rowsMentioning } from './support/userRows';
+
+let api: TestApi;
+useTestApi((started) => {
+  ({ api } = started);
+});
+
+async function guest(): Promise<ApiClient> {
+  return await api.client();
+}
+
+describe('signing up keeps the guest chats', () => {
+  it('moves every chat, its queue and versions to the new account, and they keep working', async () => {
+    const { client, guestId, queuedThread, versionThread, shareToken } = await guestWithChats(await guest());
+    const email = newEmail();
+    const signedUp = await signUp(client, email);
+    expect(signedUp.status).toBe(200);
+    const account = await accountOf(client);
+    expect(account).toMatchObject({ email, isGuest: false });
+    expect(account.id).not.toBe(guestId);
+
+    const threads = await threadsOf(client);
+    expect(threads.map((thread) => thread.id).sort()).toEqual([queuedThread, versionThread].sort());
+    // The reply that was streaming was stopped for the move; the queued items stayed queued.
+    const queued = await client.detail(queuedThread);
+    expect(queued.turnQueue.items.map((item) => item.text)).toEqual(['queued one', 'queued two']);
+    const versioned = await client.detail(versionThread);
+    expect(versioned.messages[0]?.metadata.version).toMatchObject({ index: 2, count: 2 });
+    expect(queued.messages[1]?.metadata.feedback).toMatchObject({ rating: 'up' });
+    const shares = await client.json<{ shares: Array<{ token: string }> }>(
+      'GET',
+      `/api/threads/${versionThread}/shares`,
+    );
+    expect(shares.body.shares.map((share) => share.token)).toEqual([shareToken]);
+
+    // The moved chats run turns under the account (Mastra refuses a thread of another resource).
+    const claim = await client.fetch('POST', `/api/threads/${queuedThread}/queue/claim`, {});
+    expect(claim.status).toBe(200);
+    await claim.text();
+    await client.sendAndRead(versionThread, 'after sign-up [[words:2]]');
+
+    // Nothing of the guest is left anywhere: its user row, memory resource and rows all moved.
+    expect(await rowsMentioning(api.runtime.database.sql, [guestId])).toEqual([]);
+  });
+
+  it('shows the same chats when the account signs in from a second client', async () => {
+    const { client, queuedThread, versionThread } = await guestWithChats(await guest());
+    const email = newEmail();
+    expect((await signUp(client, email)).status).toBe(200);
+    const second = ApiClient.anonymousVisitor(api.baseUrl);
+    expect((await signIn(second, email)).status).toBe(200);
+    const ids = (await threadsOf(second)).map((thread) => thread.id).sort();
+    expect(ids).toEqual([queuedThread, versionThread].sort());
+    expect((await second.detail(versionThread)).messages.length).toBeGreaterThan(0);
+  });
+
+  it('adds a guest’s chats to an existing account on sign-in, once, however often the link runs', async () => {
+    const owner = await guest();
+    const email = newEmail();
+    expect((await signUp(owner, email)).status).toBe(200);
+    const ownThread = await owner.createThread('Own chat');
+
+    const visitor = await guest();
+    const guestThread = await visitor.createThread('Guest chat');
+    await visitor.sendAndRead(guestThread, 'hello [[words:2]]');
+    const guestId = (await accountOf(visitor)).id;
+    const guestCookie = visitor.cookieHeader;
+    expect((await signIn(visitor, email)).status).toBe(200);
+    const accountId = (await accountOf(visitor)).id;
+
+    // The same link again (a retried or concurrent sign-in) moves nothing more.
+    await api.runtime.services.accounts.linkGuest({ guestId, userId: accountId });
+    // The guest's old cookie is a session no more: signing in with it again links nothing.
+    const stale = owner.withCookie(guestCookie);
+    expect((await stale.json('GET', '/api/threads')).status).toBe(401);
+    expect((await signIn(stale, email)).status).toBe(200);
+
+    const ids = (await threadsOf(owner)).map((thread) => thread.id).sort();
+    expect(ids).toEqual([ownThread, guestThread].sort());
+    const detail = await owner.detail(guestThread);
+    expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+});
+
+describe('sign-up and sign-in refusals', () => {
+  it('names the field of a malformed email or a short password, and changes nothing', async () => {
+    const client = await guest();
+    const before = await accountOf(client);
+    for (const [body, field] of [
+      [{ email: 'not-an-email', password: PASSWORD, name: 'x' }, 'email'],
+      [{ email: newEmail(), password: 'short', name: 'x' }, 'password'],
+      [{ password: PASSWORD, name: 'x' }, 'email'],
+    ] as const) {
+      const { status, body: refusal } = await client.auth<Refusal>('sign-up/email', body);
+      expect(status).toBe(400);
+      expect(refusal.error).toMatchObject({ code: 'bad_request', field });
+    }
+    const signInRefusal = await client.auth<Refusal>('sign-in/email', { email: 'nope', password: 'x' });
+    expect(signInRefusal.status).toBe(400);
+    expect(signInRefusal.body.error.field).toBe('email');
+    expect(await accountOf(client)).toEqual(before);
+  });
+
+  it('gives a wrong password and an unknown email the same 401', async () => {
+    const email = newEmail();
+    expect((await signUp(await guest(), email)).status).toBe(200);
+    const wrongPassword = await signIn(ApiClient.anonymousVisitor(api.baseUrl), email, 'wrong password!');
+    const unknownEmail = await signIn(ApiClient.anonymousVisitor(api.baseUrl), newEmail());
+    expect(wrongPassword.status).toBe(401);
+    expect(unknownEmail.status).toBe(401);
+    expect(wrongPassword.body).toEqual(unknownEmail.body);
+    expect((wrongPassword.body as unknown as Refusal).error.code).toBe('invalid_credentials');
+  });
+
+  it('refuses a taken email with 409 email_taken, and the guest keeps its chats', async () => {
+    const email = newEmail();
+    expect((await signUp(await guest(), email)).status).toBe(200);
+    const client = await guest();
+    const threadId = await client.createThread('Mine');
+    const { status, body } = await client.auth<Refusal>('sign-up/email', {
+      email,
+      password: PASSWORD,
+      name: 'x',
+    });
+    expect(status).toBe(409);
+    expect(body.error).toMatchObject({ code: 'email_taken', field: 'email' });
+    expect((await accountOf(client)).isGuest).toBe(true);
+    expect((await threadsOf(client)).map((thread) => thread.id)).toEqual([threadId]);
+  });
+});
+
+describe('sessions', () => {
+  it('signing out ends the session on the server', async () => {
+    const client = await guest();
+    const email = newEmail();
+    expect((await signUp(client, email)).status).toBe(200);
+    const copy = client.withCookie(client.cookieHeader);
+    expect((await client.auth('sign-out')).status).toBe(200);
+    const after = await copy.json<Refusal>('GET', '/api/threads');
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('unauthorized');
+  });
+
+  it('lists the devices and signs out every other one', async () => {
+    const email = newEmail();
+    const first = await guest();
+    expect((await signUp(first, email)).status).toBe(200);
+    const second = ApiClient.anonymousVisitor(api.baseUrl);
+    expect((await signIn(second, email)).status).toBe(200);
+
+    const listed = await first.json<AccountSession[]>('GET', '/api/account/sessions');
+    expect(listed.status).toBe(200);
+    expect(listed.body).toHaveLength(2);
+    expect(listed.body.filter((session) => session.current)).toHaveLength(1);
+    expect(listed.body[0]?.current).toBe(true);
+    expect(JSON.stringify(listed.body)).not.toMatch(/token/i);
+
+    const revoked = await first.json<AccountSession[]>('POST', '/api/account/sessions/revoke-others', {});
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.map((session) => session.current)).toEqual([true]);
+    expect((await second.json('GET', '/api/threads')).status).toBe(401);
+    expect((await first.json('GET', '/api/threads')).status).toBe(200);
+  });
+});
+
+describe('deleting the account', () => {
+  it('removes every row of the user in every table, and nothing of anyone else', async () => {
+    const { client, queuedThread, versionThread } = await guestWithChats(await guest());
+    const email = newEmail();
+    expect((await signUp(client, email)).status).toBe(200);
+    const second = ApiClient.anonymousVisitor(api.baseUrl);
+    expect((await signIn(second, email)).status).toBe(200);
+    const userId = (await accountOf(client)).id;
+    // A reply is running while the account is deleted.
+    const running = await client.send(versionThread, 'still talking [[words:400]] [[delay:20]]');
+    expect(running.status).toBe(200);
+    await readUntilWords(running, 2);
+
+    // A third chat waits for the person to approve a tool call.
+    const approvalThread = await client.createThread('Waiting for approval');
+    await client.sendAndRead(approvalThread, 'buy milk [[tool:save_note]]');
+    expect((await client.detail(approvalThread)).turnQueue.activeTurn?.status).toBe('awaiting_approval');
+
+    const bystander = await guest();
+    const bystanderThread = await bystander.createThread('Not theirs');
+    await bystander.sendAndRead(bystanderThread, 'hello [[words:2]]');
+
+    const { sql } = api.runtime.database;
+    const details = await Promise.all(
+      [queuedThread, versionThread, approvalThread].map((threadId) => client.detail(threadId)),
+    );
+    const branchIds = details.flatMap((detail) => [
+      detail.thread.activeBranchId,
+      ...detail.messages.flatMap((message) => message.metadata.version?.branchIds ?? []),
+    ]);
+    const needles = [userId, email, queuedThread, versionThread, approvalThread, ...branchIds];
+    const before = new Set((await rowsMentioning(sql, needles)).map((hit) => hit.table));
+    for (const table of [
+      'public.user',
+      'public.session',
+      'public.account',
+      'public.threads',
+      'public.branches',
+      'public.chat_turn_requests',
+      'public.shares',
+      'public.message_feedback',
+      'public.hitl_requests',
+      'mastra.mastra_threads',
+      'mastra.mastra_messages',
+    ]) {
+      expect(before, table).toContain(table);
+    }
+
+    const deleted = await client.json<AccountDeleted>('DELETE', '/api/account');
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ deleted: true, threads: 3 });
+    expect(deleted.headers.getSetCookie().join('\n')).toMatch(/session_token=;|max-age=0/i);
+
+    expect(await rowsMentioning(sql, needles)).toEqual([]);
+    expect((await client.json('GET', '/api/threads')).status).toBe(401);
+    expect((await second.json('GET', '/api/threads')).status).toBe(401);
+    expect((await signIn(ApiClient.anonymousVisitor(api.baseUrl), email)).status).toBe(401);
+    // The runner's stopped reply wrote nothing back afterwards.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await rowsMentioning(sql, needles)).toEqual([]);
+
+    const bystanderDetail = await waitFor(
+      () => bystander.detail(bystanderThread),
+      (detail) => detail.messages.length === 2,
+    );
+    expect(bystanderDetail.thread.title).toBe('Not theirs');
+  });
+});
+
+describe('AUTH_ALLOW_GUESTS=false', () => {
+  it('refuses guest sign-in and guest sessions; sign-up still keeps a leftover guest’s chats', async () => {
+    // A guest from before the switch, on the same database.
+    const leftover = await guest();
+    const threadId = await leftover.createThread('From before');
+    const strict = await startTestApi(api.runtime.database.url, { AUTH_ALLOW_GUESTS: 'false' });
+    try {
+      const visitor = ApiClient.anonymousVisitor(strict.baseUrl);
+      const refused = await visitor.auth<Refusal>('sign-in/anonymous');
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('guests_disabled');
+      expect(refused.headers.getSetCookie()).toEqual([]);
+
+      const stillGuest = leftover.via(strict.baseUrl);
+      expect((await stillGuest.json('GET', '/api/threads')).status).toBe(401);
+      expect((await stillGuest.json('GET', '/api/account')).status).toBe(401);
+      expect((await signUp(stillGuest, newEmail())).status).toBe(200);
+      expect((await threadsOf(stillGuest)).map((thread) => thread.id)).toEqual([threadId]);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('sign-in limits', () => {
+  it('counts sign-ins per email address as well as per IP', async () => {
+    const limited = await startTestApi(api.runtime.database.url, { RATE_LIMIT_SIGN_INS_PER_IP: '3' });
+    try {
+      const attempt = (email: string, from: string) =>
+        fetch(`${limited.baseUrl}/api/auth/sign-in/email`, {
+          method: 'POST',
+          // Each attempt from another address (the API trusts loopback proxies' X-Forwarded-For).
+          headers: { ...APP_HEADERS, 'x-forwarded-for': from },
+          body: JSON.stringify({ email, password: 'wrong password!' }),
+        });
+      const target = newEmail();
+      const statuses = [];
+      for (let n = 1; n <= 4; n++) statuses.push((await attempt(target, `10.0.0.${n}`)).status);
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      const refused = await attempt(target, '10.0.0.9');
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as Refusal).error.code).toBe('rate_limited');
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Another email from a fresh address is not held back.
+      expect((await attempt(newEmail(), '10.0.0.10')).status).toBe(401);
+    } finally {
+      await limited.close();
+    }
+  });
+});

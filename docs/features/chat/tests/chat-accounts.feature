@@ -1,0 +1,41 @@
+Feature: Accounts people can come back to
+  A guest can create an account or sign in without losing chats, sign out, manage sessions and
+  delete everything. Automated in apps/web/e2e/accounts.spec.ts.
+
+  Scenario: A guest signs up and keeps the chat
+    Given a guest who sent "remember me [[words:4]]" and got a reply
+    When the guest creates an account with a new email and the password "correct horse battery"
+    Then the account menu shows the email
+    And the sidebar shows the chat "remember me"
+    When the page is reloaded
+    Then the sidebar still shows the chat "remember me"
+
+  Scenario: Sign out, then sign in on another browser
+    Given a person signed in with a chat "remember me"
+    When they choose "Sign out" in the account menu
+    Then the sign-in page shows
+    And the old session is refused by the API with 401
+    When they sign in with the same email and password in a fresh browser
+    Then the sidebar shows the chat "remember me"
+
+  Scenario: The forms explain what is wrong
+    Given the sign-up page
+    When "not-an-email" and "short" are submitted
+    Then the form says "Enter a valid email address" and "Use at least 8 characters"
+    When an email that has an account is submitted
+    Then the form says "An account with this email already exists. Sign in instead."
+    Given the sign-in page
+    When a wrong password is submitted
+    Then the form says "Wrong email or password."
+    When an unknown email is submitted
+    Then the form says "Wrong email or password."
+
+  Scenario: Sessions and deleting the account
+    Given a person signed in on two browsers
+    When they open "Account settings"
+    Then two sessions are listed and one is marked "This device"
+    When they choose "Sign out everywhere else"
+    Then one session is listed and the other browser gets 401
+    When they choose "Delete account" and confirm with "Delete everything"
+    Then the sign-in page says "Your account and all its chats were deleted."
+    And signing in with that email says "Wrong email or password."
