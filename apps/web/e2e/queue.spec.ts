@@ -249,6 +249,7 @@ test.describe('queued turns', () => {
     chat,
     dock,
     page,
+    baseURL,
   }) => {
     const url = await chat.startThread('[[words:600]] [[delay:30]] a long one');
     await expect(chat.stopButton).toBeVisible();
@@ -259,7 +260,10 @@ test.describe('queued turns', () => {
     // Stop it from outside the page (no tab claims meanwhile: this page is gone).
     const threadId = new URL(url).pathname.split('/').pop();
     await page.goto('about:blank');
-    const stopped = await page.request.post(`/api/threads/${threadId}/interrupt`);
+    // Sent as the page would send it: the API refuses a write without the app's Origin.
+    const stopped = await page.request.post(`/api/threads/${threadId}/interrupt`, {
+      headers: { origin: baseURL as string },
+    });
     expect(stopped.status()).toBe(200);
 
     await page.goto(url);
@@ -272,6 +276,7 @@ test.describe('queued turns', () => {
     chat,
     dock,
     page,
+    baseURL,
   }) => {
     const url = await chat.startThread(`${LONG} status lines`);
     await expect(chat.stopButton).toBeVisible();
@@ -287,7 +292,13 @@ test.describe('queued turns', () => {
     // Leave, and stop the reply from outside: no page is attached, so the queue waits.
     const threadId = new URL(url).pathname.split('/').pop();
     await page.goto('about:blank');
-    expect((await page.request.post(`/api/threads/${threadId}/interrupt`)).status()).toBe(200);
+    expect(
+      (
+        await page.request.post(`/api/threads/${threadId}/interrupt`, {
+          headers: { origin: baseURL as string },
+        })
+      ).status(),
+    ).toBe(200);
 
     // A page whose events stream cannot connect is not attached: the head waits for it.
     await page.route('**/api/threads/*/events', (route) => route.abort());
