@@ -1,18 +1,14 @@
 /**
- * Copies text to the clipboard and says so for a moment (`copied`). Where the browser has no
- * clipboard access (plain http on another host), `copied` stays false and the caller's own
- * selectable text is the fallback.
+ * Copies text to the clipboard (`copyText`, which also works on plain http) and says so for a
+ * moment (`copied`). When copying fails, `copied` stays false and the caller's own selectable
+ * text is the fallback.
  */
 export function useCopyText(resetAfterMs = 2_000) {
   const copied = ref<string | null>(null);
   let timer: ReturnType<typeof setTimeout> | undefined;
 
   async function copy(text: string): Promise<boolean> {
-    try {
-      await navigator.clipboard.writeText(text);
-    } catch {
-      return false;
-    }
+    if (!(await copyText(text))) return false;
     copied.value = text;
     clearTimeout(timer);
     timer = setTimeout(() => {
