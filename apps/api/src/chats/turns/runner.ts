@@ -137,9 +137,11 @@ export class TurnRunner {
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const done = this.run(turn, { branch, ownerId }, segment, controller, stream)
+    const fresh = this.deps.chatAgent.runs.begin();
+    const done = this.run(turn, { branch, ownerId, runId: fresh.runId }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
+        fresh.release();
         this.running.delete(turn.id);
         this.checkpointFailing.delete(turn.id);
       });
@@ -169,7 +171,7 @@ export class TurnRunner {
 
   private async run(
     turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string },
+    { runId, ...context }: { branch: BranchRow; ownerId: string; runId: string },
     segment: Segment,
     controller: AbortController,
     stream: TurnStream,
@@ -193,6 +195,7 @@ export class TurnRunner {
       const output = await callModel(this.deps.chatAgent, turn, context, segment, {
         userMessageId,
         abortSignal: controller.signal,
+        runId,
       });
       // The browser continues the reply it already shows (the message holding the tool call).
       if (segment.kind === 'resume') {
