@@ -34,7 +34,10 @@ export class InterruptService {
     const active = await findActiveTurn(this.deps.db, threadId);
     if (!active) return null;
     if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
-    if (!this.deps.runner.abort(active.id)) {
+    if (this.deps.runner.abort(active.id)) {
+      // It runs here: its end is known without a round trip through the signal channel.
+      await this.deps.runner.finished(active.id);
+    } else {
       await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
     }
     return toTurn(await this.waitUntilSettled(active));

@@ -155,6 +155,14 @@ export class TurnRunner {
     return this.running.get(turnId)?.stream;
   }
 
+  /**
+   * Resolves once a turn running on this instance has finished (settled, or left to recovery);
+   * undefined when it does not run here.
+   */
+  finished(turnId: string): Promise<void> | undefined {
+    return this.running.get(turnId)?.done;
+  }
+
   abort(turnId: string): boolean {
     const running = this.running.get(turnId);
     if (!running) return false;
