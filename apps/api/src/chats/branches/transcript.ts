@@ -120,7 +120,7 @@ export function textOf(message: MastraDBMessage): string {
  * the user message is not stored): the tail of the branch only, never the whole transcript, so
  * settling a turn costs the same in a long chat as in a short one.
  */
-async function messagesFromUserMessage(
+export async function messagesFromUserMessage(
   memory: Memory,
   memoryThreadId: string,
   userMessageId: string,
