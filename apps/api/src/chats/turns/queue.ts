@@ -101,21 +101,26 @@ export class QueueService {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
+      // Under the lock, independent reads (and then writes) go out together: one round trip each.
+      const [existing, active, queue] = await Promise.all([
+        findTurnByClientRequestId(tx, threadId, input.clientRequestId),
+        findActiveTurn(tx, threadId),
+        listQueuedTurns(tx, threadId),
+      ]);
       if (existing) return { kind: 'retry' as const, turn: existing, named: false };
-      const active = await findActiveTurn(tx, threadId);
-      const queue = await listQueuedTurns(tx, threadId);
       // A paused queue claims nothing: the send waits in the queue like any other (Q6).
       const idle = !active && queue.length === 0 && !thread.queuePaused;
       if (!idle && queue.length >= QUEUE_CAPACITY) throw new ApiError('queue_full');
-      const queued = await insertQueuedTurn(tx, {
-        threadId,
-        branchId: activeBranchOf(thread),
-        clientRequestId: input.clientRequestId,
-        text,
-      });
-      // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
-      await updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true });
+      const [queued] = await Promise.all([
+        insertQueuedTurn(tx, {
+          threadId,
+          branchId: activeBranchOf(thread),
+          clientRequestId: input.clientRequestId,
+          text,
+        }),
+        // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
+        updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true }),
+      ]);
       const turn = idle ? await this.deps.runner.claim(tx, queued, activeBranchOf(thread)) : queued;
       return { kind: idle ? ('claimed' as const) : ('queued' as const), turn, named: !thread.titled };
     });

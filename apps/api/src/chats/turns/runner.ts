@@ -81,7 +81,11 @@ export class TurnRunner {
    */
   async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
     const limit = this.deps.maxRunningTurnsPerAccount ?? 0;
-    if (limit > 0 && (await countRunningTurnsOfOwner(tx, turn.threadId)) >= limit) {
+    const [running, lastSettled] = await Promise.all([
+      limit > 0 ? countRunningTurnsOfOwner(tx, turn.threadId) : 0,
+      lastSettledTurnOnBranch(tx, branchId),
+    ]);
+    if (limit > 0 && running >= limit) {
       // The caller's transaction rolls back: nothing was accepted or claimed.
       throw new ApiError(
         'rate_limited',
@@ -90,7 +94,6 @@ export class TurnRunner {
         { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
       );
     }
-    const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
     return await transitionTurn(tx, turn, 'running', {
       branchId,
       handoff: lastSettled?.status === 'interrupted',
