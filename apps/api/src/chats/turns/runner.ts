@@ -12,12 +12,11 @@ import { type Outcome, type RunProgress, repairTranscript } from './replyRepair'
 import {
   checkpointRunningTurn,
   countRunningTurnsOfOwner,
-  findTurn,
   lastSettledTurnOnBranch,
   leaseFromNow,
   transitionTurn,
 } from './repository';
-import { settleTurn } from './settle';
+import { settleRun } from './settle';
 import { endWithApprovalRequest, type SuspendedCall } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
@@ -277,31 +276,17 @@ export class TurnRunner {
     progress.assistantMessageId = stored.assistantMessageId;
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
-      await this.settle(turn, stored.persisted ? { ...progress, partialText: '' } : progress, outcome);
+      await settleRun(
+        this.deps,
+        turn,
+        stored.persisted ? { ...progress, partialText: '' } : progress,
+        outcome,
+      );
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
       stream.close();
     }
-  }
-
-  private async settle(turn: TurnRow, progress: RunProgress, outcome: Outcome): Promise<void> {
-    if (outcome.status === 'awaiting_approval') return;
-    await settleTurn(
-      this.deps,
-      turn.threadId,
-      async (tx) => {
-        const current = await findTurn(tx, turn.threadId, turn.id);
-        // Recovery may have settled it already if this instance stalled past its lease.
-        return current?.status === 'running' && current.runnerId === this.deps.runnerId ? current : undefined;
-      },
-      async () => ({
-        status: outcome.status,
-        partialText: progress.partialText,
-        assistantMessageId: progress.assistantMessageId,
-        error: outcome.status === 'failed' ? outcome.error : null,
-      }),
-    );
   }
 
   private async checkpoint(
