@@ -7,10 +7,10 @@ import { ApiError, InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
+import { checkpoint } from './checkpoint';
 import { callModel, describeModelError, type Segment, suspendedCallOf } from './modelCall';
 import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
 import {
-  checkpointRunningTurn,
   countRunningTurnsOfOwner,
   lastSettledTurnOnBranch,
   leaseFromNow,
@@ -119,9 +119,12 @@ export class TurnRunner {
     });
   }
 
-  /** Runs a turn this instance claimed, and tells every instance it started. */
-  async start(turn: TurnRow, ownerId: string): Promise<TurnStream> {
-    return await this.launch(turn, ownerId, { kind: 'start' });
+  /**
+   * Runs a turn this instance claimed, and tells every instance it started. `branch`: the turn's
+   * branch when the caller read it already (else it is read here).
+   */
+  async start(turn: TurnRow, ownerId: string, branch?: BranchRow): Promise<TurnStream> {
+    return await this.launch(turn, ownerId, { kind: 'start' }, branch);
   }
 
   /** Continues a turn after the person decided on its tool call (the run Mastra suspended). */
@@ -134,8 +137,13 @@ export class TurnRunner {
     return await this.launch(turn, ownerId, { kind: 'resume', request, decision });
   }
 
-  private async launch(turn: TurnRow, ownerId: string, segment: Segment): Promise<TurnStream> {
-    const branch = await findBranch(this.deps.db, turn.branchId);
+  private async launch(
+    turn: TurnRow,
+    ownerId: string,
+    segment: Segment,
+    known?: BranchRow,
+  ): Promise<TurnStream> {
+    const branch = known?.id === turn.branchId ? known : await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
@@ -197,7 +205,7 @@ export class TurnRunner {
     let suspended: SuspendedCall | undefined;
     let approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined;
     const heartbeat = setInterval(
-      () => void this.checkpoint(turn.id, progress, controller),
+      () => void checkpoint(this.deps, this.checkpointFailing, turn.id, progress, controller),
       Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
@@ -286,29 +294,6 @@ export class TurnRunner {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
       stream.close();
-    }
-  }
-
-  private async checkpoint(
-    turnId: string,
-    progress: RunProgress,
-    controller: AbortController,
-  ): Promise<void> {
-    try {
-      const stillOurs = await checkpointRunningTurn(
-        this.deps.db,
-        turnId,
-        this.deps.runnerId,
-        this.deps.leaseMs,
-        progress,
-      );
-      if (!stillOurs) controller.abort(new Error('lease lost'));
-      if (this.checkpointFailing.delete(turnId))
-        this.deps.logger.info({ turnId }, 'turn checkpoints work again');
-    } catch (error) {
-      if (!this.checkpointFailing.has(turnId))
-        this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
-      this.checkpointFailing.add(turnId);
     }
   }
 }
