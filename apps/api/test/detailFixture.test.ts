@@ -9,7 +9,7 @@ import { useTestApi } from './support/testApi';
  * reading every branch (issue 13). The fixture was captured from the code before that change, from
  * a chat built the same way through HTTP with the local model (deterministic replies); ids and
  * times are random, so both sides are normalised by order of appearance. Regenerate it only on a
- * deliberate change of the detail's shape: `UPDATE_DETAIL_FIXTURE=1 npx vitest run <this file>`.
+ * deliberate change of the detail's shape: `UPDATE_DETAIL_FIXTURE=1 npx vitest run <this file>`, then `pnpm run format`.
  */
 const FIXTURE = new URL('./fixtures/detail-300-messages.json', import.meta.url);
 
@@ -167,7 +167,7 @@ describe('thread detail of a long chat with versions', () => {
     expect((captured.shown as ThreadDetail).messages).toHaveLength(300);
     const actual = normalise(captured);
     if (process.env.UPDATE_DETAIL_FIXTURE === '1') {
-      writeFileSync(FIXTURE, `${JSON.stringify(actual, null, 1)}\n`);
+      writeFileSync(FIXTURE, `${JSON.stringify(actual, null, 2)}\n`);
     }
     expect(actual).toEqual(JSON.parse(readFileSync(FIXTURE, 'utf8')));
   }, 240_000);

@@ -3,6 +3,7 @@ import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
 import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
+import { repairBranchLineage } from './branches/lineageRepository';
 import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
 import { feedbackOfMessages } from './feedback/repository';
@@ -75,15 +76,18 @@ export class ThreadService {
   }
 
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
-    const { db, chatAgent } = this.deps;
+    const { db } = this.deps;
     const thread = await requireOwnedThread(db, threadId, ownerId);
-    const { messages: stored, originOf, versions } = await activeTranscript(db, chatAgent.memory, thread);
+    const transcript = await activeTranscript(db, thread);
+    const { messages: stored, originOf, versions } = transcript;
     const shownIds = stored.map((message) => originOf(message.id));
-    const [marks, feedback] = await Promise.all([
+    const [marks, feedback, hitl] = await Promise.all([
       readMessageMarks(db, threadId, shownIds),
       feedbackOfMessages(db, ownerId, threadId, shownIds),
+      listRequests(db, threadId),
+      // The shown transcript is the truth of its own lineage rows: any missing one is written.
+      repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages),
     ]);
-    const hitl = await listRequests(db, threadId);
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
       idOf: originOf,
