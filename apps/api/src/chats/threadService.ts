@@ -81,10 +81,12 @@ export class ThreadService {
     const transcript = await activeTranscript(db, thread);
     const { messages: stored, originOf, versions } = transcript;
     const shownIds = stored.map((message) => originOf(message.id));
-    const [marks, feedback, hitl] = await Promise.all([
+    const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
       readMessageMarks(db, threadId, shownIds),
       feedbackOfMessages(db, ownerId, threadId, shownIds),
       listRequests(db, threadId),
+      readTurnQueue(db, threadId),
+      listNotes(db, threadId),
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
       repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages),
     ]);
@@ -101,9 +103,9 @@ export class ThreadService {
     return {
       thread: toThread(thread),
       messages,
-      turnQueue: await readTurnQueue(db, threadId),
+      turnQueue,
       hitl,
-      notes: await listNotes(db, threadId),
+      notes,
     };
   }
 

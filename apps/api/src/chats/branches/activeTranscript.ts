@@ -24,14 +24,14 @@ export interface ActiveTranscript {
  * other branches (no other branch's transcript is read). Linear in the branch's length.
  */
 export async function activeTranscript(q: Queryable, thread: ThreadRow): Promise<ActiveTranscript> {
-  const branch = thread.activeBranchId
-    ? await findThreadBranch(q, thread.id, thread.activeBranchId)
-    : undefined;
-  if (!branch) throw new InvariantError(`thread ${thread.id} has no active branch`);
-  const [messages, origins] = await Promise.all([
-    readBranchMessages(q, branch.memoryThreadId),
-    listBranchOrigins(q, branch.id),
+  const activeBranchId = thread.activeBranchId;
+  if (!activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
+  const [branch, origins] = await Promise.all([
+    findThreadBranch(q, thread.id, activeBranchId),
+    listBranchOrigins(q, activeBranchId),
   ]);
+  if (!branch) throw new InvariantError(`thread ${thread.id} has no active branch`);
+  const messages = await readBranchMessages(q, branch.memoryThreadId);
   const originOf = (messageId: string) => origins.get(messageId) ?? messageId;
   const userMessages = userMessagesWithParents(
     messages
