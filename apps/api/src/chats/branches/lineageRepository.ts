@@ -1,5 +1,6 @@
 import type { Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
+import { textArray } from '../../platform/sqlArrays';
 import type { LineageRow } from './lineage';
 
 /**
@@ -78,9 +79,9 @@ export async function repairBranchLineage(
     insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
     select ${threadId}, ${branchId}, r.message_id, r.parent_id, r.created_at
     from unnest(
-      ${toTextArray(stale.map((row) => row.messageId))}::text[],
-      ${toTextArray(stale.map((row) => row.parentId))}::text[],
-      ${toTextArray(stale.map((row) => row.createdAt.toISOString()))}::timestamptz[]
+      ${textArray(stale.map((row) => row.messageId))},
+      ${textArray(stale.map((row) => row.parentId))},
+      ${textArray(stale.map((row) => row.createdAt.toISOString()))}::timestamptz[]
     ) as r(message_id, parent_id, created_at)
     on conflict (branch_id, message_id) do update
       set parent_id = excluded.parent_id, created_at = excluded.created_at`);
@@ -91,7 +92,7 @@ export async function deleteLineage(q: Queryable, branchId: string, messageIds: 
   if (messageIds.length === 0) return;
   await q.execute(sql`
     delete from message_lineage
-    where branch_id = ${branchId} and message_id = any(${toTextArray(messageIds)}::text[])`);
+    where branch_id = ${branchId} and message_id = any(${textArray(messageIds)})`);
 }
 
 /**
@@ -115,8 +116,8 @@ export async function listSiblingRows(
   }>(sql`
     with shown as (
       select * from unnest(
-        ${toTextArray(shown.map((row) => row.messageId))}::text[],
-        ${toTextArray(shown.map((row) => row.parentId))}::text[]
+        ${textArray(shown.map((row) => row.messageId))},
+        ${textArray(shown.map((row) => row.parentId))}
       ) as s(message_id, parent_id)
     )
     select l.message_id, l.parent_id, l.branch_id, ${isoText(sql`l.created_at`)} as created_at,
@@ -138,9 +139,4 @@ export async function listSiblingRows(
 /** A timestamp as ISO text a JS Date parses (milliseconds, as a JS Date holds it). */
 function isoText(column: SQL) {
   return sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
-
-/** A text[] literal parameter (postgres.js sends a JS array as one only with a known type). */
-function toTextArray(values: string[]) {
-  return `{${values.map((value) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }
