@@ -99,6 +99,13 @@ describe('lineage rows', () => {
     await runBackfill();
     expect(await lineageRows(threadId)).toEqual(live);
 
+    // A missing row of the shown branch is written again by the next detail.
+    const shownBranch = branches.at(-1) as string;
+    await api.runtime.database.db.execute(sql`delete from message_lineage where branch_id = ${shownBranch}`);
+    expect((await lineageRows(threadId)).length).toBe(live.length - 4);
+    await client.detail(threadId);
+    await expect.poll(async () => await lineageRows(threadId)).toEqual(live);
+
     for (const [index, branchId] of branches.entries()) {
       expect((await switchTo(threadId, branchId)).messages).toEqual(shown[index]?.messages);
     }

@@ -1,6 +1,7 @@
 import type { Thread, ThreadDetail, ThreadListQuery, ThreadPage, ThreadSearchAnswer } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
+import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
 import { repairBranchLineage } from './branches/lineageRepository';
@@ -27,6 +28,7 @@ export interface ThreadServiceDeps {
   chatAgent: ChatAgent;
   signals: Signals;
   interrupts: InterruptService;
+  logger: Logger;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -88,7 +90,10 @@ export class ThreadService {
       readTurnQueue(db, threadId),
       listNotes(db, threadId),
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
-      repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages),
+      // Best effort: the answer does not depend on it, and a later detail repairs again.
+      repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages).catch((error) =>
+        this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
+      ),
     ]);
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {

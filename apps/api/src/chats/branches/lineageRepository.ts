@@ -1,4 +1,4 @@
-import type { Queryable } from '@chat/db';
+import type { Database, Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../../platform/sqlArrays';
 import type { LineageRow } from './lineage';
@@ -62,29 +62,40 @@ export async function writeUserMessageLineage(
       set parent_id = excluded.parent_id, created_at = excluded.created_at`);
 }
 
-/** Rows as the shown transcript says they are; written when missing or different (self-repair). */
+/**
+ * Rows as the shown transcript says they are; written when missing or different (self-repair).
+ * In its own transaction that first takes the thread row's key-share lock: a settle holds that row
+ * locked while it writes a lineage row, so taking the thread first (as every other writer does)
+ * keeps the two from deadlocking; rows go in id order, so two repairs cannot either.
+ */
 export async function repairBranchLineage(
-  q: Queryable,
+  db: Database,
   threadId: string,
   branchId: string,
   shown: ReadonlyArray<{ messageId: string; parentId: string; createdAt: Date }>,
 ): Promise<void> {
   if (shown.length === 0) return;
-  const stored = await q.execute<{ message_id: string; parent_id: string }>(sql`
+  const stored = await db.execute<{ message_id: string; parent_id: string }>(sql`
     select message_id, parent_id from message_lineage where branch_id = ${branchId}`);
   const parents = new Map(stored.map((row) => [row.message_id, row.parent_id]));
-  const stale = shown.filter((row) => parents.get(row.messageId) !== row.parentId);
+  const stale = shown
+    .filter((row) => parents.get(row.messageId) !== row.parentId)
+    .sort((a, b) => (a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0));
   if (stale.length === 0) return;
-  await q.execute(sql`
-    insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
-    select ${threadId}, ${branchId}, r.message_id, r.parent_id, r.created_at
-    from unnest(
-      ${textArray(stale.map((row) => row.messageId))},
-      ${textArray(stale.map((row) => row.parentId))},
-      ${textArray(stale.map((row) => row.createdAt.toISOString()))}::timestamptz[]
-    ) as r(message_id, parent_id, created_at)
-    on conflict (branch_id, message_id) do update
-      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select 1 from threads where id = ${threadId} for key share`);
+    await tx.execute(sql`
+      insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
+      select ${threadId}, ${branchId}, r.message_id, r.parent_id, r.created_at
+      from unnest(
+        ${textArray(stale.map((row) => row.messageId))},
+        ${textArray(stale.map((row) => row.parentId))},
+        ${textArray(stale.map((row) => row.createdAt.toISOString()))}::timestamptz[]
+      ) with ordinality as r(message_id, parent_id, created_at, n)
+      order by r.n
+      on conflict (branch_id, message_id) do update
+        set parent_id = excluded.parent_id, created_at = excluded.created_at`);
+  });
 }
 
 /** Forgets user messages deleted from a branch (by origin id). */
