@@ -99,10 +99,14 @@ describe('lineage rows', () => {
     await runBackfill();
     expect(await lineageRows(threadId)).toEqual(live);
 
-    // A missing row of the shown branch is written again by the next detail.
+    // Missing rows of the shown branch are written again by the next detail, and a row of a message
+    // it no longer holds goes.
     const shownBranch = branches.at(-1) as string;
     await api.runtime.database.db.execute(sql`delete from message_lineage where branch_id = ${shownBranch}`);
-    expect((await lineageRows(threadId)).length).toBe(live.length - 4);
+    await api.runtime.database.db.execute(sql`
+      insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
+      values (${threadId}, ${shownBranch}, 'gone', '', now())`);
+    expect((await lineageRows(threadId)).length).toBe(live.length - 4 + 1);
     await client.detail(threadId);
     await expect.poll(async () => await lineageRows(threadId)).toEqual(live);
 

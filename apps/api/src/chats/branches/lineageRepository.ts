@@ -63,7 +63,8 @@ export async function writeUserMessageLineage(
 }
 
 /**
- * Rows as the shown transcript says they are; written when missing or different (self-repair).
+ * Rows as the shown transcript says they are: written when missing or different, deleted when the
+ * message is no longer there (self-repair).
  * In its own transaction that first takes the thread row's key-share lock: a settle holds that row
  * locked while it writes a lineage row, so taking the thread first (as every other writer does)
  * keeps the two from deadlocking; rows go in id order, so two repairs cannot either.
@@ -81,9 +82,23 @@ export async function repairBranchLineage(
   const stale = shown
     .filter((row) => parents.get(row.messageId) !== row.parentId)
     .sort((a, b) => (a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : 0));
-  if (stale.length === 0) return;
+  const shownIds = new Set(shown.map((row) => row.messageId));
+  const gone = [...parents.keys()].filter((messageId) => !shownIds.has(messageId)).sort();
+  if (stale.length === 0 && gone.length === 0) return;
   await db.transaction(async (tx) => {
     await tx.execute(sql`select 1 from threads where id = ${threadId} for key share`);
+    // Only rows whose message is really gone from the branch (not one stored since it was read).
+    if (gone.length > 0)
+      await tx.execute(sql`
+        delete from message_lineage l
+        using branches b
+        where l.branch_id = ${branchId} and b.id = l.branch_id and l.message_id = any(${textArray(gone)})
+          and not exists (
+            select 1 from ${MESSAGES} m
+            left join message_origins o on o.branch_id = b.id and o.message_id = m.id
+            where m.thread_id = b.memory_thread_id and coalesce(o.origin_id, m.id) = l.message_id
+          )`);
+    if (stale.length === 0) return;
     await tx.execute(sql`
       insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
       select ${threadId}, ${branchId}, r.message_id, r.parent_id, r.created_at
