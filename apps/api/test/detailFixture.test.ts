@@ -140,10 +140,6 @@ function normalise(value: unknown): unknown {
   return walk(value);
 }
 
-async function wholeDetail(threadId: string): Promise<ThreadDetail> {
-  return await client.detail(threadId);
-}
-
 describe('thread detail of a long chat with versions', () => {
   it('returns exactly what it returned before, for the shown version and after switching', async () => {
     const { threadId, branches } = await buildChat();
@@ -154,15 +150,15 @@ describe('thread detail of a long chat with versions', () => {
       string,
     ];
     const captured: Record<string, unknown> = {};
-    captured.shown = await wholeDetail(threadId);
+    captured.shown = await client.detail(threadId);
     await switchTo(threadId, rootBranch);
-    captured.root = await wholeDetail(threadId);
+    captured.root = await client.detail(threadId);
     await switchTo(threadId, secondBranch);
-    captured.second = await wholeDetail(threadId);
+    captured.second = await client.detail(threadId);
     await switchTo(threadId, thirdBranch);
-    captured.third = await wholeDetail(threadId);
+    captured.third = await client.detail(threadId);
     await switchTo(threadId, fourthBranch);
-    captured.shownAgain = await wholeDetail(threadId);
+    captured.shownAgain = await client.detail(threadId);
 
     expect((captured.shown as ThreadDetail).messages).toHaveLength(300);
     const actual = normalise(captured);
