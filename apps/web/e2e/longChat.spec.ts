@@ -108,5 +108,17 @@ test.describe('a long chat', () => {
     expect(p90, 'p90 input-to-paint (ms)').toBeLessThan(100);
     expect(worst, 'worst input-to-paint (ms)').toBeLessThan(300);
     await chat.stopButton.click();
+    await chat.waitForIdle();
+
+    // Only the latest messages are rendered; scrolling up adds earlier ones above, and what was
+    // in view stays in view.
+    const rendered = await chat.userMessages.count();
+    expect(rendered).toBeLessThan(LONG_CHAT_MESSAGES / 2);
+    const top = chat.userMessages.first();
+    const topText = (await chat.messageText(top).textContent()) ?? '';
+    await top.scrollIntoViewIfNeeded();
+    await expect.poll(() => chat.userMessages.count()).toBeGreaterThan(rendered);
+    await expect(chat.userMessages.filter({ hasText: topText })).toBeInViewport();
+    await expect(page.getByTestId('show-earlier')).toBeVisible();
   });
 });
