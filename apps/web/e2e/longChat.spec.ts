@@ -103,9 +103,9 @@ test.describe('a long chat', () => {
       description: `${typed.length} keys; ${slow.length} over 16 ms; p90 ${p90} ms; worst ${worst} ms`,
     });
     console.log(`input-to-paint: ${typed.length} keys, over 16 ms: ${JSON.stringify(slow)}`);
-    // No visible lag: nine keys in ten paint within 100 ms, and none waits 300 ms (the whole
+    // No visible lag: nine keys in ten paint within 120 ms, and none waits 300 ms (the whole
     // transcript rendered at once took over a minute to open here, and seconds per key).
-    expect(p90, 'p90 input-to-paint (ms)').toBeLessThan(100);
+    expect(p90, 'p90 input-to-paint (ms)').toBeLessThan(120);
     expect(worst, 'worst input-to-paint (ms)').toBeLessThan(300);
     await chat.stopButton.click();
     await chat.waitForIdle();
