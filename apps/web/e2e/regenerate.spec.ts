@@ -47,11 +47,13 @@ test.describe('regenerate the latest reply (issue 14)', () => {
 
     const regenerate = chat.lastReply().getByRole('button', { name: 'Regenerate reply' });
     await expect(regenerate).toBeDisabled();
-    await regenerate.locator('..').hover();
-    // The tooltip (and its copy for screen readers) says why.
-    await expect(
-      chat.page.getByText('Send or delete the queued messages before editing a message.').first(),
-    ).toBeVisible();
+    // The tooltip (and its copy for screen readers) says why; hovered afresh until it opens.
+    const reason = chat.page.getByText('Send or delete the queued messages before editing a message.');
+    await expect(async () => {
+      await chat.page.mouse.move(0, 0);
+      await regenerate.locator('..').hover();
+      await expect(reason.first()).toBeVisible({ timeout: 2_000 });
+    }).toPass({ timeout: 20_000 });
     await dock.expectTexts(['queued [[words:3]]']);
   });
 });
