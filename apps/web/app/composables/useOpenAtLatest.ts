@@ -7,7 +7,7 @@ const SETTLE_MS = 2000;
  * and a long transcript keeps growing for a while after its messages arrive (Markdown, code
  * highlighting, off-screen messages laid out as they are reached). So when messages first appear,
  * this scrolls to the bottom and stays there while the content settles, until the person scrolls
- * themselves (wheel, touch, keys, the scrollbar) or SETTLE_MS has passed.
+ * themselves (wheel, touch, keys, the scrollbar, focus) or SETTLE_MS has passed.
  */
 export function useOpenAtLatest(content: () => HTMLElement | null | undefined, hasMessages: () => boolean) {
   let stop: (() => void) | null = null;
@@ -23,9 +23,10 @@ export function useOpenAtLatest(content: () => HTMLElement | null | undefined, h
     };
     const observer = new ResizeObserver(toBottom);
     observer.observe(element);
-    // The person takes over: a scroll they started ends the pinning at once.
+    // The person takes over: a scroll they started, or focus moved into the transcript (Tab from
+    // the composer scrolls to it), ends the pinning at once.
     const release = () => stop?.();
-    const events = ['wheel', 'touchstart', 'keydown', 'pointerdown'] as const;
+    const events = ['wheel', 'touchstart', 'keydown', 'pointerdown', 'focusin'] as const;
     for (const name of events) parent.addEventListener(name, release, { passive: true });
     // Frame by frame as well: a layout change that resizes nothing observed still moves the end.
     const follow = () => {
