@@ -14,7 +14,13 @@ import {
   markBranchRemoved,
   mostRecentOtherBranch,
 } from './branches/repository';
-import { readMessageIdsBefore, readMessageRole } from './branches/storedMessages';
+import {
+  readBranchTail,
+  readMessageIdsBefore,
+  readMessageRole,
+  readUserMessageBefore,
+} from './branches/storedMessages';
+import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
 import { noAttempt } from './turns/failedAttempt';
 import {
@@ -79,24 +85,23 @@ export class BranchService {
     replyId: string,
     input: { clientRequestId: string },
   ): Promise<SendResult> {
-    const { memory } = this.deps.chatAgent;
     return await this.startVersion(ownerId, threadId, input.clientRequestId, async (tx, thread) => {
       const branch = thread.activeBranchId
         ? await findThreadBranch(tx, thread.id, thread.activeBranchId)
         : undefined;
       if (!branch) throw new InvariantError(`thread ${thread.id} has no active branch`);
-      const [stored, origins] = await Promise.all([
-        recallBranch(memory, branch.memoryThreadId),
-        listMessageOrigins(tx, thread.id),
-      ]);
-      const originOf = (id: string) => origins.get(id) ?? id;
-      const index = stored.findIndex((message) => originOf(message.id) === replyId);
-      if (index < 0 || stored[index]?.role !== 'assistant') throw notFound('Message');
-      if (stored.slice(index + 1).some((message) => message.role === 'user' || message.role === 'assistant'))
+      const origins = await listBranchOrigins(tx, branch.id);
+      // The stored id of the reply in this branch: a copy's when it is one here.
+      const storedId = [...origins].find(([, originId]) => originId === replyId)?.[0] ?? replyId;
+      if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('Message');
+      // Only the tail from the reply on is read, and the one message it answers.
+      const { tail } = await readBranchTail(tx, branch, storedId);
+      if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('Message');
+      if (tail.slice(1).some((message) => message.role === 'user' || message.role === 'assistant'))
         throw new ApiError('not_latest_turn', 'Only the latest reply can be regenerated.');
-      const asked = stored.slice(0, index).findLast((message) => message.role === 'user');
+      const asked = await readUserMessageBefore(tx, branch.memoryThreadId, storedId);
       if (!asked) throw notFound('Message');
-      return { messageId: originOf(asked.id), text: validMessageText(storedText(asked)) };
+      return { messageId: origins.get(asked.id) ?? asked.id, text: validMessageText(textOf(asked)) };
     });
   }
 
@@ -265,11 +270,6 @@ export class BranchService {
     }
     await markBranchActive(tx, branchId);
   }
-}
-
-/** The text a stored user message was sent with. */
-function storedText(message: MastraDBMessage): string {
-  return message.content.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
 /** Where the user message the person knows as `messageId` (an origin id) stands; 404 when absent. */
