@@ -50,6 +50,7 @@ export class ThreadEvents {
     const { threadId } = signal;
     switch (signal.kind) {
       case 'interrupt':
+      case 'steer':
         return null;
       case 'turn.started':
       case 'turn.settled': {

@@ -50,7 +50,8 @@ export class InterruptService {
     await requireOwnedThread(db, threadId, ownerId);
     const turn = await findTurn(db, threadId, turnId);
     if (!turn) throw notFound('Turn');
-    if (!isInQueue(turn)) throw new ApiError('not_queued');
+    // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
+    if (!isInQueue(turn) && turn.status !== 'steer_pending') throw new ApiError('not_queued');
     const [head] = await listQueuedTurns(db, threadId);
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
     // Stop & send: stop the running reply first. Whoever then claims the head (this request, or

@@ -1,7 +1,9 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, HitlRequestRow, TurnRow } from '@chat/db';
+import type { InputProcessor } from '@mastra/core/processors';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
+import { steerReminder } from '../../agent/steerReminder';
 import { TOOL_DENIED_REASON } from '../../agent/tools';
 import type { SuspendedCall } from './suspend';
 
@@ -14,19 +16,25 @@ export async function callModel(
   turn: TurnRow,
   context: { branch: BranchRow; ownerId: string },
   segment: Segment,
-  call: { userMessageId: string; abortSignal: AbortSignal },
+  call: { userMessageId: string; abortSignal: AbortSignal; stepHooks: InputProcessor[] },
 ) {
   const { agent } = chatAgent;
   const memory = { thread: context.branch.memoryThreadId, resource: context.ownerId };
   const { abortSignal } = call;
   if (segment.kind === 'start') {
+    // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
+    // missed the reply it was sent into runs as a turn of its own, with the steer reminder.
+    const hidden = [
+      ...(turn.handoff ? [HANDOFF_INSTRUCTION] : []),
+      ...(turn.steer ? [steerReminder([turn.text])] : []),
+    ];
     return await agent.stream(
       [{ id: call.userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
       {
         memory,
         abortSignal,
-        // S5: hidden, for this one call only; Mastra does not store `system`.
-        ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
+        inputProcessors: call.stepHooks,
+        ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),
       },
     );
   }

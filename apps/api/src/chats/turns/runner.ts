@@ -1,13 +1,12 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
-import { toAISdkStream } from '@mastra/ai-sdk';
-import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { ApiError, InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
-import { callModel, describeModelError, type Segment, suspendedCallOf } from './modelCall';
+import type { RuntimeConnection, RuntimeDriver, SteerMessage } from './driver/types';
+import { describeModelError, type Segment } from './modelCall';
 import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
 import {
   checkpointRunningTurn,
@@ -17,13 +16,17 @@ import {
   leaseFromNow,
   transitionTurn,
 } from './repository';
+import { type RunRecord, takeChunk, takeSteerBoundary, takeUndeliveredSteers } from './runEvents';
 import { settleTurn } from './settle';
-import { endWithApprovalRequest, type SuspendedCall } from './suspend';
+import { listPendingSteers, requeueSteers } from './steerRepository';
+import { endWithApprovalRequest } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
 export interface TurnRunnerDeps {
   db: Database;
   chatAgent: ChatAgent;
+  /** The runtime driver every model call goes through (the Mastra agent; see driver/types.ts). */
+  driver: RuntimeDriver;
   signals: Signals;
   logger: Logger;
   /** This instance's id, written on the turns it claims. */
@@ -36,6 +39,9 @@ export interface TurnRunnerDeps {
 }
 
 interface RunningTurn {
+  threadId: string;
+  /** The driver's run, once connected: steers are redirected into it. */
+  connection?: RuntimeConnection;
   controller: AbortController;
   stream: TurnStream;
   done: Promise<void>;
@@ -66,6 +72,7 @@ export class TurnRunner {
     // Interrupts may arrive from any instance (S1); only the one running the turn acts.
     this.stopListening = deps.signals.subscribe((signal) => {
       if (signal.kind === 'interrupt') this.abort(signal.turnId);
+      else if (signal.kind === 'steer') void this.redirectSteers(signal.threadId);
     });
   }
 
@@ -133,6 +140,10 @@ export class TurnRunner {
   }
 
   private async launch(turn: TurnRow, ownerId: string, segment: Segment): Promise<TurnStream> {
+    // Fail fast on a turn without the runtime data a run needs: nothing falls back silently.
+    if (turn.status !== 'running' || turn.runnerId !== this.deps.runnerId || !turn.userMessageId) {
+      throw new InvariantError(`turn ${turn.id} reached the runner without being claimed by it`);
+    }
     const branch = await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
@@ -143,7 +154,7 @@ export class TurnRunner {
         this.running.delete(turn.id);
         this.checkpointFailing.delete(turn.id);
       });
-    this.running.set(turn.id, { controller, stream, done });
+    this.running.set(turn.id, { threadId: turn.threadId, controller, stream, done });
     await this.deps.signals.publish({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
   }
@@ -175,25 +186,36 @@ export class TurnRunner {
     stream: TurnStream,
   ): Promise<void> {
     const { logger } = this.deps;
-    const userMessageId = turn.userMessageId ?? crypto.randomUUID();
+    const userMessageId = turn.userMessageId;
+    // The claim gave it a user message id; a turn without one never reached a claim (no fallback).
+    if (!userMessageId)
+      throw new InvariantError(`turn ${turn.id} reached the runner without a user message id`);
     // A continued turn keeps the reply it had before it waited.
-    const progress: RunProgress = {
-      partialText: segment.kind === 'resume' ? turn.partialText : '',
-      assistantMessageId: segment.kind === 'resume' ? turn.assistantMessageId : null,
+    const record: RunRecord = {
+      progress: {
+        partialText: segment.kind === 'resume' ? turn.partialText : '',
+        assistantMessageId: segment.kind === 'resume' ? turn.assistantMessageId : null,
+      },
+      resumeToken: turn.resumeToken,
     };
-    let streamError: string | undefined;
-    let suspended: SuspendedCall | undefined;
-    let approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined;
+    const { progress } = record;
     const heartbeat = setInterval(
       () => void this.checkpoint(turn.id, progress, controller),
       Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
     try {
-      const output = await callModel(this.deps.chatAgent, turn, context, segment, {
+      const connection = await this.deps.driver.send({
+        turn,
+        ...context,
         userMessageId,
+        segment,
         abortSignal: controller.signal,
       });
+      const running = this.running.get(turn.id);
+      if (running) running.connection = connection;
+      // Steers sent before the run was connected.
+      void this.redirectSteers(turn.threadId);
       // The browser continues the reply it already shows (the message holding the tool call).
       if (segment.kind === 'resume') {
         stream.push({
@@ -201,42 +223,29 @@ export class TurnRunner {
           ...(turn.assistantMessageId ? { messageId: turn.assistantMessageId } : {}),
         });
       }
-      const chunks = toAISdkStream(output, {
-        from: 'agent',
-        version: 'v7',
-      }) as ReadableStream<UIMessageChunk>;
-      for await (const chunk of chunks) {
-        if (chunk.type === 'start' && chunk.messageId) progress.assistantMessageId = chunk.messageId;
-        else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
-        else if (chunk.type === 'error') {
-          streamError = describeModelError(chunk.errorText);
-          stream.push({ type: 'error', errorText: streamError });
-          continue;
-        } else if (chunk.type === 'data-tool-call-approval') {
-          // Mastra's resume handle: it stays on the server (the API's request row keeps it).
-          suspended = suspendedCallOf(chunk.data);
-          continue;
-        } else if (chunk.type === 'tool-approval-request') {
-          // Sent once the request is recorded, under the API's own id (below).
-          approvalRequest = chunk;
-          continue;
+      for await (const event of connection.events) {
+        if (event.type === 'chunk') takeChunk(event.chunk, record, stream);
+        else if (event.type === 'steer-boundary') {
+          const { steers, continuationMessageId } = event;
+          await takeSteerBoundary(this.deps, turn, { steers, continuationMessageId }, record, stream);
+        } else if (event.type === 'steer-undelivered')
+          await takeUndeliveredSteers(this.deps, turn, event.steers);
+        else if (event.type === 'resume-token') record.resumeToken = event.token;
+        else if (event.type === 'error') {
+          if (!controller.signal.aborted) record.streamError = describeModelError(event.message);
+        } else if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
+          // turn-complete: a resumed reply is stored as a message of its own.
+          progress.assistantMessageId = event.replyMessageId ?? progress.assistantMessageId;
         }
-        // The stream's own end is sent after the turn is settled (below), so a client that
-        // refetches on finish sees the settled state.
-        if (chunk.type === 'finish' || chunk.type === 'abort') continue;
-        stream.push(chunk);
-      }
-      // A resumed reply is stored as a message of its own.
-      if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
-        progress.assistantMessageId = output.messageId;
       }
     } catch (error) {
       if (!controller.signal.aborted)
-        streamError = describeModelError(error instanceof Error ? error.message : String(error));
+        record.streamError = describeModelError(error instanceof Error ? error.message : String(error));
     } finally {
       clearInterval(heartbeat);
     }
 
+    const { streamError, suspended } = record;
     const outcome: Outcome = controller.signal.aborted
       ? { status: 'interrupted' }
       : streamError !== undefined
@@ -249,7 +258,7 @@ export class TurnRunner {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      await endWithApprovalRequest(this.deps, turn, progress, suspended, approvalRequest, stream);
+      await endWithApprovalRequest(this.deps, turn, progress, suspended, record.approvalRequest, stream);
       return;
     }
     const stored = await repairTranscript(
@@ -263,7 +272,8 @@ export class TurnRunner {
     progress.assistantMessageId = stored.assistantMessageId;
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
-      await this.settle(turn, stored.persisted ? { ...progress, partialText: '' } : progress, outcome);
+      const settled = stored.persisted ? { ...progress, partialText: '' } : progress;
+      await this.settle(turn, settled, outcome, record.resumeToken);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
@@ -271,7 +281,37 @@ export class TurnRunner {
     }
   }
 
-  private async settle(turn: TurnRow, progress: RunProgress, outcome: Outcome): Promise<void> {
+  /**
+   * Hands the thread's pending steers to the run of its turn on this instance (the driver delivers
+   * them at the next step boundary). A driver that cannot steer gets none: they are queued at the
+   * head at once, and run with the steer reminder.
+   */
+  private async redirectSteers(threadId: string): Promise<void> {
+    const running = [...this.running.entries()].find(([, entry]) => entry.threadId === threadId);
+    const connection = running?.[1].connection;
+    if (!running || !connection) return;
+    try {
+      if (!connection.redirect) {
+        await takeUndeliveredSteers(this.deps, { threadId } as TurnRow, await this.pendingSteers(threadId));
+        return;
+      }
+      connection.redirect(await this.pendingSteers(threadId));
+    } catch (error) {
+      this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers');
+    }
+  }
+
+  private async pendingSteers(threadId: string): Promise<SteerMessage[]> {
+    const rows = await listPendingSteers(this.deps.db, threadId);
+    return rows.map((row) => ({ turnId: row.id, messageId: crypto.randomUUID(), text: row.text }));
+  }
+
+  private async settle(
+    turn: TurnRow,
+    progress: RunProgress,
+    outcome: Outcome,
+    resumeToken: string | null,
+  ): Promise<void> {
     if (outcome.status === 'awaiting_approval') return;
     await settleTurn(
       this.deps,
@@ -281,12 +321,18 @@ export class TurnRunner {
         // Recovery may have settled it already if this instance stalled past its lease.
         return current?.status === 'running' && current.runnerId === this.deps.runnerId ? current : undefined;
       },
-      async () => ({
-        status: outcome.status,
-        partialText: progress.partialText,
-        assistantMessageId: progress.assistantMessageId,
-        error: outcome.status === 'failed' ? outcome.error : null,
-      }),
+      async (tx) => {
+        // The reference's steer-undelivered, for steers no run was handed: the turn ends before
+        // another step, so they go to the head of the queue in the same transaction.
+        await requeueSteers(tx, turn.threadId);
+        return {
+          status: outcome.status,
+          partialText: progress.partialText,
+          assistantMessageId: progress.assistantMessageId,
+          resumeToken,
+          error: outcome.status === 'failed' ? outcome.error : null,
+        };
+      },
     );
   }
 

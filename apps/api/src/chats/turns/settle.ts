@@ -11,6 +11,8 @@ export interface Settlement {
   assistantMessageId: string | null;
   /** The final visible reply text, when the settler has a fresher one than the last checkpoint. */
   partialText?: string;
+  /** The runtime driver's newest resume token, kept with the final reply (failed turns too). */
+  resumeToken?: string | null;
 }
 
 /**

@@ -1,0 +1,75 @@
+import type { Database, TurnRow } from '@chat/db';
+import type { UIMessageChunk } from 'ai';
+import type { Signals } from '../../platform/notifications';
+import type { SteerMessage } from './driver/types';
+import { describeModelError, suspendedCallOf } from './modelCall';
+import type { RunProgress } from './replyRepair';
+import { markSteersDelivered, requeueSteers } from './steerRepository';
+import type { SuspendedCall } from './suspend';
+import type { TurnStream } from './turnStream';
+
+/** What the runner gathers from a run's events, to settle the turn with. */
+export interface RunRecord {
+  progress: RunProgress;
+  streamError?: string;
+  suspended?: SuspendedCall;
+  approvalRequest?: UIMessageChunk & { type: 'tool-approval-request' };
+  resumeToken: string | null;
+}
+
+/**
+ * One reply chunk from the driver: recorded, and passed to subscribers except what stays on the
+ * server (Mastra's resume handle) or comes later (the approval request under the API's own id; the
+ * stream's end, sent once the turn is settled, so a client that refetches on finish sees it settled).
+ */
+export function takeChunk(chunk: UIMessageChunk, record: RunRecord, stream: TurnStream): void {
+  const { progress } = record;
+  if (chunk.type === 'start' && chunk.messageId) {
+    // After a steer boundary the reply goes on as the continuation message (already recorded).
+    if (!progress.steered) progress.assistantMessageId = chunk.messageId;
+  } else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
+  else if (chunk.type === 'error') {
+    record.streamError = describeModelError(chunk.errorText);
+    stream.push({ type: 'error', errorText: record.streamError });
+    return;
+  } else if (chunk.type === 'data-tool-call-approval') {
+    record.suspended = suspendedCallOf(chunk.data);
+    return;
+  } else if (chunk.type === 'tool-approval-request') {
+    record.approvalRequest = chunk;
+    return;
+  }
+  if (chunk.type === 'finish' || chunk.type === 'abort') return;
+  stream.push(chunk);
+}
+
+/**
+ * The reference's `steer-boundary`: the reply took steers in. Subscribers roll their transcript
+ * (the data part), the steers' rows become `delivered`, and the checkpoint follows the
+ * continuation from here (the reply so far is a finished message of its own).
+ */
+export async function takeSteerBoundary(
+  deps: { db: Database; signals: Signals },
+  turn: TurnRow,
+  boundary: { steers: SteerMessage[]; continuationMessageId: string },
+  record: RunRecord,
+  stream: TurnStream,
+): Promise<void> {
+  stream.push({ type: 'data-steer-boundary', data: boundary });
+  record.progress.steered = true;
+  record.progress.assistantMessageId = boundary.continuationMessageId;
+  record.progress.partialText = '';
+  await deps.db.transaction((tx) => markSteersDelivered(tx, turn.threadId, turn.branchId, boundary.steers));
+  await deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
+}
+
+/** The reference's `steer-undelivered`: steers the run never took in go to the head of the queue. */
+export async function takeUndeliveredSteers(
+  deps: { db: Database; signals: Signals },
+  turn: TurnRow,
+  steers: SteerMessage[],
+): Promise<void> {
+  const ids = steers.map((steer) => steer.turnId);
+  const requeued = await deps.db.transaction((tx) => requeueSteers(tx, turn.threadId, ids));
+  if (requeued.length > 0) await deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
+}
