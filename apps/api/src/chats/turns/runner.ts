@@ -1,24 +1,25 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
-import { ApiError, InvariantError } from '../../platform/errors';
+import { InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
-import type { RuntimeConnection, RuntimeDriver, SteerMessage } from './driver/types';
+import { claimTurn } from './claim';
+import type { RuntimeConnection, RuntimeDriver } from './driver/types';
 import { describeModelError, type Segment } from './modelCall';
-import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
+import { type RunProgress, repairTranscript } from './replyRepair';
+import { checkpointRunningTurn, leaseFromNow, transitionTurn } from './repository';
 import {
-  checkpointRunningTurn,
-  countRunningTurnsOfOwner,
-  findTurn,
-  lastSettledTurnOnBranch,
-  leaseFromNow,
-  transitionTurn,
-} from './repository';
-import { type RunRecord, takeChunk, takeSteerBoundary, takeUndeliveredSteers } from './runEvents';
-import { settleTurn } from './settle';
-import { listPendingSteers, requeueSteers } from './steerRepository';
+  assertRunnable,
+  outcomeOf,
+  type RunRecord,
+  redirectSteers,
+  takeChunk,
+  takeSteerBoundary,
+  takeUndeliveredSteers,
+} from './runEvents';
+import { settleOwnRun } from './settle';
 import { endWithApprovalRequest } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
@@ -53,9 +54,6 @@ interface RunningTurn {
  */
 const CHECKPOINT_MS = 500;
 
-/** What a claim refused for too many running turns suggests: replies take seconds. */
-const RUNNING_TURNS_RETRY_S = 5;
-
 /**
  * Claims turns for this instance and runs them, independent of any HTTP connection. It streams
  * the model's reply into a TurnStream, checkpoints the visible text with a heartbeat (renewing its
@@ -87,30 +85,7 @@ export class TurnRunner {
    * nor duplicate it: the turn after a handoff turn sees a settled, uninterrupted one.
    */
   async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
-    const limit = this.deps.maxRunningTurnsPerAccount ?? 0;
-    if (limit > 0 && (await countRunningTurnsOfOwner(tx, turn.threadId)) >= limit) {
-      // The caller's transaction rolls back: nothing was accepted or claimed.
-      throw new ApiError(
-        'rate_limited',
-        `At most ${limit} replies can run at once. Wait for one to finish.`,
-        { retryAfter: RUNNING_TURNS_RETRY_S },
-        { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
-      );
-    }
-    const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
-    return await transitionTurn(tx, turn, 'running', {
-      branchId,
-      handoff: lastSettled?.status === 'interrupted',
-      runnerId: this.deps.runnerId,
-      leaseExpiresAt: leaseFromNow(this.deps.leaseMs),
-      startedAt: new Date(),
-      finishedAt: null,
-      userMessageId: crypto.randomUUID(),
-      assistantMessageId: null,
-      model: this.deps.modelName,
-      partialText: '',
-      error: null,
-    });
+    return await claimTurn(tx, turn, branchId, this.deps);
   }
 
   /**
@@ -140,10 +115,7 @@ export class TurnRunner {
   }
 
   private async launch(turn: TurnRow, ownerId: string, segment: Segment): Promise<TurnStream> {
-    // Fail fast on a turn without the runtime data a run needs: nothing falls back silently.
-    if (turn.status !== 'running' || turn.runnerId !== this.deps.runnerId || !turn.userMessageId) {
-      throw new InvariantError(`turn ${turn.id} reached the runner without being claimed by it`);
-    }
+    assertRunnable(turn, this.deps.runnerId);
     const branch = await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
@@ -229,10 +201,12 @@ export class TurnRunner {
           const { steers, continuationMessageId } = event;
           await takeSteerBoundary(this.deps, turn, { steers, continuationMessageId }, record, stream);
         } else if (event.type === 'steer-undelivered')
-          await takeUndeliveredSteers(this.deps, turn, event.steers);
+          await takeUndeliveredSteers(this.deps, turn.threadId, event.steers);
         else if (event.type === 'resume-token') record.resumeToken = event.token;
         else if (event.type === 'error') {
-          if (!controller.signal.aborted) record.streamError = describeModelError(event.message);
+          if (controller.signal.aborted) continue;
+          record.streamError = describeModelError(event.message);
+          stream.push({ type: 'error', errorText: record.streamError });
         } else if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
           // turn-complete: a resumed reply is stored as a message of its own.
           progress.assistantMessageId = event.replyMessageId ?? progress.assistantMessageId;
@@ -245,15 +219,8 @@ export class TurnRunner {
       clearInterval(heartbeat);
     }
 
-    const { streamError, suspended } = record;
-    const outcome: Outcome = controller.signal.aborted
-      ? { status: 'interrupted' }
-      : streamError !== undefined
-        ? { status: 'failed', error: streamError || 'The model call failed.' }
-        : suspended
-          ? { status: 'awaiting_approval' }
-          : { status: 'completed' };
-
+    const { suspended } = record;
+    const outcome = outcomeOf(record, controller.signal.aborted);
     if (outcome.status === 'failed') {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
@@ -273,7 +240,7 @@ export class TurnRunner {
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
       const settled = stored.persisted ? { ...progress, partialText: '' } : progress;
-      await this.settle(turn, settled, outcome, record.resumeToken);
+      await settleOwnRun(this.deps, turn, settled, outcome, record.resumeToken);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
@@ -281,58 +248,13 @@ export class TurnRunner {
     }
   }
 
-  /**
-   * Hands the thread's pending steers to the run of its turn on this instance (the driver delivers
-   * them at the next step boundary). A driver that cannot steer gets none: they are queued at the
-   * head at once, and run with the steer reminder.
-   */
+  /** Hands the thread's pending steers to its run on this instance, if any (see redirectSteers). */
   private async redirectSteers(threadId: string): Promise<void> {
     const running = [...this.running.entries()].find(([, entry]) => entry.threadId === threadId);
     const connection = running?.[1].connection;
     if (!running || !connection) return;
-    try {
-      if (!connection.redirect) {
-        await takeUndeliveredSteers(this.deps, { threadId } as TurnRow, await this.pendingSteers(threadId));
-        return;
-      }
-      connection.redirect(await this.pendingSteers(threadId));
-    } catch (error) {
-      this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers');
-    }
-  }
-
-  private async pendingSteers(threadId: string): Promise<SteerMessage[]> {
-    const rows = await listPendingSteers(this.deps.db, threadId);
-    return rows.map((row) => ({ turnId: row.id, messageId: crypto.randomUUID(), text: row.text }));
-  }
-
-  private async settle(
-    turn: TurnRow,
-    progress: RunProgress,
-    outcome: Outcome,
-    resumeToken: string | null,
-  ): Promise<void> {
-    if (outcome.status === 'awaiting_approval') return;
-    await settleTurn(
-      this.deps,
-      turn.threadId,
-      async (tx) => {
-        const current = await findTurn(tx, turn.threadId, turn.id);
-        // Recovery may have settled it already if this instance stalled past its lease.
-        return current?.status === 'running' && current.runnerId === this.deps.runnerId ? current : undefined;
-      },
-      async (tx) => {
-        // The reference's steer-undelivered, for steers no run was handed: the turn ends before
-        // another step, so they go to the head of the queue in the same transaction.
-        await requeueSteers(tx, turn.threadId);
-        return {
-          status: outcome.status,
-          partialText: progress.partialText,
-          assistantMessageId: progress.assistantMessageId,
-          resumeToken,
-          error: outcome.status === 'failed' ? outcome.error : null,
-        };
-      },
+    await redirectSteers(this.deps, threadId, connection).catch((error: unknown) =>
+      this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers'),
     );
   }
 

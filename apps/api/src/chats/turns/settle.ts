@@ -1,7 +1,9 @@
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../platform/notifications';
 import { lockThread } from '../threads/repository';
-import { transitionTurn } from './repository';
+import type { Outcome, RunProgress } from './replyRepair';
+import { findTurn, transitionTurn } from './repository';
+import { requeueSteers } from './steerRepository';
 
 /** How a running turn ends. */
 export interface Settlement {
@@ -43,4 +45,37 @@ export async function settleTurn(
     await deps.signals.publish({ kind: 'turn.settled', threadId: settled.threadId, turnId: settled.id });
   }
   return settled;
+}
+
+/**
+ * The runner's end of its own run: settles the turn unless recovery already did (this instance
+ * stalled past its lease). Steers no run took in go to the head of the queue in the same
+ * transaction (the reference's steer-undelivered), so none is left pending without a running turn.
+ */
+export async function settleOwnRun(
+  deps: { db: Database; signals: Signals; runnerId: string },
+  turn: TurnRow,
+  progress: RunProgress,
+  outcome: Outcome,
+  resumeToken: string | null,
+): Promise<void> {
+  if (outcome.status === 'awaiting_approval') return;
+  await settleTurn(
+    deps,
+    turn.threadId,
+    async (tx) => {
+      const current = await findTurn(tx, turn.threadId, turn.id);
+      return current?.status === 'running' && current.runnerId === deps.runnerId ? current : undefined;
+    },
+    async (tx) => {
+      await requeueSteers(tx, turn.threadId);
+      return {
+        status: outcome.status,
+        partialText: progress.partialText,
+        assistantMessageId: progress.assistantMessageId,
+        resumeToken,
+        error: outcome.status === 'failed' ? outcome.error : null,
+      };
+    },
+  );
 }

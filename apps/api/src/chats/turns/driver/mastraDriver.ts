@@ -44,15 +44,20 @@ export class MastraDriver implements RuntimeDriver {
         from: 'agent',
         version: 'v7',
       }) as ReadableStream<UIMessageChunk>;
+      let failed = false;
       for await (const chunk of chunks) {
         if (chunk.type === STEER_BOUNDARY_PART) {
-          const data = (chunk as { data: SteerBoundaryData }).data;
-          yield { type: 'steer-boundary', ...data };
+          const { steers, continuationMessageId } = (chunk as { data: SteerBoundaryData }).data;
+          yield { type: 'steer-boundary', steers, continuationMessageId };
+        } else if (chunk.type === 'error') {
+          // Mastra reports a failed model call in the stream; the run ends with it.
+          failed = true;
+          yield { type: 'error', message: chunk.errorText };
         } else yield { type: 'chunk', chunk };
       }
       const undelivered = steering?.close() ?? [];
       if (undelivered.length > 0) yield { type: 'steer-undelivered', steers: undelivered };
-      yield { type: 'turn-complete', replyMessageId: output.messageId };
+      if (!failed) yield { type: 'turn-complete', replyMessageId: output.messageId };
     } catch (error) {
       const undelivered = steering?.close() ?? [];
       if (undelivered.length > 0) yield { type: 'steer-undelivered', steers: undelivered };
