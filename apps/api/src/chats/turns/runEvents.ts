@@ -3,7 +3,7 @@ import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
 import type { RuntimeConnection, SteerMessage } from './driver/types';
-import { describeModelError, suspendedCallOf } from './modelCall';
+import { suspendedCallOf } from './modelCall';
 import type { Outcome, RunProgress } from './replyRepair';
 import { listPendingSteers, markSteersDelivered, requeueSteers } from './steerRepository';
 import type { SuspendedCall } from './suspend';
