@@ -10,6 +10,12 @@ import type { SuspendedCall } from './suspend';
 /** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
 export type Segment = { kind: 'start' } | { kind: 'resume'; request: HitlRequestRow; decision: HitlDecision };
 
+/**
+ * Most model steps (calls, each after a tool result) one run may take. Mastra's default is 5,
+ * which cuts a longer tool chain off without an answer (the local model's `[[steps:N]]` goes to 20).
+ */
+const MAX_MODEL_STEPS = 25;
+
 /** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
 export async function callModel(
   chatAgent: ChatAgent,
@@ -33,6 +39,7 @@ export async function callModel(
       {
         memory,
         abortSignal,
+        maxSteps: MAX_MODEL_STEPS,
         inputProcessors: call.stepHooks,
         ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),
       },

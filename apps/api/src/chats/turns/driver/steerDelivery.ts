@@ -55,7 +55,12 @@ export class SteerDelivery implements Processor<'steer-delivery'> {
         );
       }
       this.delivered.push(...steers);
-      await writer?.custom({ type: STEER_BOUNDARY_PART, data: { steers, continuationMessageId } });
+      // Transient: Mastra streams it but does not store it in the continuation message.
+      await writer?.custom({
+        type: STEER_BOUNDARY_PART,
+        data: { steers, continuationMessageId },
+        transient: true,
+      });
     }
     if (this.delivered.length === 0) return undefined;
     // Keep exactly one reminder, naming every steer this run took in, on each later step too.
@@ -66,6 +71,6 @@ export class SteerDelivery implements Processor<'steer-delivery'> {
       role: 'system',
       content: steerReminder(this.delivered.map((steer) => steer.text)),
     });
-    return { messageList, systemMessages };
+    return { systemMessages };
   }
 }
