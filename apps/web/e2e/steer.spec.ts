@@ -1,6 +1,5 @@
 import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
-import { QueueDock } from './pages/QueueDock';
 
 /**
  * Eight tool steps, 1.5 s apart, then a short answer: a steer sent while the steps run waits in

@@ -64,12 +64,6 @@ export class ChatPage {
     await this.composerInput.press('Enter');
   }
 
-  /** Types a message and presses Ctrl+Enter: it steers the running reply (joins it at its next step). */
-  async steer(text: string): Promise<void> {
-    await this.composerInput.fill(text);
-    await this.composerInput.press('Control+Enter');
-  }
-
   async reload(): Promise<void> {
     await this.page.reload();
     await this.waitUntilReady();
