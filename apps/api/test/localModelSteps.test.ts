@@ -2,7 +2,7 @@ import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { planReply, turnOf } from '../src/agent/localModelReply';
 import { planToolStep } from '../src/agent/localModelTools';
-import { steerReminder, steersOfReminder } from '../src/agent/steerReminder';
+import { readSteerReminder, steerReminder } from '../src/agent/steerReminder';
 
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] });
 const call = (id: string) => ({
@@ -46,18 +46,20 @@ describe('the local model: [[steps:N]] and steers', () => {
     expect(words.startsWith('(steered) You added: "and make it short". You said: "count".')).toBe(true);
   });
 
-  it('answers a requeued steer (its own turn) with (steered) and no second quote', () => {
+  it('answers a requeued steer (its own turn, even right after a tool result) with (steered) and no second quote', () => {
     const prompt: LanguageModelV4Prompt = [
-      { role: 'system', content: steerReminder(['shorter']) },
-      user('first'),
-      { role: 'assistant', content: [{ type: 'text', text: 'a reply' }] },
+      { role: 'system', content: steerReminder(['shorter'], { late: true }) },
+      user('first [[steps:1]]'),
+      call('a'),
+      result('a'),
       user('shorter'),
     ];
     expect(planReply(prompt).words.join(' ')).toMatch(/^\(steered\) You said: "shorter"\./);
   });
 
   it('finds the steers a reminder quotes, and nothing in other system text', () => {
-    expect(steersOfReminder(steerReminder(['a', 'b c']))).toEqual(['a', 'b c']);
-    expect(steersOfReminder('You are a helpful assistant.')).toBeUndefined();
+    expect(readSteerReminder(steerReminder(['a', 'b c']))).toEqual({ steers: ['a', 'b c'], late: false });
+    expect(readSteerReminder(steerReminder(['a'], { late: true }))?.late).toBe(true);
+    expect(readSteerReminder('You are a helpful assistant.')).toBeUndefined();
   });
 });

@@ -139,6 +139,24 @@ describe('steer: a message folded into the running reply at its next step', () =
     expect(JSON.stringify((await client.detail(threadId)).messages)).not.toContain(REMINDER);
   });
 
+  it('Stop & send on a pending steer: the reply stops, the steer runs at once with the handoff and the reminder', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'slow steps [[steps:3]] [[delay:2000]] [[words:5]]');
+    const chunks = iterateChunks(reply);
+    await readUntil(chunks, (chunk) => chunk.type === 'start');
+    const sent = await steer(threadId, 'never mind, summarise [[words:12]]');
+    const { turn } = (await sent.json()) as { turn: { id: string } };
+    const stopAndSend = await client.fetch('POST', `/api/threads/${threadId}/queue/${turn.id}/send-now`);
+    expect(stopAndSend.status).toBe(200);
+    expect(stopAndSend.headers.get('x-turn-id')).toBe(turn.id);
+    expect(textOfChunks(await readChunks(stopAndSend))).toMatch(
+      /^\(after interruption\) \(steered\) You said: "never mind, summarise"\./,
+    );
+    for await (const _ of chunks);
+    const rows = await turnRows(threadId);
+    expect(rows.map((row) => row.status).sort()).toEqual(['completed', 'interrupted']);
+  });
+
   it('records a retried steer (same clientRequestId) once', async () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'long one [[steps:3]] [[delay:150]] [[words:5]]');

@@ -1,7 +1,7 @@
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { isHandoffInstruction } from './handoffInstruction';
 import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
-import { steersOfReminder } from './steerReminder';
+import { readSteerReminder } from './steerReminder';
 
 /**
  * What the built-in local model says: the words of its reply, planned up front from the prompt
@@ -145,16 +145,20 @@ export interface TurnPrompt {
 }
 
 export function turnOf(prompt: LanguageModelV4Prompt): TurnPrompt {
-  const steers = prompt.flatMap((message) =>
-    message.role === 'system' ? (steersOfReminder(message.content) ?? []) : [],
-  );
+  const reminders = prompt.flatMap((message) => {
+    const reminder = message.role === 'system' ? readSteerReminder(message.content) : undefined;
+    return reminder ? [reminder] : [];
+  });
+  const steers = reminders.flatMap((reminder) => reminder.steers);
+  // Steers delivered into this reply (not late ones, which are the turn's own message).
+  const injectedTexts = reminders.filter((reminder) => !reminder.late).flatMap((reminder) => reminder.steers);
   let index = prompt.findLastIndex((message) => message.role === 'user');
   for (;;) {
     const message = prompt[index];
     const before = prompt[index - 1];
     const injected =
       message !== undefined &&
-      steers.includes(textOf(message)) &&
+      injectedTexts.includes(textOf(message)) &&
       (before?.role === 'tool' || before?.role === 'user');
     if (!injected) break;
     index = prompt.slice(0, index).findLastIndex((candidate) => candidate.role === 'user');

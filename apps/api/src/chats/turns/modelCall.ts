@@ -32,7 +32,7 @@ export async function callModel(
     // missed the reply it was sent into runs as a turn of its own, with the steer reminder.
     const hidden = [
       ...(turn.handoff ? [HANDOFF_INSTRUCTION] : []),
-      ...(turn.steer ? [steerReminder([turn.text])] : []),
+      ...(turn.steer ? [steerReminder([turn.text], { late: true })] : []),
     ];
     return await agent.stream(
       [{ id: call.userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],

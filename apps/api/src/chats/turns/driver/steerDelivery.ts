@@ -1,5 +1,5 @@
 import type { ProcessInputStepArgs, Processor } from '@mastra/core/processors';
-import { steerReminder, steersOfReminder } from '../../../agent/steerReminder';
+import { readSteerReminder, steerReminder } from '../../../agent/steerReminder';
 import type { SteerMessage } from './types';
 
 /** The data part that marks a steer boundary in the reply stream (see SteerBoundaryData). */
@@ -65,7 +65,7 @@ export class SteerDelivery implements Processor<'steer-delivery'> {
     if (this.delivered.length === 0) return undefined;
     // Keep exactly one reminder, naming every steer this run took in, on each later step too.
     const systemMessages = args.systemMessages.filter(
-      (message) => typeof message.content !== 'string' || steersOfReminder(message.content) === undefined,
+      (message) => typeof message.content !== 'string' || readSteerReminder(message.content) === undefined,
     );
     systemMessages.push({
       role: 'system',
