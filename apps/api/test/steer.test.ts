@@ -157,6 +157,17 @@ describe('steer: a message folded into the running reply at its next step', () =
     expect(rows.map((row) => row.status).sort()).toEqual(['completed', 'interrupted']);
   });
 
+  it('queues a steer (with the reminder) while the reply waits for an approval: nothing runs to take it in', async () => {
+    const threadId = await client.createThread();
+    await readChunks(await client.send(threadId, 'remember this [[tool:save_note]]'));
+    expect((await client.turnQueue(threadId)).activeTurn?.status).toBe('awaiting_approval');
+    const sent = await steer(threadId, 'and that too');
+    expect(sent.status).toBe(202);
+    const { turn } = (await sent.json()) as { turn: { status: string; steer: boolean } };
+    expect([turn.status, turn.steer]).toEqual(['queued', true]);
+    await client.fetch('POST', `/api/threads/${threadId}/interrupt`);
+  });
+
   it('records a retried steer (same clientRequestId) once', async () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'long one [[steps:3]] [[delay:150]] [[words:5]]');

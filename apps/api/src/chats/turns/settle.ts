@@ -35,6 +35,9 @@ export async function settleTurn(
     const turn = thread ? await current(tx) : undefined;
     if (!thread || !turn) return null;
     const { status, ...changes } = await decide(tx, turn, thread);
+    // Steers no run took in go to the head of the queue as the turn ends (the reference's
+    // steer-undelivered), in this transaction: none is ever left pending without an active turn.
+    await requeueSteers(tx, threadId);
     return await transitionTurn(tx, turn, status, {
       ...changes,
       finishedAt: new Date(),
@@ -47,11 +50,7 @@ export async function settleTurn(
   return settled;
 }
 
-/**
- * The runner's end of its own run: settles the turn unless recovery already did (this instance
- * stalled past its lease). Steers no run took in go to the head of the queue in the same
- * transaction (the reference's steer-undelivered), so none is left pending without a running turn.
- */
+/** The runner's end of its own run: settles the turn unless recovery already did (this instance stalled past its lease). */
 export async function settleOwnRun(
   deps: { db: Database; signals: Signals; runnerId: string },
   turn: TurnRow,
@@ -67,15 +66,12 @@ export async function settleOwnRun(
       const current = await findTurn(tx, turn.threadId, turn.id);
       return current?.status === 'running' && current.runnerId === deps.runnerId ? current : undefined;
     },
-    async (tx) => {
-      await requeueSteers(tx, turn.threadId);
-      return {
-        status: outcome.status,
-        partialText: progress.partialText,
-        assistantMessageId: progress.assistantMessageId,
-        resumeToken,
-        error: outcome.status === 'failed' ? outcome.error : null,
-      };
-    },
+    async () => ({
+      status: outcome.status,
+      partialText: progress.partialText,
+      assistantMessageId: progress.assistantMessageId,
+      resumeToken,
+      error: outcome.status === 'failed' ? outcome.error : null,
+    }),
   );
 }
