@@ -113,7 +113,7 @@ export async function createRuntime(
     logger,
     allowGuests,
   });
-  const threads = new ThreadService({ db, chatAgent, signals, interrupts });
+  const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger });
   const origins = trustedOrigins(config);
   auth = createAuth({
     db,
@@ -143,7 +143,7 @@ export async function createRuntime(
     },
     ready: databaseReadiness(database.sql),
     threads,
-    events: new ThreadEvents({ db, signals, logger }),
+    events: new ThreadEvents({ db, signals, logger, memory: chatAgent.memory }),
     queue,
     interrupts,
     streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),

@@ -19,6 +19,7 @@ import { user } from './authSchema';
 import { createdAt, updatedAt } from './columns';
 
 export * from './authSchema';
+export * from './lineageSchema';
 
 // --- Chat ---
 

@@ -18,7 +18,11 @@ export async function claimTurn(
   deps: { runnerId: string; leaseMs: number; modelName: string; maxRunningTurnsPerAccount?: number },
 ): Promise<TurnRow> {
   const limit = deps.maxRunningTurnsPerAccount ?? 0;
-  if (limit > 0 && (await countRunningTurnsOfOwner(tx, turn.threadId)) >= limit) {
+  const [running, lastSettled] = await Promise.all([
+    limit > 0 ? countRunningTurnsOfOwner(tx, turn.threadId) : 0,
+    lastSettledTurnOnBranch(tx, branchId),
+  ]);
+  if (limit > 0 && running >= limit) {
     // The caller's transaction rolls back: nothing was accepted or claimed.
     throw new ApiError(
       'rate_limited',
@@ -27,7 +31,6 @@ export async function claimTurn(
       { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
     );
   }
-  const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
   return await transitionTurn(tx, turn, 'running', {
     branchId,
     handoff: lastSettled?.status === 'interrupted',

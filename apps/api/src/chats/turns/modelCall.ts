@@ -22,7 +22,7 @@ export async function callModel(
   turn: TurnRow,
   context: { branch: BranchRow; ownerId: string },
   segment: Segment,
-  call: { userMessageId: string; abortSignal: AbortSignal; stepHooks: InputProcessor[] },
+  call: { userMessageId: string; abortSignal: AbortSignal; runId: string; stepHooks: InputProcessor[] },
 ) {
   const { agent } = chatAgent;
   const memory = { thread: context.branch.memoryThreadId, resource: context.ownerId };
@@ -39,6 +39,7 @@ export async function callModel(
       {
         memory,
         abortSignal,
+        runId: call.runId,
         maxSteps: MAX_MODEL_STEPS,
         inputProcessors: call.stepHooks,
         ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),

@@ -2,6 +2,7 @@ import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, asc, desc, eq, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
+import { textArray } from '../../platform/sqlArrays';
 import { assertTransition } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
@@ -83,7 +84,10 @@ export async function listTurnsOfMessages(
     .where(
       and(
         eq(turns.threadId, threadId),
-        or(inArray(turns.userMessageId, messageIds), inArray(turns.assistantMessageId, messageIds)),
+        or(
+          sql`${turns.userMessageId} = any(${textArray(messageIds)})`,
+          sql`${turns.assistantMessageId} = any(${textArray(messageIds)})`,
+        ),
       ),
     );
 }
@@ -124,6 +128,23 @@ export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): P
     .orderBy(desc(turns.seq))
     .limit(1);
   return row;
+}
+
+/** Another turn ran on `turn`'s branch before it (the branch is not a version fresh from an edit). */
+export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promise<boolean> {
+  const [row] = await q
+    .select({ id: turns.id })
+    .from(turns)
+    .where(
+      and(
+        eq(turns.branchId, turn.branchId),
+        lt(turns.seq, turn.seq),
+        inArray(turns.status, ['completed', 'interrupted', 'failed']),
+        isNull(turns.removedAt),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
 }
 
 /**

@@ -5,11 +5,12 @@ import { InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
+import { checkpoint } from './checkpoint';
 import { claimTurn } from './claim';
 import type { RuntimeConnection, RuntimeDriver } from './driver/types';
 import { describeModelError, type Segment } from './modelCall';
-import { type RunProgress, repairTranscript } from './replyRepair';
-import { checkpointRunningTurn, leaseFromNow, transitionTurn } from './repository';
+import { repairTranscript } from './replyRepair';
+import { leaseFromNow, transitionTurn } from './repository';
 import {
   assertRunnable,
   outcomeOf,
@@ -19,7 +20,7 @@ import {
   takeSteerBoundary,
   takeUndeliveredSteers,
 } from './runEvents';
-import { settleOwnRun } from './settle';
+import { settleRun } from './settle';
 import { endWithApprovalRequest } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
@@ -99,9 +100,12 @@ export class TurnRunner {
     });
   }
 
-  /** Runs a turn this instance claimed, and tells every instance it started. */
-  async start(turn: TurnRow, ownerId: string): Promise<TurnStream> {
-    return await this.launch(turn, ownerId, { kind: 'start' });
+  /**
+   * Runs a turn this instance claimed, and tells every instance it started. `branch`: the turn's
+   * branch when the caller read it already (else it is read here).
+   */
+  async start(turn: TurnRow, ownerId: string, branch?: BranchRow): Promise<TurnStream> {
+    return await this.launch(turn, ownerId, { kind: 'start' }, branch);
   }
 
   /** Continues a turn after the person decided on its tool call (the run Mastra suspended). */
@@ -114,15 +118,22 @@ export class TurnRunner {
     return await this.launch(turn, ownerId, { kind: 'resume', request, decision });
   }
 
-  private async launch(turn: TurnRow, ownerId: string, segment: Segment): Promise<TurnStream> {
+  private async launch(
+    turn: TurnRow,
+    ownerId: string,
+    segment: Segment,
+    known?: BranchRow,
+  ): Promise<TurnStream> {
     assertRunnable(turn, this.deps.runnerId);
-    const branch = await findBranch(this.deps.db, turn.branchId);
+    const branch = known?.id === turn.branchId ? known : await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const done = this.run(turn, { branch, ownerId }, segment, controller, stream)
+    const fresh = this.deps.chatAgent.runs.begin();
+    const done = this.run(turn, { branch, ownerId, runId: fresh.runId }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
+        fresh.release();
         this.running.delete(turn.id);
         this.checkpointFailing.delete(turn.id);
       });
@@ -134,6 +145,14 @@ export class TurnRunner {
   /** The live reply of a turn running on this instance. */
   replyStream(turnId: string): TurnStream | undefined {
     return this.running.get(turnId)?.stream;
+  }
+
+  /**
+   * Resolves once a turn running on this instance has finished (settled, or left to recovery);
+   * undefined when it does not run here.
+   */
+  finished(turnId: string): Promise<void> | undefined {
+    return this.running.get(turnId)?.done;
   }
 
   abort(turnId: string): boolean {
@@ -152,7 +171,7 @@ export class TurnRunner {
 
   private async run(
     turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string },
+    { runId, ...context }: { branch: BranchRow; ownerId: string; runId: string },
     segment: Segment,
     controller: AbortController,
     stream: TurnStream,
@@ -172,7 +191,7 @@ export class TurnRunner {
     };
     const { progress } = record;
     const heartbeat = setInterval(
-      () => void this.checkpoint(turn.id, progress, controller),
+      () => void checkpoint(this.deps, this.checkpointFailing, turn.id, progress, controller),
       Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
@@ -181,6 +200,7 @@ export class TurnRunner {
         turn,
         ...context,
         userMessageId,
+        runId,
         segment,
         abortSignal: controller.signal,
       });
@@ -240,7 +260,7 @@ export class TurnRunner {
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
       const settled = stored.persisted ? { ...progress, partialText: '' } : progress;
-      await settleOwnRun(this.deps, turn, settled, outcome, record.resumeToken);
+      await settleRun(this.deps, turn, settled, outcome, record.resumeToken);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
@@ -256,28 +276,5 @@ export class TurnRunner {
     await redirectSteers(this.deps, threadId, connection).catch((error: unknown) =>
       this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers'),
     );
-  }
-
-  private async checkpoint(
-    turnId: string,
-    progress: RunProgress,
-    controller: AbortController,
-  ): Promise<void> {
-    try {
-      const stillOurs = await checkpointRunningTurn(
-        this.deps.db,
-        turnId,
-        this.deps.runnerId,
-        this.deps.leaseMs,
-        progress,
-      );
-      if (!stillOurs) controller.abort(new Error('lease lost'));
-      if (this.checkpointFailing.delete(turnId))
-        this.deps.logger.info({ turnId }, 'turn checkpoints work again');
-    } catch (error) {
-      if (!this.checkpointFailing.has(turnId))
-        this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
-      this.checkpointFailing.add(turnId);
-    }
   }
 }

@@ -1,9 +1,10 @@
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../platform/notifications';
+import { writeUserMessageLineage } from '../branches/lineageRepository';
 import { lockThread } from '../threads/repository';
 import type { Outcome, RunProgress } from './replyRepair';
 import { findTurn, transitionTurn } from './repository';
-import { requeueSteers } from './steerRepository';
+import { listSteersDeliveredInto, requeueSteers } from './steerRepository';
 
 /** How a running turn ends. */
 export interface Settlement {
@@ -38,6 +39,12 @@ export async function settleTurn(
     // Steers no run took in go to the head of the queue as the turn ends (the reference's
     // steer-undelivered), in this transaction: none is ever left pending without an active turn.
     await requeueSteers(tx, threadId);
+    // Its user message is stored by now: the lineage row that versions are found by. So are the
+    // steers it took in (user messages of their own).
+    if (turn.userMessageId) await writeUserMessageLineage(tx, turn.branchId, turn.userMessageId);
+    for (const steer of await listSteersDeliveredInto(tx, turn)) {
+      if (steer.userMessageId) await writeUserMessageLineage(tx, turn.branchId, steer.userMessageId);
+    }
     return await transitionTurn(tx, turn, status, {
       ...changes,
       finishedAt: new Date(),
@@ -50,8 +57,11 @@ export async function settleTurn(
   return settled;
 }
 
-/** The runner's end of its own run: settles the turn unless recovery already did (this instance stalled past its lease). */
-export async function settleOwnRun(
+/**
+ * Settles a turn its runner (`runnerId`) ran to an end; a turn waiting for an approval is left
+ * running. Recovery may have settled it already if the instance stalled past its lease.
+ */
+export async function settleRun(
   deps: { db: Database; signals: Signals; runnerId: string },
   turn: TurnRow,
   progress: RunProgress,

@@ -1,6 +1,6 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 import { transitionTurn } from './repository';
 
@@ -80,4 +80,21 @@ export async function requeueSteers(q: Queryable, threadId: string, turnIds?: st
     rows.push(await transitionTurn(q, row, 'queued'));
   }
   return rows;
+}
+
+/** The steers a turn took in: delivered on its branch since it started. */
+export async function listSteersDeliveredInto(q: Queryable, turn: TurnRow): Promise<TurnRow[]> {
+  if (!turn.startedAt) return [];
+  return await q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(turns.threadId, turn.threadId),
+        eq(turns.branchId, turn.branchId),
+        eq(turns.status, 'delivered'),
+        gte(turns.startedAt, turn.startedAt),
+      ),
+    )
+    .orderBy(asc(turns.seq));
 }

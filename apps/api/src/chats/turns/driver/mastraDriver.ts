@@ -32,11 +32,12 @@ export class MastraDriver implements RuntimeDriver {
   }
 
   private async *run(input: DriverTurn, steering: SteerDelivery | undefined): AsyncGenerator<DriverEvent> {
-    const { turn, branch, ownerId, segment, userMessageId, abortSignal } = input;
+    const { turn, branch, ownerId, segment, userMessageId, runId, abortSignal } = input;
     try {
       const output = await callModel(this.chatAgent, turn, { branch, ownerId }, segment, {
         userMessageId,
         abortSignal,
+        runId,
         stepHooks: steering ? [steering] : [],
       });
       if (output.runId) yield { type: 'resume-token', token: output.runId };

@@ -39,6 +39,8 @@ export interface DriverTurn {
   branch: BranchRow;
   ownerId: string;
   userMessageId: string;
+  /** The id the agent run gets (reserved by the host; Mastra's run id, the resume token). */
+  runId: string;
   segment: Segment;
   abortSignal: AbortSignal;
 }
