@@ -17,6 +17,8 @@ import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
 import { ApprovalService } from './chats/turns/approvals';
 import { TurnStreams } from './chats/turns/attach';
+import { MastraDriver } from './chats/turns/driver/mastraDriver';
+import type { RuntimeDriver } from './chats/turns/driver/types';
 import { InterruptService } from './chats/turns/interrupts';
 import { QueueService } from './chats/turns/queue';
 import { startOrphanSweeper } from './chats/turns/recovery';
@@ -46,6 +48,8 @@ export interface RuntimeOptions {
    * chat-queue-interrupt-ci eval profile in `evals/`). The API itself passes nothing.
    */
   wrapModel?: (model: LanguageModelV4) => LanguageModelV4;
+  /** The runtime driver turns run through (default: the Mastra agent); tests swap in others. */
+  driver?: (chatAgent: ChatAgent) => RuntimeDriver;
 }
 
 /** Wires the API's parts together from the validated config. */
@@ -88,6 +92,7 @@ export async function createRuntime(
   const runner = new TurnRunner({
     db,
     chatAgent,
+    driver: options.driver?.(chatAgent) ?? new MastraDriver(chatAgent),
     signals,
     logger,
     runnerId,

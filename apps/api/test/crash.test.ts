@@ -97,4 +97,33 @@ describe('a crash mid-turn loses nothing that was accepted', () => {
     const text = textOfChunks(await readChunks(claimed));
     expect(text.startsWith('(after interruption) You said: "after the crash".')).toBe(true);
   }, 90_000);
+
+  it('a steer pending when its server dies goes to the head of the queue, not into limbo', async () => {
+    const first = await start();
+    const client = await ApiClient.signIn(first.baseUrl);
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'no steps here [[words:2000]]');
+    await readUntilWords(reply, 10);
+    const queued = await client.queued(threadId, 'queued first');
+    const steer = await client.fetch('POST', `/api/threads/${threadId}/turns`, {
+      clientRequestId: crypto.randomUUID(),
+      text: 'steered second',
+      mode: 'steer',
+    });
+    const { turn } = (await steer.json()) as { turn: { id: string; status: string } };
+    expect(turn.status).toBe('steer_pending');
+
+    await first.kill();
+
+    const second = await start();
+    const detail = await waitFor(
+      () => client.via(second.baseUrl).detail(threadId),
+      (d) => d.turnQueue.activeTurn === null,
+      15_000,
+    );
+    expect(detail.turnQueue.items.map((item) => [item.id, item.status, item.steer])).toEqual([
+      [turn.id, 'queued', true],
+      [queued.id, 'queued', false],
+    ]);
+  }, 90_000);
 });

@@ -16,6 +16,8 @@ const legalMoves: Array<[TurnStatus, TurnStatus]> = [
   ['failed', 'running'],
   ['failed', 'queued'],
   ['failed', 'cancelled'],
+  ['steer_pending', 'delivered'],
+  ['steer_pending', 'queued'],
 ];
 
 const isLegal = (from: TurnStatus, to: TurnStatus) =>

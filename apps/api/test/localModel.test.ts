@@ -51,7 +51,7 @@ describe('parseDirectives', () => {
   it('reads every directive and removes it from the text', () => {
     expect(
       parseDirectives(
-        'Hi [[words:5]] there [[delay:20]]\n[[fail-after:2]] [[tool:search]] [[history]] [[markdown]]',
+        'Hi [[words:5]] there [[delay:20]]\n[[fail-after:2]] [[tool:search]] [[history]] [[markdown]] [[steps:3]]',
       ),
     ).toEqual({
       words: 5,
@@ -59,6 +59,7 @@ describe('parseDirectives', () => {
       fail: false,
       failAfter: 2,
       tool: 'search',
+      steps: 3,
       history: true,
       markdown: true,
       cleanText: 'Hi there',
@@ -72,6 +73,7 @@ describe('parseDirectives', () => {
       fail: false,
       failAfter: undefined,
       tool: undefined,
+      steps: 0,
       history: false,
       markdown: false,
       cleanText: 'plain',

@@ -280,7 +280,9 @@ test.describe('queued turns', () => {
   }) => {
     const url = await chat.startThread(`${LONG} status lines`);
     await expect(chat.stopButton).toBeVisible();
-    await expect(chat.composerHint).toHaveText('Enter adds to the queue · Shift+Enter for a new line');
+    await expect(chat.composerHint).toHaveText(
+      'Enter adds to the queue · Ctrl+Enter steers the current reply · Shift+Enter for a new line',
+    );
     await chat.send('one');
     await chat.send('two');
     await dock.expectTexts(['one', 'two']);

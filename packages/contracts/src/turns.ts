@@ -21,6 +21,10 @@ export const turnStatuses = [
   'interrupted',
   'failed',
   'cancelled',
+  /** Sent with `mode: 'steer'` while a turn runs: joins that reply at its next step boundary. */
+  'steer_pending',
+  /** A steer the running reply received at a step boundary (its text is a user message in place). */
+  'delivered',
 ] as const;
 export type TurnStatus = (typeof turnStatuses)[number];
 
@@ -35,12 +39,27 @@ export interface Turn {
   startedAt: string | null;
   finishedAt: string | null;
   error: string | null;
+  /** Sent as a steer: `steer_pending` until delivered, or queued at the head when the reply ended first. */
+  steer: boolean;
+}
+
+/**
+ * The `data-steer-boundary` part of a reply stream: the running reply received these steers; what
+ * streamed before it is one finished assistant message, the steers follow as user messages, and
+ * what streams after is the continuation (a new assistant message, `continuationMessageId`).
+ */
+export interface SteerBoundaryData {
+  steers: { turnId: string; messageId: string; text: string }[];
+  continuationMessageId: string;
 }
 
 export interface TurnQueue {
   /** The turn holding the thread's one active slot: `running`, or `awaiting_approval`. */
   activeTurn: Turn | null;
-  /** Queued turns in the order they will run; a failed head (Q11) stays first until resolved. */
+  /**
+   * Queued turns in the order they will run; a failed head (Q11) stays first until resolved.
+   * Pending steers (`steer_pending`) come first: they join the running reply at its next step.
+   */
   items: Turn[];
   /** The owner paused the queue: nothing is claimed (sends are queued) until it is resumed. */
   paused: boolean;
@@ -53,9 +72,17 @@ export type SetQueuePausedBody = z.infer<typeof setQueuePausedBody>;
 /** Message text. The API trims it, then requires 1 to 32,000 characters, counted as code points (400 / 413 otherwise). */
 export const messageText = z.string();
 
+/**
+ * How a send joins a thread that is busy: `queue` (default) runs it after the running reply;
+ * `steer` folds it into the running reply at its next step boundary (an ordinary send when idle).
+ */
+export const sendModes = ['queue', 'steer'] as const;
+export type SendMode = (typeof sendModes)[number];
+
 export const sendTurnBody = z.object({
   clientRequestId: z.string().min(1).max(200),
   text: messageText,
+  mode: z.enum(sendModes).default('queue'),
 });
 export type SendTurnBody = z.infer<typeof sendTurnBody>;
 

@@ -121,6 +121,16 @@ export const chatTurnRequests = pgTable(
      * branch's state; a record of what the run got, not a request.
      */
     handoff: boolean('handoff').notNull().default(false),
+    /**
+     * Sent with `mode: 'steer'`. While `steer_pending` it waits for the running reply's next step;
+     * requeued (the reply ended first) it sorts at the head, and its run gets the steer reminder.
+     */
+    steer: boolean('steer').notNull().default(false),
+    /**
+     * The runtime driver's opaque resume token (for the Mastra agent: the run id), kept with the
+     * turn's final assistant message (`assistantMessageId`), failed turns included.
+     */
+    resumeToken: text('resume_token'),
     userMessageId: text('user_message_id'),
     assistantMessageId: text('assistant_message_id'),
     /** The model that wrote the reply (`CHAT_MODEL` of the instance that claimed it). */

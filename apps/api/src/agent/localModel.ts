@@ -7,7 +7,7 @@ import type {
   LanguageModelV4StreamResult,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { directivesOf, type PlannedReply, planReply } from './localModelReply';
+import { type PlannedReply, planReply, turnOf } from './localModelReply';
 import { planToolStep, type ToolStep } from './localModelTools';
 
 export interface LocalModelOptions {
@@ -29,7 +29,7 @@ const TOOL_CALLS: LanguageModelV4FinishReason = { unified: 'tool-calls', raw: 't
 /** This call's tool step: ask for a tool, or say what one gave (`[[tool:NAME]]`). */
 function toolStepOf(callOptions: LanguageModelV4CallOptions): ToolStep {
   const offered = (callOptions.tools ?? []).map((tool) => tool.name);
-  return planToolStep(callOptions.prompt, directivesOf(callOptions.prompt), offered);
+  return planToolStep(callOptions.prompt, turnOf(callOptions.prompt), offered);
 }
 
 function toolCallOf(step: ToolStep & { kind: 'call' }) {

@@ -4,6 +4,8 @@ export interface LocalModelDirectives {
   fail: boolean;
   failAfter: number | undefined;
   tool: string | undefined;
+  /** `[[steps:N]]`: call `current_time` N times (one model step each) before answering. */
+  steps: number;
   history: boolean;
   /** Reply with a fixed Markdown sample (heading, list, code block, table, link, inline code). */
   markdown: boolean;
@@ -13,10 +15,11 @@ export interface LocalModelDirectives {
 export const DEFAULT_REPLY_WORDS = 40;
 const MAX_REPLY_WORDS = 20_000;
 const MAX_DELAY_MS = 60_000;
+const MAX_STEPS = 20;
 
 // Only well-formed tokens are directives; anything else in [[...]] stays in the text.
 const DIRECTIVE_TOKEN =
-  /\[\[(?:(words|delay|fail-after):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history|markdown))\]\]/g;
+  /\[\[(?:(words|delay|fail-after|steps):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history|markdown))\]\]/g;
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
@@ -29,6 +32,7 @@ export function parseDirectives(text: string): LocalModelDirectives {
     fail: false,
     failAfter: undefined,
     tool: undefined,
+    steps: 0,
     history: false,
     markdown: false,
     cleanText: '',
@@ -48,6 +52,7 @@ export function parseDirectives(text: string): LocalModelDirectives {
       const amount = Number(numericValue);
       if (numericName === 'words') directives.words = clamp(amount, 1, MAX_REPLY_WORDS);
       else if (numericName === 'delay') directives.delayMs = clamp(amount, 0, MAX_DELAY_MS);
+      else if (numericName === 'steps') directives.steps = clamp(amount, 0, MAX_STEPS);
       else if (numericName === 'fail-after') directives.failAfter = clamp(amount, 0, MAX_REPLY_WORDS);
       else if (toolKeyword === 'tool') directives.tool = toolName;
       else if (flag === 'fail') directives.fail = true;

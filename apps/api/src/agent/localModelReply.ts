@@ -1,6 +1,7 @@
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { isHandoffInstruction } from './handoffInstruction';
 import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
+import { readSteerReminder } from './steerReminder';
 
 /**
  * What the built-in local model says: the words of its reply, planned up front from the prompt
@@ -9,6 +10,7 @@ import { type LocalModelDirectives, parseDirectives } from './localModelDirectiv
 
 const QUOTE_MAX_CHARS = 200;
 const HANDOFF_OPENING = '(after interruption)';
+const STEERED_OPENING = '(steered)';
 
 // Whole sentences (about 12 words each) keep the filler readable in the UI and in transcripts.
 const FILLER_SENTENCES = [
@@ -69,6 +71,10 @@ export interface PlannedReply {
   inputTokens: number;
 }
 
+function quoteAll(texts: string[]): string {
+  return texts.map((text) => `"${truncateQuote(parseDirectives(text).cleanText)}"`).join(' | ');
+}
+
 function countWords(text: string): number {
   return text.split(/\s+/).filter(Boolean).length;
 }
@@ -125,28 +131,69 @@ function fillerWords(count: number, seed: number): string[] {
   return kept;
 }
 
-/** The directives of the last user message: what the local model is asked to do this turn. */
+/**
+ * The message this turn answers, and the steers it received. Steers delivered mid-reply are user
+ * messages after a tool result, quoted by the steer reminder; the turn's own message is the last
+ * user message before them (a requeued steer, run as a turn of its own, is its own message).
+ */
+export interface TurnPrompt {
+  index: number;
+  directives: LocalModelDirectives;
+  steers: string[];
+  /** User texts before the turn's message. */
+  earlier: string[];
+}
+
+export function turnOf(prompt: LanguageModelV4Prompt): TurnPrompt {
+  const reminders = prompt.flatMap((message) => {
+    const reminder = message.role === 'system' ? readSteerReminder(message.content) : undefined;
+    return reminder ? [reminder] : [];
+  });
+  const steers = reminders.flatMap((reminder) => reminder.steers);
+  // Steers delivered into this reply (not late ones, which are the turn's own message).
+  const injectedTexts = reminders.filter((reminder) => !reminder.late).flatMap((reminder) => reminder.steers);
+  let index = prompt.findLastIndex((message) => message.role === 'user');
+  for (;;) {
+    const message = prompt[index];
+    const before = prompt[index - 1];
+    const injected =
+      message !== undefined &&
+      injectedTexts.includes(textOf(message)) &&
+      (before?.role === 'tool' || before?.role === 'user');
+    if (!injected) break;
+    index = prompt.slice(0, index).findLastIndex((candidate) => candidate.role === 'user');
+  }
+  const turnMessage = prompt[index];
+  const turnText = turnMessage ? textOf(turnMessage) : '';
+  const earlier = prompt
+    .slice(0, Math.max(0, index))
+    .filter((message) => message.role === 'user')
+    .map(textOf);
+  return { index, directives: parseDirectives(turnText), steers, earlier };
+}
+
+/** The directives of the message this turn answers: what the local model is asked to do. */
 export function directivesOf(prompt: LanguageModelV4Prompt): LocalModelDirectives {
-  const lastUser = prompt.findLast((message) => message.role === 'user');
-  return parseDirectives(lastUser ? textOf(lastUser) : '');
+  return turnOf(prompt).directives;
 }
 
 /** `toolSentence`: what a tool step of this turn gave (see localModelTools.ts), said first. */
 export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string): PlannedReply {
-  const userTexts = prompt.filter((message) => message.role === 'user').map(textOf);
-  const directives = parseDirectives(userTexts.at(-1) ?? '');
+  const { directives, steers, earlier } = turnOf(prompt);
   const afterInterruption = prompt.some(
     (message) => message.role === 'system' && isHandoffInstruction(message.content),
   );
 
   const opening: string[] = [];
   if (afterInterruption) opening.push(HANDOFF_OPENING);
+  if (steers.length > 0) {
+    opening.push(STEERED_OPENING);
+    const added = steers.filter((text) => parseDirectives(text).cleanText !== directives.cleanText);
+    if (added.length > 0) opening.push(`You added: ${quoteAll(added)}.`);
+  }
   if (toolSentence) opening.push(toolSentence);
   if (directives.history) {
-    const earlier = userTexts
-      .slice(0, -1)
-      .map((text) => `"${truncateQuote(parseDirectives(text).cleanText)}"`);
-    opening.push(`History: ${earlier.length > 0 ? earlier.join(' | ') : '(none)'}`);
+    opening.push(`History: ${earlier.length > 0 ? quoteAll(earlier) : '(none)'}`);
   }
   opening.push(`You said: "${truncateQuote(directives.cleanText)}".`);
   const openingWords = opening.join(' ').split(/\s+/).filter(Boolean);

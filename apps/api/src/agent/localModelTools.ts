@@ -15,17 +15,20 @@ export type ToolStep =
 
 export function planToolStep(
   prompt: LanguageModelV4Prompt,
-  directives: LocalModelDirectives,
+  turn: { index: number; directives: LocalModelDirectives },
   offeredTools: string[],
 ): ToolStep {
+  const { directives } = turn;
+  // Tool results of this turn: after its message (steers it received may sit between them).
+  const results = prompt
+    .slice(turn.index + 1)
+    .flatMap((message) => (message.role === 'tool' ? message.content : []))
+    .filter((part) => part.type === 'tool-result');
+  if (directives.steps > 0) return plannedSteps(directives.steps, results, offeredTools);
   const name = directives.tool;
   if (!name) return { kind: 'none' };
   if (!offeredTools.includes(name)) return { kind: 'say', sentence: `I have no tool named ${name}.` };
-  const lastUser = prompt.findLastIndex((message) => message.role === 'user');
-  const result = prompt
-    .slice(lastUser + 1)
-    .flatMap((message) => (message.role === 'tool' ? message.content : []))
-    .find((part) => part.type === 'tool-result' && part.toolName === name);
+  const result = results.find((part) => part.toolName === name);
   if (result?.type !== 'tool-result') {
     const input = name === 'save_note' ? { text: directives.cleanText || 'A note.' } : {};
     return { kind: 'call', toolName: name, input };
@@ -48,3 +51,13 @@ function describeOutput(name: string, output: LanguageModelV4ToolResultOutput): 
       return `The tool ${name} failed.`;
   }
 }
+
+/** `[[steps:N]]`: one `current_time` call per model step until N results are in, then the answer. */
+function plannedSteps(steps: number, results: { toolName: string }[], offeredTools: string[]): ToolStep {
+  if (!offeredTools.includes(STEP_TOOL))
+    return { kind: 'say', sentence: `I have no tool named ${STEP_TOOL}.` };
+  const done = results.filter((part) => part.toolName === STEP_TOOL).length;
+  return done < steps ? { kind: 'call', toolName: STEP_TOOL, input: {} } : { kind: 'none' };
+}
+
+const STEP_TOOL = 'current_time';

@@ -56,6 +56,7 @@ export class ThreadEvents {
     const { threadId } = signal;
     switch (signal.kind) {
       case 'interrupt':
+      case 'steer':
         return null;
       case 'turn.started': {
         const row = await findTurn(this.deps.db, threadId, signal.turnId);

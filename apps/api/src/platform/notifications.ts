@@ -9,6 +9,8 @@ import type { Logger } from './logger';
  */
 export type Signal =
   | { kind: 'interrupt'; threadId: string; turnId: string }
+  /** A steer was sent into the thread's running turn: its runner redirects it into the run. */
+  | { kind: 'steer'; threadId: string }
   | { kind: 'turn.started'; threadId: string; turnId: string }
   | { kind: 'turn.settled'; threadId: string; turnId: string }
   | { kind: 'queue.changed'; threadId: string }

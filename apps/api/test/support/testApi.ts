@@ -4,7 +4,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
-import { createRuntime, type Runtime } from '../../src/runtime';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime';
 import { ApiClient, TEST_WEB_ORIGIN } from './client';
 
 export interface TestApi {
@@ -43,9 +43,10 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
 export async function startTestApi(
   databaseUrl: string,
   overrides: Record<string, string> = {},
+  options: RuntimeOptions = {},
 ): Promise<TestApi> {
   const config = testConfig(databaseUrl, overrides);
-  const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL));
+  const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL), options);
   const server = serve(createApp(runtime.services), { port: 0, hostname: '127.0.0.1', silent: true });
   await server.ready();
   const baseUrl = (server.url ?? '').replace(/\/$/, '');

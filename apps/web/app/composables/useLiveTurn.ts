@@ -1,4 +1,4 @@
-import type { ErrorCode, Turn, TurnQueue } from '@chat/contracts';
+import type { ErrorCode, SendMode, Turn, TurnQueue } from '@chat/contracts';
 import type { OpenTurnStream } from '~/utils/turnStreamTransport';
 import type { useThreadDetail } from './useThreadDetail';
 import type { useThreadNotice } from './useThreadNotice';
@@ -184,11 +184,13 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     text: string,
     clientRequestId: string = crypto.randomUUID(),
     retry: () => void = () => void send(text, clientRequestId),
+    mode: SendMode = 'queue',
   ): Promise<SendOutcome> {
     notice.dismiss();
     const outcome = startTurnStream({
       path: `${base}/turns`,
-      init: { method: 'POST', json: { clientRequestId, text } },
+      // A steer joins the running reply at its next step (202, `steer_pending`); idle, it is a send.
+      init: { method: 'POST', json: { clientRequestId, text, ...(mode === 'steer' ? { mode } : {}) } },
       after: previousSend,
       textOf: () => text,
       onQueued: async (response) => {

@@ -83,7 +83,7 @@ export function useTurnQueue(threadId: string) {
 
   /** Deletes every queued (and failed) message, head first. */
   async function clear(): Promise<void> {
-    for (const turn of [...items.value]) {
+    for (const turn of items.value.filter((item) => item.status !== 'steer_pending')) {
       try {
         await remove(turn.id);
       } catch (error) {

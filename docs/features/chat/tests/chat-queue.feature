@@ -175,7 +175,7 @@ Feature: Chat with queued turns and interrupts
   @queue @Q10
   Scenario: The Dock says why the head waits; the composer says Enter adds to the queue
     Given I sent "[[words:400]] [[delay:30]] status lines" and its reply is streaming
-    Then the composer hint says "Enter adds to the queue · Shift+Enter for a new line"
+    Then the composer hint says "Enter adds to the queue · Ctrl+Enter steers the current reply · Shift+Enter for a new line"
     When I queue "one" and then "two"
     Then item 1 says "Runs after the current reply."
     And item 2 says "Position 2 of 2" to screen readers

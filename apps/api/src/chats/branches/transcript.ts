@@ -149,6 +149,8 @@ interface ReplyRecord {
   userMessage: { id: string; text: string; createdAt: Date };
   /** The visible reply text so far; nothing is written for an empty one. */
   assistantText: string;
+  /** The reply that streamed last, when the turn has several (a steer split it): it is the one returned. */
+  lastReplyId?: string | null;
 }
 
 /**
@@ -165,7 +167,8 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
   // tool call is something: its card shows).
   const emptyReplies = savedReplies.filter((message) => textOf(message) === '' && !hasToolCall(message));
   if (emptyReplies.length > 0) await memory.deleteMessages(emptyReplies.map((message) => message.id));
-  const savedReply = savedReplies.find((message) => textOf(message) !== '');
+  const visible = savedReplies.filter((message) => textOf(message) !== '');
+  const savedReply = visible.find((message) => message.id === record.lastReplyId) ?? visible[0];
   if (savedReply) return savedReply.id;
 
   const missing: MastraDBMessage[] = [];

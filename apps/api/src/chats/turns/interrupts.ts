@@ -58,7 +58,8 @@ export class InterruptService {
     await requireOwnedThread(db, threadId, ownerId);
     const [turn, [head]] = await Promise.all([findTurn(db, threadId, turnId), listQueuedTurns(db, threadId)]);
     if (!turn) throw notFound('Turn');
-    if (!isInQueue(turn)) throw new ApiError('not_queued');
+    // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
+    if (!isInQueue(turn) && turn.status !== 'steer_pending') throw new ApiError('not_queued');
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
     // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
     // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim

@@ -13,6 +13,8 @@ import { InvariantError } from '../../platform/errors';
  *   failed  -> running              (retried: claimed again at once; Q11)
  *   failed  -> queued               (edited; Q11)
  *   failed  -> cancelled            (deleted)
+ *   steer_pending -> delivered      (the running reply took it in at a step boundary)
+ *   steer_pending -> queued         (the reply ended first, or its driver cannot steer: head of the queue)
  */
 const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
   queued: ['running', 'cancelled'],
@@ -22,6 +24,8 @@ const transitions: Record<TurnStatus, readonly TurnStatus[]> = {
   completed: [],
   interrupted: [],
   cancelled: [],
+  steer_pending: ['delivered', 'queued'],
+  delivered: [],
 };
 
 export function canTransition(from: TurnStatus, to: TurnStatus): boolean {

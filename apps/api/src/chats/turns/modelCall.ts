@@ -1,12 +1,20 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, HitlRequestRow, TurnRow } from '@chat/db';
+import type { InputProcessor } from '@mastra/core/processors';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
+import { steerReminder } from '../../agent/steerReminder';
 import { TOOL_DENIED_REASON } from '../../agent/tools';
 import type { SuspendedCall } from './suspend';
 
 /** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
 export type Segment = { kind: 'start' } | { kind: 'resume'; request: HitlRequestRow; decision: HitlDecision };
+
+/**
+ * Most model steps (calls, each after a tool result) one run may take. Mastra's default is 5,
+ * which cuts a longer tool chain off without an answer (the local model's `[[steps:N]]` goes to 20).
+ */
+const MAX_MODEL_STEPS = 25;
 
 /** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
 export async function callModel(
@@ -14,20 +22,27 @@ export async function callModel(
   turn: TurnRow,
   context: { branch: BranchRow; ownerId: string },
   segment: Segment,
-  call: { userMessageId: string; abortSignal: AbortSignal; runId: string },
+  call: { userMessageId: string; abortSignal: AbortSignal; runId: string; stepHooks: InputProcessor[] },
 ) {
   const { agent } = chatAgent;
   const memory = { thread: context.branch.memoryThreadId, resource: context.ownerId };
   const { abortSignal } = call;
   if (segment.kind === 'start') {
+    // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
+    // missed the reply it was sent into runs as a turn of its own, with the steer reminder.
+    const hidden = [
+      ...(turn.handoff ? [HANDOFF_INSTRUCTION] : []),
+      ...(turn.steer ? [steerReminder([turn.text], { late: true })] : []),
+    ];
     return await agent.stream(
       [{ id: call.userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
       {
         memory,
         abortSignal,
         runId: call.runId,
-        // S5: hidden, for this one call only; Mastra does not store `system`.
-        ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
+        maxSteps: MAX_MODEL_STEPS,
+        inputProcessors: call.stepHooks,
+        ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),
       },
     );
   }

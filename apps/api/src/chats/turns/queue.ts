@@ -4,6 +4,7 @@ import {
   MAX_TEXT_LENGTH,
   type NotEligibleReason,
   QUEUE_CAPACITY,
+  type SendMode,
   type Turn,
   type TurnQueue,
 } from '@chat/contracts';
@@ -27,6 +28,7 @@ import {
   updateQueuedTurnText,
 } from './repository';
 import type { TurnRunner } from './runner';
+import { insertPendingSteer } from './steerRepository';
 import type { TurnStream } from './turnStream';
 import { readTurnQueue } from './views';
 
@@ -93,11 +95,15 @@ export async function assertIdle(q: Queryable, threadId: string): Promise<void> 
 export class QueueService {
   constructor(private readonly deps: QueueDeps) {}
 
-  /** Q1-Q4: record the send (acceptance), then run it at once when idle or queue it. */
+  /**
+   * Q1-Q4: record the send (acceptance), then run it at once when idle or queue it. A steer while
+   * a turn runs waits for that reply's next step (`steer_pending`; it counts toward the cap); while
+   * the turn waits for an approval nothing runs to take it in, so it is queued (with the reminder).
+   */
   async send(
     ownerId: string,
     threadId: string,
-    input: { clientRequestId: string; text: string },
+    input: { clientRequestId: string; text: string; mode?: SendMode },
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
@@ -113,13 +119,17 @@ export class QueueService {
       // A paused queue claims nothing: the send waits in the queue like any other (Q6).
       const idle = !active && queue.length === 0 && !thread.queuePaused;
       if (!idle && queue.length >= QUEUE_CAPACITY) throw new ApiError('queue_full');
+      const values = {
+        threadId,
+        branchId: activeBranchOf(thread),
+        clientRequestId: input.clientRequestId,
+        text,
+      };
+      const steer = input.mode === 'steer' && active !== undefined;
       const [queued] = await Promise.all([
-        insertQueuedTurn(tx, {
-          threadId,
-          branchId: activeBranchOf(thread),
-          clientRequestId: input.clientRequestId,
-          text,
-        }),
+        steer && active.status === 'running'
+          ? insertPendingSteer(tx, values)
+          : insertQueuedTurn(tx, { ...values, steer }),
         // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
         updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true }),
       ]);
@@ -130,6 +140,7 @@ export class QueueService {
     if (result.kind === 'retry') return await this.replay(result.turn);
     if (result.named) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
     if (result.kind === 'claimed') return await this.startClaimed(result.turn, ownerId, result.branch);
+    if (result.turn.status === 'steer_pending') await this.deps.signals.publish({ kind: 'steer', threadId });
     await this.deps.signals.publish({ kind: 'queue.changed', threadId });
     return {
       kind: 'queued',

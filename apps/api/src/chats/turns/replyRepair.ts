@@ -15,6 +15,8 @@ export type Outcome =
 export interface RunProgress {
   partialText: string;
   assistantMessageId: string | null;
+  /** The reply took in steers: the transcript has several replies of this turn. */
+  steered?: boolean;
 }
 
 /**
@@ -64,5 +66,6 @@ async function repair(
     resourceId: context.ownerId,
     userMessage: { id: context.userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
     assistantText: progress.partialText,
+    ...(progress.steered ? { lastReplyId: progress.assistantMessageId } : {}),
   });
 }

@@ -17,8 +17,11 @@ const running = eq(turns.status, 'running');
  */
 const active = inArray(turns.status, ['running', 'awaiting_approval']);
 
-/** A queued turn, or a failed one: it waits at the head, blocking the rest, until resolved (Q11). */
-const inQueue = or(eq(turns.status, 'queued'), eq(turns.status, 'failed'));
+/**
+ * A queued turn, or a failed one: it waits at the head, blocking the rest, until resolved (Q11).
+ * A pending steer shows in the queue too (first: it joins the running reply) and counts toward its cap.
+ */
+const inQueue = inArray(turns.status, ['queued', 'failed', 'steer_pending']);
 
 export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
   const [row] = await q
@@ -89,15 +92,19 @@ export async function listTurnsOfMessages(
     );
 }
 
-/** The thread's queue in run order. */
+/**
+ * The thread's queue in run order: pending steers first, then steers the running reply missed
+ * (requeued at the head, in the order they were sent), then the rest in the order they were sent.
+ */
 export async function listQueuedTurns(q: Queryable, threadId: string): Promise<TurnRow[]> {
   return await q
     .select()
     .from(turns)
     .where(and(eq(turns.threadId, threadId), inQueue))
-    .orderBy(asc(turns.seq));
+    .orderBy(desc(sql`${turns.status} = 'steer_pending'`), desc(turns.steer), asc(turns.seq));
 }
 
+/** A turn that can be edited or deleted in the Dock (a pending steer cannot: it is on its way). */
 export function isInQueue(turn: TurnRow): boolean {
   return turn.status === 'queued' || turn.status === 'failed';
 }
@@ -176,7 +183,7 @@ export async function markTurnsRemoved(
 
 export async function insertQueuedTurn(
   q: Queryable,
-  values: { threadId: string; branchId: string; clientRequestId: string; text: string },
+  values: { threadId: string; branchId: string; clientRequestId: string; text: string; steer?: boolean },
 ): Promise<TurnRow> {
   const [row] = await q
     .insert(turns)

@@ -1,28 +1,34 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
-import { toAISdkStream } from '@mastra/ai-sdk';
-import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../agent/chatAgent';
-import { ApiError, InvariantError } from '../../platform/errors';
+import { InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
 import { checkpoint } from './checkpoint';
-import { callModel, describeModelError, type Segment, suspendedCallOf } from './modelCall';
-import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
+import { claimTurn } from './claim';
+import type { RuntimeConnection, RuntimeDriver } from './driver/types';
+import { describeModelError, type Segment } from './modelCall';
+import { repairTranscript } from './replyRepair';
+import { leaseFromNow, transitionTurn } from './repository';
 import {
-  countRunningTurnsOfOwner,
-  lastSettledTurnOnBranch,
-  leaseFromNow,
-  transitionTurn,
-} from './repository';
+  assertRunnable,
+  outcomeOf,
+  type RunRecord,
+  redirectSteers,
+  takeChunk,
+  takeSteerBoundary,
+  takeUndeliveredSteers,
+} from './runEvents';
 import { settleRun } from './settle';
-import { endWithApprovalRequest, type SuspendedCall } from './suspend';
+import { endWithApprovalRequest } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
 export interface TurnRunnerDeps {
   db: Database;
   chatAgent: ChatAgent;
+  /** The runtime driver every model call goes through (the Mastra agent; see driver/types.ts). */
+  driver: RuntimeDriver;
   signals: Signals;
   logger: Logger;
   /** This instance's id, written on the turns it claims. */
@@ -35,6 +41,9 @@ export interface TurnRunnerDeps {
 }
 
 interface RunningTurn {
+  threadId: string;
+  /** The driver's run, once connected: steers are redirected into it. */
+  connection?: RuntimeConnection;
   controller: AbortController;
   stream: TurnStream;
   done: Promise<void>;
@@ -45,9 +54,6 @@ interface RunningTurn {
  * at which viewers on other instances see it grow.
  */
 const CHECKPOINT_MS = 500;
-
-/** What a claim refused for too many running turns suggests: replies take seconds. */
-const RUNNING_TURNS_RETRY_S = 5;
 
 /**
  * Claims turns for this instance and runs them, independent of any HTTP connection. It streams
@@ -65,6 +71,7 @@ export class TurnRunner {
     // Interrupts may arrive from any instance (S1); only the one running the turn acts.
     this.stopListening = deps.signals.subscribe((signal) => {
       if (signal.kind === 'interrupt') this.abort(signal.turnId);
+      else if (signal.kind === 'steer') void this.redirectSteers(signal.threadId);
     });
   }
 
@@ -79,33 +86,7 @@ export class TurnRunner {
    * nor duplicate it: the turn after a handoff turn sees a settled, uninterrupted one.
    */
   async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
-    const limit = this.deps.maxRunningTurnsPerAccount ?? 0;
-    const [running, lastSettled] = await Promise.all([
-      limit > 0 ? countRunningTurnsOfOwner(tx, turn.threadId) : 0,
-      lastSettledTurnOnBranch(tx, branchId),
-    ]);
-    if (limit > 0 && running >= limit) {
-      // The caller's transaction rolls back: nothing was accepted or claimed.
-      throw new ApiError(
-        'rate_limited',
-        `At most ${limit} replies can run at once. Wait for one to finish.`,
-        { retryAfter: RUNNING_TURNS_RETRY_S },
-        { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
-      );
-    }
-    return await transitionTurn(tx, turn, 'running', {
-      branchId,
-      handoff: lastSettled?.status === 'interrupted',
-      runnerId: this.deps.runnerId,
-      leaseExpiresAt: leaseFromNow(this.deps.leaseMs),
-      startedAt: new Date(),
-      finishedAt: null,
-      userMessageId: crypto.randomUUID(),
-      assistantMessageId: null,
-      model: this.deps.modelName,
-      partialText: '',
-      error: null,
-    });
+    return await claimTurn(tx, turn, branchId, this.deps);
   }
 
   /**
@@ -143,6 +124,7 @@ export class TurnRunner {
     segment: Segment,
     known?: BranchRow,
   ): Promise<TurnStream> {
+    assertRunnable(turn, this.deps.runnerId);
     const branch = known?.id === turn.branchId ? known : await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
@@ -155,7 +137,7 @@ export class TurnRunner {
         this.running.delete(turn.id);
         this.checkpointFailing.delete(turn.id);
       });
-    this.running.set(turn.id, { controller, stream, done });
+    this.running.set(turn.id, { threadId: turn.threadId, controller, stream, done });
     await this.deps.signals.publish({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
   }
@@ -195,26 +177,37 @@ export class TurnRunner {
     stream: TurnStream,
   ): Promise<void> {
     const { logger } = this.deps;
-    const userMessageId = turn.userMessageId ?? crypto.randomUUID();
+    const userMessageId = turn.userMessageId;
+    // The claim gave it a user message id; a turn without one never reached a claim (no fallback).
+    if (!userMessageId)
+      throw new InvariantError(`turn ${turn.id} reached the runner without a user message id`);
     // A continued turn keeps the reply it had before it waited.
-    const progress: RunProgress = {
-      partialText: segment.kind === 'resume' ? turn.partialText : '',
-      assistantMessageId: segment.kind === 'resume' ? turn.assistantMessageId : null,
+    const record: RunRecord = {
+      progress: {
+        partialText: segment.kind === 'resume' ? turn.partialText : '',
+        assistantMessageId: segment.kind === 'resume' ? turn.assistantMessageId : null,
+      },
+      resumeToken: turn.resumeToken,
     };
-    let streamError: string | undefined;
-    let suspended: SuspendedCall | undefined;
-    let approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined;
+    const { progress } = record;
     const heartbeat = setInterval(
       () => void checkpoint(this.deps, this.checkpointFailing, turn.id, progress, controller),
       Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
     try {
-      const output = await callModel(this.deps.chatAgent, turn, context, segment, {
+      const connection = await this.deps.driver.send({
+        turn,
+        ...context,
         userMessageId,
-        abortSignal: controller.signal,
         runId,
+        segment,
+        abortSignal: controller.signal,
       });
+      const running = this.running.get(turn.id);
+      if (running) running.connection = connection;
+      // Steers sent before the run was connected.
+      void this.redirectSteers(turn.threadId);
       // The browser continues the reply it already shows (the message holding the tool call).
       if (segment.kind === 'resume') {
         stream.push({
@@ -222,55 +215,37 @@ export class TurnRunner {
           ...(turn.assistantMessageId ? { messageId: turn.assistantMessageId } : {}),
         });
       }
-      const chunks = toAISdkStream(output, {
-        from: 'agent',
-        version: 'v7',
-      }) as ReadableStream<UIMessageChunk>;
-      for await (const chunk of chunks) {
-        if (chunk.type === 'start' && chunk.messageId) progress.assistantMessageId = chunk.messageId;
-        else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
-        else if (chunk.type === 'error') {
-          streamError = describeModelError(chunk.errorText);
-          stream.push({ type: 'error', errorText: streamError });
-          continue;
-        } else if (chunk.type === 'data-tool-call-approval') {
-          // Mastra's resume handle: it stays on the server (the API's request row keeps it).
-          suspended = suspendedCallOf(chunk.data);
-          continue;
-        } else if (chunk.type === 'tool-approval-request') {
-          // Sent once the request is recorded, under the API's own id (below).
-          approvalRequest = chunk;
-          continue;
+      for await (const event of connection.events) {
+        if (event.type === 'chunk') takeChunk(event.chunk, record, stream);
+        else if (event.type === 'steer-boundary') {
+          const { steers, continuationMessageId } = event;
+          await takeSteerBoundary(this.deps, turn, { steers, continuationMessageId }, record, stream);
+        } else if (event.type === 'steer-undelivered')
+          await takeUndeliveredSteers(this.deps, turn.threadId, event.steers);
+        else if (event.type === 'resume-token') record.resumeToken = event.token;
+        else if (event.type === 'error') {
+          if (controller.signal.aborted) continue;
+          record.streamError = describeModelError(event.message);
+          stream.push({ type: 'error', errorText: record.streamError });
+        } else if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
+          // turn-complete: a resumed reply is stored as a message of its own.
+          progress.assistantMessageId = event.replyMessageId ?? progress.assistantMessageId;
         }
-        // The stream's own end is sent after the turn is settled (below), so a client that
-        // refetches on finish sees the settled state.
-        if (chunk.type === 'finish' || chunk.type === 'abort') continue;
-        stream.push(chunk);
-      }
-      // A resumed reply is stored as a message of its own.
-      if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
-        progress.assistantMessageId = output.messageId;
       }
     } catch (error) {
       if (!controller.signal.aborted)
-        streamError = describeModelError(error instanceof Error ? error.message : String(error));
+        record.streamError = describeModelError(error instanceof Error ? error.message : String(error));
     } finally {
       clearInterval(heartbeat);
     }
 
-    const outcome: Outcome = controller.signal.aborted
-      ? { status: 'interrupted' }
-      : streamError !== undefined
-        ? { status: 'failed', error: streamError || 'The model call failed.' }
-        : suspended
-          ? { status: 'awaiting_approval' }
-          : { status: 'completed' };
-
+    const { suspended } = record;
+    const outcome = outcomeOf(record, controller.signal.aborted);
     if (outcome.status === 'failed') {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      await endWithApprovalRequest(this.deps, turn, progress, suspended, approvalRequest, stream);
+      await endWithApprovalRequest(this.deps, turn, progress, suspended, record.approvalRequest, stream);
       return;
     }
     const stored = await repairTranscript(
@@ -284,16 +259,22 @@ export class TurnRunner {
     progress.assistantMessageId = stored.assistantMessageId;
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
-      await settleRun(
-        this.deps,
-        turn,
-        stored.persisted ? { ...progress, partialText: '' } : progress,
-        outcome,
-      );
+      const settled = stored.persisted ? { ...progress, partialText: '' } : progress;
+      await settleRun(this.deps, turn, settled, outcome, record.resumeToken);
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
       stream.close();
     }
+  }
+
+  /** Hands the thread's pending steers to its run on this instance, if any (see redirectSteers). */
+  private async redirectSteers(threadId: string): Promise<void> {
+    const running = [...this.running.entries()].find(([, entry]) => entry.threadId === threadId);
+    const connection = running?.[1].connection;
+    if (!running || !connection) return;
+    await redirectSteers(this.deps, threadId, connection).catch((error: unknown) =>
+      this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers'),
+    );
   }
 }

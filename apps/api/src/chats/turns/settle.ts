@@ -4,6 +4,7 @@ import { writeUserMessageLineage } from '../branches/lineageRepository';
 import { lockThread } from '../threads/repository';
 import type { Outcome, RunProgress } from './replyRepair';
 import { findTurn, transitionTurn } from './repository';
+import { listSteersDeliveredInto, requeueSteers } from './steerRepository';
 
 /** How a running turn ends. */
 export interface Settlement {
@@ -13,6 +14,8 @@ export interface Settlement {
   assistantMessageId: string | null;
   /** The final visible reply text, when the settler has a fresher one than the last checkpoint. */
   partialText?: string;
+  /** The runtime driver's newest resume token, kept with the final reply (failed turns too). */
+  resumeToken?: string | null;
 }
 
 /**
@@ -33,8 +36,15 @@ export async function settleTurn(
     const turn = thread ? await current(tx) : undefined;
     if (!thread || !turn) return null;
     const { status, ...changes } = await decide(tx, turn, thread);
-    // Its user message is stored by now: the lineage row that versions are found by.
+    // Steers no run took in go to the head of the queue as the turn ends (the reference's
+    // steer-undelivered), in this transaction: none is ever left pending without an active turn.
+    await requeueSteers(tx, threadId);
+    // Its user message is stored by now: the lineage row that versions are found by. So are the
+    // steers it took in (user messages of their own).
     if (turn.userMessageId) await writeUserMessageLineage(tx, turn.branchId, turn.userMessageId);
+    for (const steer of await listSteersDeliveredInto(tx, turn)) {
+      if (steer.userMessageId) await writeUserMessageLineage(tx, turn.branchId, steer.userMessageId);
+    }
     return await transitionTurn(tx, turn, status, {
       ...changes,
       finishedAt: new Date(),
@@ -56,6 +66,7 @@ export async function settleRun(
   turn: TurnRow,
   progress: RunProgress,
   outcome: Outcome,
+  resumeToken: string | null,
 ): Promise<void> {
   if (outcome.status === 'awaiting_approval') return;
   await settleTurn(
@@ -69,6 +80,7 @@ export async function settleRun(
       status: outcome.status,
       partialText: progress.partialText,
       assistantMessageId: progress.assistantMessageId,
+      resumeToken,
       error: outcome.status === 'failed' ? outcome.error : null,
     }),
   );

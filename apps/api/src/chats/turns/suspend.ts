@@ -11,6 +11,7 @@ import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from '.
 import type { RunProgress } from './replyRepair';
 import { findTurn, transitionTurn } from './repository';
 import { settleTurn } from './settle';
+import { requeueSteers } from './steerRepository';
 import { endOfReply, type TurnStream } from './turnStream';
 
 /** The tool call a run suspended on, and Mastra's handle to resume it. */
@@ -38,6 +39,8 @@ export async function suspendForApproval(
     if (!(await lockThread(tx, turn.threadId))) return null;
     const current = await findTurn(tx, turn.threadId, turn.id);
     if (current?.status !== 'running' || current.runnerId !== runnerId) return null;
+    // Nothing runs while it waits: steers sent into this run go to the head of the queue.
+    await requeueSteers(tx, turn.threadId);
     await transitionTurn(tx, current, 'awaiting_approval', {
       runnerId: null,
       leaseExpiresAt: null,
