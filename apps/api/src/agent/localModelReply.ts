@@ -1,6 +1,7 @@
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { isHandoffInstruction } from './handoffInstruction';
 import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
+import { imageSentence } from './localModelImages';
 
 /**
  * What the built-in local model says: the words of its reply, planned up front from the prompt
@@ -142,6 +143,8 @@ export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string):
   const opening: string[] = [];
   if (afterInterruption) opening.push(HANDOFF_OPENING);
   if (toolSentence) opening.push(toolSentence);
+  const images = imageSentence(prompt);
+  if (images) opening.push(images);
   if (directives.history) {
     const earlier = userTexts
       .slice(0, -1)

@@ -3,6 +3,11 @@ import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
+import {
+  attachmentIdsOfTurns,
+  attachmentsForMessage,
+  deleteUnreferencedAttachments,
+} from './attachments/repository';
 import { activeTranscript } from './branches/activeTranscript';
 import {
   findThreadBranch,
@@ -26,6 +31,7 @@ import {
 import {
   findTurnByClientRequestId,
   insertQueuedTurn,
+  listTurnsOfMessages,
   markTurnsRemoved,
   transitionTurn,
 } from './turns/repository';
@@ -57,7 +63,7 @@ export class BranchService {
     ownerId: string,
     threadId: string,
     messageId: string,
-    input: { clientRequestId: string; text: string },
+    input: { clientRequestId: string; text: string; attachmentIds?: string[] },
   ): Promise<SendResult> {
     const { db, chatAgent, queue, runner } = this.deps;
     const text = validMessageText(input.text);
@@ -70,6 +76,12 @@ export class BranchService {
         const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
         if (existing) return { retry: true, turn: existing };
         await assertIdle(tx, threadId);
+        // The new version keeps the original message's images unless the edit names others.
+        const attachments = input.attachmentIds
+          ? await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds)
+          : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
+              (turn) => turn.userMessageId === messageId,
+            )?.attachments;
         await this.createVersion(tx, thread, messageId, newBranchId, clone);
         await updateThread(tx, threadId, { activeBranchId: newBranchId });
         const turn = await insertQueuedTurn(tx, {
@@ -77,6 +89,7 @@ export class BranchService {
           branchId: newBranchId,
           clientRequestId: input.clientRequestId,
           text,
+          attachments: attachments ?? [],
         });
         return { retry: false, turn: await runner.claim(tx, turn, newBranchId) };
       });
@@ -154,6 +167,8 @@ export class BranchService {
         await memory.deleteMessages(deleted);
         removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
       }
+      // Their images go too, unless another message of the thread (a version that kept them) carries them.
+      await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns(removedTurns));
       for (const turn of removedTurns.filter((removed) => removed.status === 'failed')) {
         await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
         queueChanged = true;

@@ -2,6 +2,7 @@ import type { ChatMessage, ChatMessageMetadata } from '@chat/contracts';
 import { toAISdkMessages } from '@mastra/ai-sdk/ui';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
+import { visibleFilePart } from '../attachments/parts';
 
 /**
  * Reading and repairing a branch's executed transcript in Mastra memory (the canonical store, O1).
@@ -56,7 +57,9 @@ function visibleParts(
 ): ChatMessage['parts'] {
   return (parts as Part[])
     .filter((part) => part.type !== 'error')
-    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...part }) => {
+    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...stored }) => {
+      // An image is a reference to the media route, never bytes.
+      const part = visibleFilePart(stored);
       const approval = part.approval as { approved?: boolean; reason?: string } | undefined;
       if (!approval || typeof part.toolCallId !== 'string') return part;
       const id = approvalIdOf(part.toolCallId) ?? part.toolCallId;

@@ -13,6 +13,7 @@ export function toTurn(row: TurnRow): Turn {
     startedAt: row.startedAt?.toISOString() ?? null,
     finishedAt: row.finishedAt?.toISOString() ?? null,
     error: row.error,
+    attachments: row.attachments,
   };
 }
 

@@ -3,6 +3,7 @@ import type { BranchRow, HitlRequestRow, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
 import { TOOL_DENIED_REASON } from '../../agent/tools';
+import { fileReferencePart } from '../attachments/parts';
 import type { SuspendedCall } from './suspend';
 
 /** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
@@ -21,7 +22,14 @@ export async function callModel(
   const { abortSignal } = call;
   if (segment.kind === 'start') {
     return await agent.stream(
-      [{ id: call.userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
+      [
+        {
+          id: call.userMessageId,
+          role: 'user',
+          // Images are stored as references to the media route, never as bytes.
+          parts: [{ type: 'text', text: turn.text }, ...turn.attachments.map(fileReferencePart)],
+        },
+      ],
       {
         memory,
         abortSignal,
