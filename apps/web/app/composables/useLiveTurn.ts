@@ -178,12 +178,15 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
   function send(
     text: string,
     clientRequestId: string = crypto.randomUUID(),
-    retry: () => void = () => void send(text, clientRequestId),
+    retry: () => void = () => void send(text, clientRequestId, undefined, attachmentIds),
+    /** Uploaded images the message carries. */
+    attachmentIds: readonly string[] = [],
   ): Promise<SendOutcome> {
     notice.dismiss();
+    const images = attachmentIds.length > 0 ? { attachmentIds } : {};
     const outcome = startTurnStream({
       path: `${base}/turns`,
-      init: { method: 'POST', json: { clientRequestId, text } },
+      init: { method: 'POST', json: { clientRequestId, text, ...images } },
       after: previousSend,
       textOf: () => text,
       onQueued: async (response) => {
