@@ -25,7 +25,8 @@ test.describe('images in chat', () => {
     dock,
     page,
   }) => {
-    await chat.startThread('[[words:80]] [[delay:40]] first');
+    // A long first reply: after a reload the image, below it, is far out of view.
+    await chat.startThread('[[words:2500]] [[delay:5]] first');
     await expect(chat.stopButton).toBeVisible();
 
     await pasteImage(page, 'screenshot.png', realPng(64, 48));
@@ -33,8 +34,9 @@ test.describe('images in chat', () => {
     await expect(thumb).toHaveAttribute('data-state', 'ready');
 
     // Sent while the reply streams: it waits in the Dock with its thumbnail.
-    await chat.send('what is in this picture? [[words:2500]] [[delay:0]]');
-    await dock.expectTexts(['what is in this picture?']);
+    const question = 'what is in this picture? [[words:40]]';
+    await chat.send(question);
+    await dock.expectTexts([question]);
     const queuedThumb = dock.items.first().getByTestId('attachment-thumb').locator('img');
     await expect(queuedThumb).toBeVisible();
     await expect.poll(() => queuedThumb.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(64);
@@ -46,8 +48,8 @@ test.describe('images in chat', () => {
     await expect(chat.lastReply()).toContainText('I see 1 image: png 64x48.', { timeout: 30_000 });
     await expect(chat.stopButton).toBeHidden({ timeout: 30_000 });
 
-    // After a reload the long reply below pushes the image far out of view: it is not fetched
-    // until it is scrolled to.
+    // After a reload the page opens at the top, the long first reply pushes the image far out of
+    // view, and it is not fetched until it is scrolled to.
     const mediaRequests: string[] = [];
     page.on('request', (request) => {
       if (request.url().includes('/api/media/')) mediaRequests.push(request.url());

@@ -33,7 +33,7 @@ export function useAttachments(threadId: string) {
 
   const ready = computed(() => items.value.filter((item) => item.state === 'ready'));
   const uploading = computed(() => items.value.some((item) => item.state === 'uploading'));
-  const ids = computed(() => ready.value.flatMap((item) => (item.attachment ? [item.attachment.id] : [])));
+  const uploaded = computed(() => ready.value.flatMap((item) => (item.attachment ? [item.attachment] : [])));
 
   function add(files: readonly File[]): void {
     for (const file of files) {
@@ -109,7 +109,7 @@ export function useAttachments(threadId: string) {
 
   onScopeDispose(clear);
 
-  return { items, ids, uploading, add, remove, clear };
+  return { items, uploaded, uploading, add, remove, clear };
 }
 
 function refusalOf(request: XMLHttpRequest): string {
