@@ -102,14 +102,20 @@ export function useAttachments(threadId: string) {
     items.value = items.value.filter((candidate) => candidate.key !== key);
   }
 
-  /** After a send: the images went with it. */
-  function clear(): void {
-    for (const item of items.value) remove(item.key);
+  /**
+   * After a send: the images that went with it leave the composer. Only those: others may have
+   * been added while the send was on its way.
+   */
+  function forget(sent: readonly Attachment[]): void {
+    const ids = new Set(sent.map((attachment) => attachment.id));
+    for (const item of items.value) if (item.attachment && ids.has(item.attachment.id)) remove(item.key);
   }
 
-  onScopeDispose(clear);
+  onScopeDispose(() => {
+    for (const item of items.value) remove(item.key);
+  });
 
-  return { items, uploaded, uploading, add, remove, clear };
+  return { items, uploaded, uploading, add, remove, forget };
 }
 
 function refusalOf(request: XMLHttpRequest): string {
