@@ -260,6 +260,18 @@ describe('sending images', () => {
     expect(await replyOf(removed)).not.toContain('I see');
   });
 
+  it('a failed attempt keeps its images in the transcript, as references', async () => {
+    const threadId = await client.createThread();
+    const image = await uploaded(client, threadId, pngBytes(12, 34));
+    const response = await sendWithImages(client, threadId, 'broken [[fail]]', [image.id]);
+    expect(response.status).toBe(200);
+    await readChunks(response);
+    const detail = await client.detail(threadId);
+    expect(detail.turnQueue.items[0]?.status).toBe('failed');
+    const files = detail.messages.flatMap((message) => message.parts.filter((part) => part.type === 'file'));
+    expect(files).toEqual([expect.objectContaining({ url: `/api/media/${image.id}` })]);
+  });
+
   it('the sweep removes uploads never sent, and leaves sent ones', async () => {
     const threadId = await client.createThread();
     const sent = await uploaded(client, threadId, pngBytes(8, 8));

@@ -17,6 +17,19 @@ export function fileReferencePart(attachment: Attachment) {
 }
 
 /**
+ * The same reference as Mastra stores it (format 2: the media route is the part's data), for a
+ * user message the API writes itself (a reply repaired after a crash or an early failure).
+ */
+export function storedFileReferencePart(attachment: Attachment) {
+  return {
+    type: 'file' as const,
+    mimeType: attachment.mediaType,
+    data: mediaUrl(attachment.id),
+    filename: attachment.name,
+  };
+}
+
+/**
  * Mastra's UI conversion turns a stored reference into `data:image/png;base64,/api/media/:id`
  * (it takes any non-URL data for base64): the reference is what follows the comma.
  */

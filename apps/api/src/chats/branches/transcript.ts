@@ -1,8 +1,8 @@
-import type { ChatMessage, ChatMessageMetadata } from '@chat/contracts';
+import type { Attachment, ChatMessage, ChatMessageMetadata } from '@chat/contracts';
 import { toAISdkMessages } from '@mastra/ai-sdk/ui';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
-import { visibleFilePart } from '../attachments/parts';
+import { storedFileReferencePart, visibleFilePart } from '../attachments/parts';
 
 /**
  * Reading and repairing a branch's executed transcript in Mastra memory (the canonical store, O1).
@@ -121,7 +121,7 @@ export function textOf(message: MastraDBMessage): string {
 interface ReplyRecord {
   memoryThreadId: string;
   resourceId: string;
-  userMessage: { id: string; text: string; createdAt: Date };
+  userMessage: { id: string; text: string; createdAt: Date; attachments?: readonly Attachment[] };
   /** The visible reply text so far; nothing is written for an empty one. */
   assistantText: string;
 }
@@ -152,7 +152,14 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
       id: record.userMessage.id,
       role: 'user',
       createdAt: record.userMessage.createdAt,
-      content: { format: 2, parts: [{ type: 'text', text: record.userMessage.text }] },
+      content: {
+        format: 2,
+        parts: [
+          { type: 'text', text: record.userMessage.text },
+          // Its images, as references (never bytes), like the message Mastra would have saved.
+          ...(record.userMessage.attachments ?? []).map(storedFileReferencePart),
+        ],
+      },
     });
   }
   const replyId = record.assistantText ? crypto.randomUUID() : null;
