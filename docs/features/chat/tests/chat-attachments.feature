@@ -1,8 +1,8 @@
 # The Playwright flows of images in chat (issue 16), in Gherkin.
 # Automated in apps/web/e2e/attachments.spec.ts, against the production build, the real API and
 # the built-in local model. The API side (bytes sniffing, bounds, references in memory, the
-# model's window, serving, shares, cleanup) is in apps/api/test/attachments.test.ts and
-# uploadBounds.test.ts.
+# model's window, serving, shares, cleanup) is in apps/api/test/attachments.test.ts,
+# attachmentContext.test.ts and uploadBounds.test.ts.
 # The local model's reply starts with what it saw: I see <n> image(s): <kind> <width>x<height>.
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word.
 
