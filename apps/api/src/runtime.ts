@@ -120,7 +120,7 @@ export async function createRuntime(
     logger,
     allowGuests,
   });
-  const threads = new ThreadService({ db, chatAgent, signals, interrupts });
+  const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger });
   const origins = trustedOrigins(config);
   auth = createAuth({
     db,

@@ -20,6 +20,7 @@ import { createdAt, updatedAt } from './columns';
 
 export * from './attachmentSchema';
 export * from './authSchema';
+export * from './lineageSchema';
 
 // --- Chat ---
 

@@ -9,16 +9,17 @@ import {
   deleteUnreferencedAttachments,
 } from './attachments/repository';
 import { activeTranscript } from './branches/activeTranscript';
+import { deleteLineage, writeBranchLineage } from './branches/lineageRepository';
 import {
   findThreadBranch,
   insertBranch,
   insertMessageOrigins,
-  listMessageOrigins,
+  listBranchOrigins,
   markBranchActive,
   markBranchRemoved,
   mostRecentOtherBranch,
 } from './branches/repository';
-import { recallBranch } from './branches/transcript';
+import { readMessageIdsBefore, readMessageRole } from './branches/storedMessages';
 import { requireOwnedThread, updateThread } from './threads/repository';
 import { noAttempt } from './turns/failedAttempt';
 import {
@@ -137,7 +138,7 @@ export class BranchService {
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       await assertNoRunningTurn(tx, threadId);
-      const transcript = await activeTranscript(tx, memory, thread);
+      const transcript = await activeTranscript(tx, thread);
       const { branch, messages: stored, originOf } = transcript;
       const index = userMessageIndex(stored, originOf, messageId);
       if (stored.slice(index + 1).some((message) => message.role === 'user')) {
@@ -165,6 +166,7 @@ export class BranchService {
       } else {
         const deleted = stored.slice(index).map((message) => message.id);
         await memory.deleteMessages(deleted);
+        await deleteLineage(tx, branch.id, deleted.map(originOf));
         removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
       }
       // Their images go too, unless another message of the thread (a version that kept them) carries them.
@@ -199,10 +201,13 @@ export class BranchService {
     if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
     const parent = await findThreadBranch(tx, thread.id, thread.activeBranchId);
     if (!parent) throw new InvariantError(`thread ${thread.id} lost its active branch`);
-    const origins = await listMessageOrigins(tx, thread.id);
+    const origins = await listBranchOrigins(tx, parent.id);
     const originOf = (id: string) => origins.get(id) ?? id;
-    const stored = await recallBranch(memory, parent.memoryThreadId);
-    const before = stored.slice(0, userMessageIndex(stored, originOf, messageId));
+    // The stored id of the message in the parent: a copy's when it is one there.
+    const storedId = [...origins].find(([, originId]) => originId === messageId)?.[0] ?? messageId;
+    if (originOf(storedId) !== messageId) throw notFound('Message');
+    if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('Message');
+    const before = await readMessageIdsBefore(tx, parent.memoryThreadId, storedId);
     await insertBranch(tx, {
       id: branchId,
       threadId: thread.id,
@@ -210,11 +215,12 @@ export class BranchService {
       forkMessageId: messageId,
     });
     if (before.length > 0) {
-      const { messageIdMap } = await memory.cloneThread({
+      // copyThread, not cloneThread: the clone would read the copied transcript back through Mastra.
+      const { messageIdMap } = await memory.copyThread({
         sourceThreadId: parent.memoryThreadId,
         newThreadId: branchId,
         resourceId: thread.ownerId,
-        options: { messageFilter: { messageIds: before.map((message) => message.id) } },
+        options: { messageFilter: { messageIds: before } },
       });
       clone.made = true;
       await insertMessageOrigins(
@@ -225,6 +231,7 @@ export class BranchService {
           originId: originOf(sourceId),
         })),
       );
+      await writeBranchLineage(tx, branchId);
     }
     await markBranchActive(tx, branchId);
   }

@@ -1,8 +1,10 @@
 import type { Thread, ThreadDetail, ThreadListQuery, ThreadPage, ThreadSearchAnswer } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
+import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
+import { repairBranchLineage } from './branches/lineageRepository';
 import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
 import { feedbackOfMessages } from './feedback/repository';
@@ -26,6 +28,7 @@ export interface ThreadServiceDeps {
   chatAgent: ChatAgent;
   signals: Signals;
   interrupts: InterruptService;
+  logger: Logger;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -75,15 +78,23 @@ export class ThreadService {
   }
 
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
-    const { db, chatAgent } = this.deps;
+    const { db } = this.deps;
     const thread = await requireOwnedThread(db, threadId, ownerId);
-    const { messages: stored, originOf, versions } = await activeTranscript(db, chatAgent.memory, thread);
+    const transcript = await activeTranscript(db, thread);
+    const { messages: stored, originOf, versions } = transcript;
     const shownIds = stored.map((message) => originOf(message.id));
-    const [marks, feedback] = await Promise.all([
+    const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
       readMessageMarks(db, threadId, shownIds),
       feedbackOfMessages(db, ownerId, threadId, shownIds),
+      listRequests(db, threadId),
+      readTurnQueue(db, threadId),
+      listNotes(db, threadId),
+      // The shown transcript is the truth of its own lineage rows: any missing one is written.
+      // Best effort: the answer does not depend on it, and a later detail repairs again.
+      repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages).catch((error) =>
+        this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
+      ),
     ]);
-    const hitl = await listRequests(db, threadId);
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
       idOf: originOf,
@@ -97,9 +108,9 @@ export class ThreadService {
     return {
       thread: toThread(thread),
       messages,
-      turnQueue: await readTurnQueue(db, threadId),
+      turnQueue,
       hitl,
-      notes: await listNotes(db, threadId),
+      notes,
     };
   }
 

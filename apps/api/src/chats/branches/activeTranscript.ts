@@ -1,11 +1,11 @@
 import type { MessageVersion } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
-import type { Memory } from '@mastra/memory';
 import { InvariantError } from '../../platform/errors';
-import { versionsOfActiveBranch } from './lineage';
-import { listLiveBranches, listMessageOrigins } from './repository';
-import { recallBranch } from './transcript';
+import { userMessagesWithParents, versionsFromLineage } from './lineage';
+import { listSiblingRows } from './lineageRepository';
+import { findThreadBranch, listBranchOrigins } from './repository';
+import { readBranchMessages } from './storedMessages';
 
 /** The active branch's transcript, with the ids the person sees and version info. */
 export interface ActiveTranscript {
@@ -14,39 +14,39 @@ export interface ActiveTranscript {
   /** Stored id -> the id the person sees (its origin). */
   originOf(messageId: string): string;
   versions: Map<string, MessageVersion>;
+  /** The transcript's user messages with their parents, by origin id (its lineage rows). */
+  userMessages: Array<{ messageId: string; parentId: string; createdAt: Date }>;
 }
 
 /**
- * Reads every live branch of the thread once (through `q`, so a caller holding the thread lock
- * reads inside its transaction) and computes the versions of the active branch's messages.
+ * Reads the active branch's messages once (through `q`, so a caller holding the thread lock reads
+ * inside its transaction), and the versions of its user messages from the lineage rows of the
+ * other branches (no other branch's transcript is read). Linear in the branch's length.
  */
-export async function activeTranscript(
-  q: Queryable,
-  memory: Memory,
-  thread: ThreadRow,
-): Promise<ActiveTranscript> {
-  const [branches, origins] = await Promise.all([
-    listLiveBranches(q, thread.id),
-    listMessageOrigins(q, thread.id),
+export async function activeTranscript(q: Queryable, thread: ThreadRow): Promise<ActiveTranscript> {
+  const activeBranchId = thread.activeBranchId;
+  if (!activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
+  const [branch, origins] = await Promise.all([
+    findThreadBranch(q, thread.id, activeBranchId),
+    listBranchOrigins(q, activeBranchId),
   ]);
-  const active = branches.find((branch) => branch.id === thread.activeBranchId);
-  if (!active) throw new InvariantError(`thread ${thread.id} has no active branch`);
-  const transcripts = await Promise.all(
-    branches.map((branch) => recallBranch(memory, branch.memoryThreadId)),
-  );
+  if (!branch) throw new InvariantError(`thread ${thread.id} has no active branch`);
+  const messages = await readBranchMessages(q, branch.memoryThreadId);
   const originOf = (messageId: string) => origins.get(messageId) ?? messageId;
-  const versions = versionsOfActiveBranch(
-    branches.map((branch, i) => ({
-      branchId: branch.id,
-      lastActiveAt: branch.lastActiveAt,
-      messages: (transcripts[i] ?? []).map((message) => ({
+  const userMessages = userMessagesWithParents(
+    messages
+      .filter((message) => message.role !== 'system')
+      .map((message) => ({
         originId: originOf(message.id),
         role: message.role,
         createdAt: message.createdAt,
       })),
-    })),
-    active.id,
   );
-  const messages = transcripts[branches.indexOf(active)] ?? [];
-  return { branch: active, messages, originOf, versions };
+  const others = await listSiblingRows(q, thread.id, branch.id, userMessages);
+  const versions = versionsFromLineage(
+    { branchId: branch.id, lastActiveAt: branch.lastActiveAt },
+    userMessages,
+    others,
+  );
+  return { branch, messages, originOf, versions, userMessages };
 }

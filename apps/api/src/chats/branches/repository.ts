@@ -27,13 +27,12 @@ export async function insertMessageOrigins(
   await q.insert(messageOrigins).values(origins.map((origin) => ({ ...origin, branchId })));
 }
 
-/** copy id -> origin id for every copied message of the thread's branches. */
-export async function listMessageOrigins(q: Queryable, threadId: string): Promise<Map<string, string>> {
+/** copy id -> origin id for the copied messages of one branch. */
+export async function listBranchOrigins(q: Queryable, branchId: string): Promise<Map<string, string>> {
   const rows = await q
     .select({ messageId: messageOrigins.messageId, originId: messageOrigins.originId })
     .from(messageOrigins)
-    .innerJoin(branches, eq(branches.id, messageOrigins.branchId))
-    .where(eq(branches.threadId, threadId));
+    .where(eq(messageOrigins.branchId, branchId));
   return new Map(rows.map((row) => [row.messageId, row.originId]));
 }
 

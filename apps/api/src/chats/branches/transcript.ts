@@ -1,8 +1,8 @@
 import type { Attachment, ChatMessage, ChatMessageMetadata } from '@chat/contracts';
-import { toAISdkMessages } from '@mastra/ai-sdk/ui';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
 import { storedFileReferencePart, visibleFilePart } from '../attachments/parts';
+import { toUIMessages } from './uiMessages';
 
 /**
  * Reading and repairing a branch's executed transcript in Mastra memory (the canonical store, O1).
@@ -18,7 +18,7 @@ export async function recallBranch(memory: Memory, memoryThreadId: string): Prom
 
 /**
  * Converts stored messages to AI SDK UIMessages with the ids the person sees (`idOf`) and metadata
- * from the API's own records.
+ * from the API's own records, in linear time (uiMessages.ts).
  */
 export function toChatMessages(
   messages: MastraDBMessage[],
@@ -30,8 +30,11 @@ export function toChatMessages(
   },
 ): ChatMessage[] {
   const byId = new Map(messages.map((message) => [message.id, message]));
-  return toAISdkMessages(messages, { version: 'v7' })
-    .filter((message) => message.role === 'user' || message.role === 'assistant')
+  return toUIMessages(messages)
+    .filter(
+      (message): message is typeof message & { role: 'user' | 'assistant' } =>
+        message.role === 'user' || message.role === 'assistant',
+    )
     .map((message) => {
       const id = options.idOf(message.id);
       const createdAt = byId.get(message.id)?.createdAt.toISOString();

@@ -1,7 +1,8 @@
 import type { FeedbackRating, MessageFeedback } from '@chat/contracts';
 import type { MessageFeedbackRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import { textArray } from '../../platform/sqlArrays';
 
 const { messageFeedback } = schema;
 
@@ -63,7 +64,7 @@ export async function feedbackOfMessages(
       and(
         eq(messageFeedback.userId, userId),
         eq(messageFeedback.threadId, threadId),
-        inArray(messageFeedback.messageId, messageIds),
+        sql`${messageFeedback.messageId} = any(${textArray(messageIds)})`,
       ),
     );
   return new Map(rows.map((row) => [row.messageId, toMessageFeedback(row)]));

@@ -2,6 +2,7 @@ import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, asc, desc, eq, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
+import { textArray } from '../../platform/sqlArrays';
 import { assertTransition } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
@@ -80,7 +81,10 @@ export async function listTurnsOfMessages(
     .where(
       and(
         eq(turns.threadId, threadId),
-        or(inArray(turns.userMessageId, messageIds), inArray(turns.assistantMessageId, messageIds)),
+        or(
+          sql`${turns.userMessageId} = any(${textArray(messageIds)})`,
+          sql`${turns.assistantMessageId} = any(${textArray(messageIds)})`,
+        ),
       ),
     );
 }

@@ -1,5 +1,6 @@
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../platform/notifications';
+import { writeUserMessageLineage } from '../branches/lineageRepository';
 import { lockThread } from '../threads/repository';
 import { transitionTurn } from './repository';
 
@@ -31,6 +32,8 @@ export async function settleTurn(
     const turn = thread ? await current(tx) : undefined;
     if (!thread || !turn) return null;
     const { status, ...changes } = await decide(tx, turn, thread);
+    // Its user message is stored by now: the lineage row that versions are found by.
+    if (turn.userMessageId) await writeUserMessageLineage(tx, turn.branchId, turn.userMessageId);
     return await transitionTurn(tx, turn, status, {
       ...changes,
       finishedAt: new Date(),
