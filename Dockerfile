@@ -9,7 +9,7 @@ ENV TURBO_TELEMETRY_DISABLED=1 NUXT_TELEMETRY_DISABLED=1
 # The whole workspace first: the web app's postinstall (`nuxt prepare`) needs its sources.
 COPY . .
 RUN npx -y pnpm@12.4.2 install --frozen-lockfile \
- && npx -y pnpm@12.4.2 --filter @chat/web run build
+ && npx -y pnpm@12.4.2 --filter @chat/web --filter @chat/api run build
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
@@ -20,8 +20,8 @@ ENV NODE_ENV=production \
     WEB_PORT=3000 \
     HOST=0.0.0.0
 WORKDIR /app
-# The API runs from its TypeScript sources under tsx, so it needs the workspace's node_modules;
-# the web app runs from its self-contained build in apps/web/.output.
+# The API runs as one built file (apps/api/dist/main.mjs) that imports its packages from the
+# workspace's node_modules; the web app runs from its self-contained build in apps/web/.output.
 COPY --from=build /app /app
 RUN mkdir -p /data && chown node:node /data
 USER node

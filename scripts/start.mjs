@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Starts the API and the web app together and keeps them up.
-//   node scripts/start.mjs         production: the built web app (run `pnpm build` first; `pnpm start` does)
+//   node scripts/start.mjs         production: the built API and web app (run `pnpm build` first; `pnpm start` does)
 //   node scripts/start.mjs --dev   development: API with reload, Nuxt dev server
 //
 // Production mode is a small supervisor: a service that stops after it was up is started again,
@@ -35,7 +35,8 @@ const MAX_FAILED_RESTARTS = 10;
 const api = {
   name: 'api',
   cwd: `${root}apps/api`,
-  args: dev ? ['--import', 'tsx', '--watch', 'src/main.ts'] : ['--import', 'tsx', 'src/main.ts'],
+  // Production runs the built bundle (`node build.mjs` in apps/api; `pnpm start` builds it).
+  args: dev ? ['--import', 'tsx', '--watch', 'src/main.ts'] : ['dist/main.mjs'],
   health: `http://127.0.0.1:${apiPort}/api/health`,
 };
 const web = dev

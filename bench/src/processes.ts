@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,8 +91,17 @@ export function startBaseline(port: number): Promise<ServerProcess> {
   });
 }
 
+/** Builds the API's bundle (`apps/api/dist/main.mjs`) from the current sources. */
+function buildApi(): void {
+  const built = spawnSync(process.execPath, ['build.mjs'], {
+    cwd: join(repoRoot, 'apps/api'),
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) throw new Error(`the API build failed (exit ${built.status})`);
+}
+
 /**
- * The real API, started the way `pnpm start` starts it (`node --import tsx src/main.ts`), on the
+ * The real API, built and started the way `pnpm start` starts it (`node dist/main.mjs`), on the
  * harness's own database and a temporary data directory. `cpuProfileDir` adds `--cpu-prof`.
  */
 export async function startApi(options: {
@@ -103,13 +112,14 @@ export async function startApi(options: {
   /** The API's log (warnings and errors; never message text). */
   logFile?: string;
 }): Promise<ServerProcess & { dataDir: string }> {
+  buildApi();
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-data-'));
   const profile = options.cpuProfileDir
     ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '--cpu-prof-interval=2000']
     : [];
   const server = await startServer({
     name: 'api',
-    args: [...profile, '--import', 'tsx', 'src/main.ts'],
+    args: [...profile, 'dist/main.mjs'],
     cwd: join(repoRoot, 'apps/api'),
     env: {
       API_PORT: String(options.port),

@@ -150,7 +150,7 @@ export async function createRuntime(
     },
     ready: databaseReadiness(database.sql),
     threads,
-    events: new ThreadEvents({ db, signals, logger }),
+    events: new ThreadEvents({ db, signals, logger, memory: chatAgent.memory }),
     queue,
     interrupts,
     streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),

@@ -59,7 +59,7 @@ test.describe('pnpm start (scripts/start.mjs)', () => {
     });
     try {
       await expect.poll(script.output, { timeout: 120_000 }).toContain('[start] ready');
-      const apiPid = childPid(script.child.pid as number, 'src/main.ts');
+      const apiPid = childPid(script.child.pid as number, 'dist/main.mjs');
       expect(apiPid).toBeDefined();
 
       process.kill(apiPid as number, 'SIGKILL');

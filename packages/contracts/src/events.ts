@@ -1,5 +1,6 @@
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest } from './hitl';
+import type { ChatMessage } from './threads';
 import type { Turn, TurnQueue } from './turns';
 
 /**
@@ -8,7 +9,13 @@ import type { Turn, TurnQueue } from './turns';
  */
 export type ThreadEvent =
   | { type: 'turn.started'; threadId: string; turn: Turn; turnQueue: TurnQueue }
-  | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue }
+  /**
+   * `messages`: the turn's final messages (its user message and reply, as the thread detail shows
+   * them), for a tab to put in place of its copy of the turn instead of reading the whole detail.
+   * Absent when a tab cannot apply them on their own (nothing stored, or the first turn of an
+   * edited version): then it reads the detail.
+   */
+  | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue; messages?: ChatMessage[] }
   | { type: 'queue.changed'; threadId: string; turnQueue: TurnQueue }
   /** A tool approval was requested, decided or cancelled (H3). */
   | { type: 'hitl.changed'; threadId: string; hitl: HitlRequest[]; turnQueue: TurnQueue }

@@ -4,6 +4,7 @@ import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
+import { FreshRuns } from './freshRuns';
 import { type ChatToolPorts, createChatTools } from './tools';
 
 export const CHAT_INSTRUCTIONS = [
@@ -15,6 +16,8 @@ export const CHAT_INSTRUCTIONS = [
 export interface ChatAgent {
   agent: Agent;
   memory: Memory;
+  /** Run ids for new agent runs, whose pending snapshot Mastra need not write (see FreshRuns). */
+  runs: FreshRuns;
   /**
    * Forgets a run suspended for a tool approval that will never be resumed (its turn was stopped).
    * Best effort: a leftover snapshot is only storage, nothing resumes it.
@@ -44,6 +47,9 @@ export async function createChatAgent(options: {
     schemaName: 'mastra',
   });
   await options.startupLock(() => storage.init());
+  const runs = new FreshRuns();
+  const workflowsStore = await storage.getStore('workflows');
+  if (workflowsStore) runs.wrap(workflowsStore);
   const memory = new Memory({
     storage,
     // Transcripts are recalled in full; no semantic recall or working memory.
@@ -65,6 +71,7 @@ export async function createChatAgent(options: {
   return {
     agent,
     memory,
+    runs,
     discardSuspendedRun: async (runId) => {
       const workflows = await storage.getStore('workflows');
       await workflows?.deleteWorkflowRunById({ runId, workflowName: AGENT_LOOP_WORKFLOW });

@@ -1,23 +1,29 @@
 import type { ThreadEvent } from '@chat/contracts';
 import type { Database } from '@chat/db';
+import type { Memory } from '@mastra/memory';
 import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
 import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
+import { toTurn } from './turns/dto';
 import { listRequests } from './turns/hitlRepository';
-import { readTurn, readTurnQueue } from './turns/views';
+import { findTurn } from './turns/repository';
+import { settledTurnMessages } from './turns/settledMessages';
+import { readTurnQueue } from './turns/views';
 
 export interface ThreadEventsDeps {
   db: Database;
   signals: Signals;
   logger: Logger;
+  memory: Memory;
 }
 
 /**
  * `GET /api/threads/:id/events`: thread signals from every instance, turned into ThreadEvents with
- * the current queue read from the database (signals carry ids only). It starts with a snapshot so
- * a tab that connects late is in sync at once.
+ * the current queue read from the database (signals carry ids only), and a settled turn's final
+ * messages, so tabs apply what changed rather than read the whole detail again. It starts with a
+ * snapshot so a tab that connects late is in sync at once.
  */
 export class ThreadEvents {
   constructor(private readonly deps: ThreadEventsDeps) {}
@@ -51,11 +57,30 @@ export class ThreadEvents {
     switch (signal.kind) {
       case 'interrupt':
         return null;
-      case 'turn.started':
+      case 'turn.started': {
+        const row = await findTurn(this.deps.db, threadId, signal.turnId);
+        if (!row) return null;
+        return {
+          type: signal.kind,
+          threadId,
+          turn: toTurn(row),
+          turnQueue: await readTurnQueue(this.deps.db, threadId),
+        };
+      }
       case 'turn.settled': {
-        const turn = await readTurn(this.deps.db, threadId, signal.turnId);
-        if (!turn) return null;
-        return { type: signal.kind, threadId, turn, turnQueue: await readTurnQueue(this.deps.db, threadId) };
+        const row = await findTurn(this.deps.db, threadId, signal.turnId);
+        if (!row) return null;
+        const [turnQueue, messages] = await Promise.all([
+          readTurnQueue(this.deps.db, threadId),
+          settledTurnMessages(this.deps.db, this.deps.memory, row),
+        ]);
+        return {
+          type: signal.kind,
+          threadId,
+          turn: toTurn(row),
+          turnQueue,
+          ...(messages ? { messages } : {}),
+        };
       }
       case 'queue.changed':
         return await this.queueChanged(threadId);

@@ -48,6 +48,11 @@ export interface LiveTurnOptions {
   refreshThreadList: () => Promise<void>;
   /** The tool calls of a turn that waited for approvals: a stream of it continues that reply. */
   toolCallIdsOf: (turnId: string) => readonly string[];
+  /**
+   * After a turn's stream ended on its own: brings the transcript in line with the server (the
+   * turn's settle event, or a detail read when that cannot be applied).
+   */
+  afterTurnStream: (turnId: string) => Promise<void>;
 }
 
 /**
@@ -107,7 +112,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     finishedTurnIds.add(turn.id);
     // A Stop or Stop & send ended this stream; whoever stopped it refetches afterwards.
     if (stopping.value > 0) return;
-    await detail.refresh();
+    await options.afterTurnStream(turn.id);
   }
 
   /** Follows a turn this tab did not start: another tab's, or one running before a reload. */

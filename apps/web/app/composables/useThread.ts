@@ -36,7 +36,9 @@ export function useThread(threadId: string) {
     isDisposed,
     refreshThreadList,
     toolCallIdsOf: (turnId) => approvals.toolCallIdsOf(turnId),
+    afterTurnStream: (turnId) => settled.afterStream(turnId),
   });
+  const settled = useSettledTurns({ transcript, detail, attached });
   const approvals = useApprovals(threadId, { live, detail });
   provide(approvalsKey, approvals);
   const versions = useVersions(threadId, { transcript, queue, detail, live, notice, refreshThreadList });
@@ -188,7 +190,8 @@ export function useThread(threadId: string) {
       case 'turn.settled':
         queue.apply(event.turnQueue);
         if (event.turn.status === 'interrupted') transcript.markInterrupted(event.turn.id);
-        void detail.refresh();
+        // Its final messages replace this tab's copy of the turn (or the detail is read).
+        settled.onSettled(event);
         break;
       case 'hitl.changed':
         queue.apply(event.turnQueue);

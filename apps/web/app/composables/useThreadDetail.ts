@@ -28,13 +28,17 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
   let latestRequest = 0;
   // Detail requests waiting for their answer.
   let inFlight = 0;
+  // Counts changes to the transcript made without a detail (a stream's end, a settle event): a
+  // detail requested before one of them holds an older transcript, which is not shown.
+  let transcriptChanges = 0;
 
-  function apply(detail: ThreadDetail, queueVersion: number): void {
+  function apply(detail: ThreadDetail, queueVersion: number, transcriptAt: number): void {
     thread.value = detail.thread;
     queue.applyFetched(detail.turnQueue, queueVersion);
     options.onApply?.(detail);
-    // Replacing messages mid-stream would drop the live reply; every stream's end refetches.
-    if (transcript.streamingTurnId.value !== null) return;
+    // Replacing messages mid-stream would drop the live reply; every stream's end brings the
+    // transcript in line (its settle event, or a detail read).
+    if (transcript.streamingTurnId.value !== null || transcriptAt !== transcriptChanges) return;
     transcript.setMessages(toChatUIMessages(detail.messages));
   }
 
@@ -42,10 +46,11 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
   async function request(target: string, init?: ApiRequestInit): Promise<void> {
     const number = ++latestRequest;
     const queueVersion = queue.currentVersion();
+    const transcriptAt = transcriptChanges;
     inFlight++;
     try {
       const detail = await apiJson<ThreadDetail>(target, init);
-      if (number === latestRequest && !options.isDisposed()) apply(detail, queueVersion);
+      if (number === latestRequest && !options.isDisposed()) apply(detail, queueVersion, transcriptAt);
     } finally {
       inFlight--;
     }
@@ -113,5 +118,9 @@ export function useThreadDetail(threadId: string, options: ThreadDetailOptions) 
     load,
     refresh,
     request,
+    /** The transcript changed without a detail: details requested before show an older one. */
+    transcriptChanged: () => {
+      transcriptChanges++;
+    },
   };
 }

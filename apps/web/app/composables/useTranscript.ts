@@ -85,6 +85,25 @@ export function useTranscript(threadId: string) {
     if (index >= 0 && index < messages.length - 1) chat.messages.value = messages.slice(0, index + 1);
   }
 
+  /**
+   * Puts a settled turn's final messages (from its `turn.settled` event) in place of this tab's
+   * copy of the turn: its optimistic user message and streamed reply, at the end of the
+   * transcript. False when it cannot: a stream is being shown, or the transcript does not end
+   * with that turn (then the caller reads the detail).
+   */
+  function applyTurnMessages(turnId: string, messages: ChatUIMessage[]): boolean {
+    if (streamingTurnId.value !== null || messages.length === 0) return false;
+    const current = chat.messages.value;
+    const ids = new Set(messages.map((message) => message.id));
+    const streamedReply = replyIdByTurn.get(turnId);
+    const ofTurn = (message: ChatUIMessage) =>
+      ids.has(message.id) || message.metadata?.turnId === turnId || message.id === streamedReply;
+    const start = current.findIndex(ofTurn);
+    if (start < 0 || !current.slice(start).every(ofTurn)) return false;
+    chat.messages.value = [...current.slice(0, start), ...messages];
+    return true;
+  }
+
   function appendMessage(message: ChatUIMessage): void {
     chat.messages.value = [...chat.messages.value, message];
   }
@@ -102,6 +121,7 @@ export function useTranscript(threadId: string) {
     setFeedback,
     removeTurn,
     setMessages,
+    applyTurnMessages,
     appendMessage,
     cutAfterToolCall,
   };

@@ -121,6 +121,31 @@ export function textOf(message: MastraDBMessage): string {
     .trim();
 }
 
+/**
+ * A turn's stored user message and every message of its branch after it, oldest first (empty when
+ * the user message is not stored): the tail of the branch only, never the whole transcript, so
+ * settling a turn costs the same in a long chat as in a short one.
+ */
+export async function messagesFromUserMessage(
+  memory: Memory,
+  memoryThreadId: string,
+  userMessageId: string,
+): Promise<MastraDBMessage[]> {
+  const store = await memory.storage.getStore('memory');
+  if (!store) return [];
+  const { messages: found } = await store.listMessagesById({ messageIds: [userMessageId] });
+  const user = found.find((message) => message.threadId === memoryThreadId);
+  if (!user) return [];
+  const { messages } = await store.listMessages({
+    threadId: memoryThreadId,
+    filter: { dateRange: { start: user.createdAt } },
+    perPage: false,
+    includeTotal: false,
+  });
+  const index = messages.findIndex((message) => message.id === user.id);
+  return index >= 0 ? messages.slice(index) : [user];
+}
+
 interface ReplyRecord {
   memoryThreadId: string;
   resourceId: string;
@@ -136,10 +161,9 @@ interface ReplyRecord {
  * crash recovery call this, and it only writes what is missing.
  */
 export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord): Promise<string | null> {
-  const stored = await recallBranch(memory, record.memoryThreadId);
-  const userIndex = stored.findIndex((message) => message.id === record.userMessage.id);
-  const savedReplies =
-    userIndex >= 0 ? stored.slice(userIndex + 1).filter((m) => m.role === 'assistant') : [];
+  const turnMessages = await messagesFromUserMessage(memory, record.memoryThreadId, record.userMessage.id);
+  const storedUser = turnMessages[0];
+  const savedReplies = turnMessages.slice(1).filter((m) => m.role === 'assistant');
   // An abort before the first word leaves an assistant message with nothing visible in it (a
   // tool call is something: its card shows).
   const emptyReplies = savedReplies.filter((message) => textOf(message) === '' && !hasToolCall(message));
@@ -149,7 +173,7 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
 
   const missing: MastraDBMessage[] = [];
   const base = { threadId: record.memoryThreadId, resourceId: record.resourceId };
-  if (userIndex < 0) {
+  if (!storedUser) {
     missing.push({
       ...base,
       id: record.userMessage.id,
@@ -167,7 +191,7 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
   }
   const replyId = record.assistantText ? crypto.randomUUID() : null;
   if (replyId) {
-    const userCreatedAt = stored[userIndex]?.createdAt ?? record.userMessage.createdAt;
+    const userCreatedAt = storedUser?.createdAt ?? record.userMessage.createdAt;
     missing.push({
       ...base,
       id: replyId,

@@ -31,10 +31,18 @@ export class InterruptService {
    */
   async interrupt(ownerId: string, threadId: string): Promise<Turn | null> {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
+    return await this.interruptOwned(threadId);
+  }
+
+  /** `interrupt` once the caller has checked that the thread is the person's. */
+  private async interruptOwned(threadId: string): Promise<Turn | null> {
     const active = await findActiveTurn(this.deps.db, threadId);
     if (!active) return null;
     if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
-    if (!this.deps.runner.abort(active.id)) {
+    if (this.deps.runner.abort(active.id)) {
+      // It runs here: its end is known without a round trip through the signal channel.
+      await this.deps.runner.finished(active.id);
+    } else {
       await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
     }
     return toTurn(await this.waitUntilSettled(active));
@@ -48,16 +56,15 @@ export class InterruptService {
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { db, queue } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
-    const turn = await findTurn(db, threadId, turnId);
+    const [turn, [head]] = await Promise.all([findTurn(db, threadId, turnId), listQueuedTurns(db, threadId)]);
     if (!turn) throw notFound('Turn');
     if (!isInQueue(turn)) throw new ApiError('not_queued');
-    const [head] = await listQueuedTurns(db, threadId);
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
     // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
     // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim
     // sees the branch's last settled turn interrupted (S5); if the reply finished on its own
     // meanwhile, nothing was cut off and the head runs as an ordinary turn.
-    await this.interrupt(ownerId, threadId);
+    await this.interruptOwned(threadId);
     return await queue.claimHead(ownerId, threadId, { turnId });
   }
 

@@ -15,7 +15,7 @@ export async function callModel(
   turn: TurnRow,
   context: { branch: BranchRow; ownerId: string },
   segment: Segment,
-  call: { userMessageId: string; abortSignal: AbortSignal },
+  call: { userMessageId: string; abortSignal: AbortSignal; runId: string },
 ) {
   const { agent } = chatAgent;
   const memory = { thread: context.branch.memoryThreadId, resource: context.ownerId };
@@ -33,6 +33,7 @@ export async function callModel(
       {
         memory,
         abortSignal,
+        runId: call.runId,
         // S5: hidden, for this one call only; Mastra does not store `system`.
         ...(turn.handoff ? { system: HANDOFF_INSTRUCTION } : {}),
       },

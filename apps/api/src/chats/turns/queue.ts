@@ -7,7 +7,7 @@ import {
   type Turn,
   type TurnQueue,
 } from '@chat/contracts';
-import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
@@ -16,6 +16,7 @@ import {
   attachmentsForMessage,
   deleteUnreferencedAttachments,
 } from '../attachments/repository';
+import { findBranch } from '../branches/repository';
 import { requireOwnedThread, setQueuePaused, updateThread } from '../threads/repository';
 import { titleFromMessage } from '../threads/title';
 import { toTurn } from './dto';
@@ -106,30 +107,36 @@ export class QueueService {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
+      // Under the lock, independent reads (and then writes) go out together: one round trip each.
+      const [existing, active, queue, branch] = await Promise.all([
+        findTurnByClientRequestId(tx, threadId, input.clientRequestId),
+        findActiveTurn(tx, threadId),
+        listQueuedTurns(tx, threadId),
+        findBranch(tx, activeBranchOf(thread)),
+      ]);
       if (existing) return { kind: 'retry' as const, turn: existing, named: false };
-      const active = await findActiveTurn(tx, threadId);
-      const queue = await listQueuedTurns(tx, threadId);
       // A paused queue claims nothing: the send waits in the queue like any other (Q6).
       const idle = !active && queue.length === 0 && !thread.queuePaused;
       if (!idle && queue.length >= QUEUE_CAPACITY) throw new ApiError('queue_full');
       const attachments = await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds ?? []);
-      const queued = await insertQueuedTurn(tx, {
-        threadId,
-        branchId: activeBranchOf(thread),
-        clientRequestId: input.clientRequestId,
-        text,
-        attachments,
-      });
-      // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
-      await updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true });
+      const [queued] = await Promise.all([
+        insertQueuedTurn(tx, {
+          threadId,
+          branchId: activeBranchOf(thread),
+          clientRequestId: input.clientRequestId,
+          text,
+          attachments,
+        }),
+        // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
+        updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true }),
+      ]);
       const turn = idle ? await this.deps.runner.claim(tx, queued, activeBranchOf(thread)) : queued;
-      return { kind: idle ? ('claimed' as const) : ('queued' as const), turn, named: !thread.titled };
+      return { kind: idle ? ('claimed' as const) : ('queued' as const), turn, named: !thread.titled, branch };
     });
 
     if (result.kind === 'retry') return await this.replay(result.turn);
     if (result.named) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    if (result.kind === 'claimed') return await this.startClaimed(result.turn, ownerId);
+    if (result.kind === 'claimed') return await this.startClaimed(result.turn, ownerId, result.branch);
     await this.deps.signals.publish({ kind: 'queue.changed', threadId });
     return {
       kind: 'queued',
@@ -265,8 +272,16 @@ export class QueueService {
   }
 
   /** Starts a turn claimed in a transaction that has committed. */
-  async startClaimed(turn: TurnRow, ownerId: string): Promise<SendResult & { kind: 'streaming' }> {
-    return { kind: 'streaming', turn: toTurn(turn), stream: await this.deps.runner.start(turn, ownerId) };
+  async startClaimed(
+    turn: TurnRow,
+    ownerId: string,
+    branch?: BranchRow,
+  ): Promise<SendResult & { kind: 'streaming' }> {
+    return {
+      kind: 'streaming',
+      turn: toTurn(turn),
+      stream: await this.deps.runner.start(turn, ownerId, branch),
+    };
   }
 
   private async lockQueuedTurn(tx: Queryable, ownerId: string, threadId: string, turnId: string) {

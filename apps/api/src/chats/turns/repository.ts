@@ -123,6 +123,23 @@ export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): P
   return row;
 }
 
+/** Another turn ran on `turn`'s branch before it (the branch is not a version fresh from an edit). */
+export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promise<boolean> {
+  const [row] = await q
+    .select({ id: turns.id })
+    .from(turns)
+    .where(
+      and(
+        eq(turns.branchId, turn.branchId),
+        lt(turns.seq, turn.seq),
+        inArray(turns.status, ['completed', 'interrupted', 'failed']),
+        isNull(turns.removedAt),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
 /**
  * The turns whose messages were deleted (by stored message id, or every turn that ran on a removed
  * version): their text goes too, and they no longer count as the branch's last settled turn.

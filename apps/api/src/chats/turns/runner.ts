@@ -7,17 +7,16 @@ import { ApiError, InvariantError } from '../../platform/errors';
 import type { Logger } from '../../platform/logger';
 import type { Signals } from '../../platform/notifications';
 import { findBranch } from '../branches/repository';
+import { checkpoint } from './checkpoint';
 import { callModel, describeModelError, type Segment, suspendedCallOf } from './modelCall';
 import { type Outcome, type RunProgress, repairTranscript } from './replyRepair';
 import {
-  checkpointRunningTurn,
   countRunningTurnsOfOwner,
-  findTurn,
   lastSettledTurnOnBranch,
   leaseFromNow,
   transitionTurn,
 } from './repository';
-import { settleTurn } from './settle';
+import { settleRun } from './settle';
 import { endWithApprovalRequest, type SuspendedCall } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
@@ -81,7 +80,11 @@ export class TurnRunner {
    */
   async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
     const limit = this.deps.maxRunningTurnsPerAccount ?? 0;
-    if (limit > 0 && (await countRunningTurnsOfOwner(tx, turn.threadId)) >= limit) {
+    const [running, lastSettled] = await Promise.all([
+      limit > 0 ? countRunningTurnsOfOwner(tx, turn.threadId) : 0,
+      lastSettledTurnOnBranch(tx, branchId),
+    ]);
+    if (limit > 0 && running >= limit) {
       // The caller's transaction rolls back: nothing was accepted or claimed.
       throw new ApiError(
         'rate_limited',
@@ -90,7 +93,6 @@ export class TurnRunner {
         { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
       );
     }
-    const lastSettled = await lastSettledTurnOnBranch(tx, branchId);
     return await transitionTurn(tx, turn, 'running', {
       branchId,
       handoff: lastSettled?.status === 'interrupted',
@@ -117,9 +119,12 @@ export class TurnRunner {
     });
   }
 
-  /** Runs a turn this instance claimed, and tells every instance it started. */
-  async start(turn: TurnRow, ownerId: string): Promise<TurnStream> {
-    return await this.launch(turn, ownerId, { kind: 'start' });
+  /**
+   * Runs a turn this instance claimed, and tells every instance it started. `branch`: the turn's
+   * branch when the caller read it already (else it is read here).
+   */
+  async start(turn: TurnRow, ownerId: string, branch?: BranchRow): Promise<TurnStream> {
+    return await this.launch(turn, ownerId, { kind: 'start' }, branch);
   }
 
   /** Continues a turn after the person decided on its tool call (the run Mastra suspended). */
@@ -132,14 +137,21 @@ export class TurnRunner {
     return await this.launch(turn, ownerId, { kind: 'resume', request, decision });
   }
 
-  private async launch(turn: TurnRow, ownerId: string, segment: Segment): Promise<TurnStream> {
-    const branch = await findBranch(this.deps.db, turn.branchId);
+  private async launch(
+    turn: TurnRow,
+    ownerId: string,
+    segment: Segment,
+    known?: BranchRow,
+  ): Promise<TurnStream> {
+    const branch = known?.id === turn.branchId ? known : await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const done = this.run(turn, { branch, ownerId }, segment, controller, stream)
+    const fresh = this.deps.chatAgent.runs.begin();
+    const done = this.run(turn, { branch, ownerId, runId: fresh.runId }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
+        fresh.release();
         this.running.delete(turn.id);
         this.checkpointFailing.delete(turn.id);
       });
@@ -151,6 +163,14 @@ export class TurnRunner {
   /** The live reply of a turn running on this instance. */
   replyStream(turnId: string): TurnStream | undefined {
     return this.running.get(turnId)?.stream;
+  }
+
+  /**
+   * Resolves once a turn running on this instance has finished (settled, or left to recovery);
+   * undefined when it does not run here.
+   */
+  finished(turnId: string): Promise<void> | undefined {
+    return this.running.get(turnId)?.done;
   }
 
   abort(turnId: string): boolean {
@@ -169,7 +189,7 @@ export class TurnRunner {
 
   private async run(
     turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string },
+    { runId, ...context }: { branch: BranchRow; ownerId: string; runId: string },
     segment: Segment,
     controller: AbortController,
     stream: TurnStream,
@@ -185,7 +205,7 @@ export class TurnRunner {
     let suspended: SuspendedCall | undefined;
     let approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined;
     const heartbeat = setInterval(
-      () => void this.checkpoint(turn.id, progress, controller),
+      () => void checkpoint(this.deps, this.checkpointFailing, turn.id, progress, controller),
       Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
     );
 
@@ -193,6 +213,7 @@ export class TurnRunner {
       const output = await callModel(this.deps.chatAgent, turn, context, segment, {
         userMessageId,
         abortSignal: controller.signal,
+        runId,
       });
       // The browser continues the reply it already shows (the message holding the tool call).
       if (segment.kind === 'resume') {
@@ -263,53 +284,16 @@ export class TurnRunner {
     progress.assistantMessageId = stored.assistantMessageId;
     try {
       // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
-      await this.settle(turn, stored.persisted ? { ...progress, partialText: '' } : progress, outcome);
+      await settleRun(
+        this.deps,
+        turn,
+        stored.persisted ? { ...progress, partialText: '' } : progress,
+        outcome,
+      );
     } finally {
       // Subscribers always get an end, even if settling failed (recovery settles it later).
       for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
       stream.close();
-    }
-  }
-
-  private async settle(turn: TurnRow, progress: RunProgress, outcome: Outcome): Promise<void> {
-    if (outcome.status === 'awaiting_approval') return;
-    await settleTurn(
-      this.deps,
-      turn.threadId,
-      async (tx) => {
-        const current = await findTurn(tx, turn.threadId, turn.id);
-        // Recovery may have settled it already if this instance stalled past its lease.
-        return current?.status === 'running' && current.runnerId === this.deps.runnerId ? current : undefined;
-      },
-      async () => ({
-        status: outcome.status,
-        partialText: progress.partialText,
-        assistantMessageId: progress.assistantMessageId,
-        error: outcome.status === 'failed' ? outcome.error : null,
-      }),
-    );
-  }
-
-  private async checkpoint(
-    turnId: string,
-    progress: RunProgress,
-    controller: AbortController,
-  ): Promise<void> {
-    try {
-      const stillOurs = await checkpointRunningTurn(
-        this.deps.db,
-        turnId,
-        this.deps.runnerId,
-        this.deps.leaseMs,
-        progress,
-      );
-      if (!stillOurs) controller.abort(new Error('lease lost'));
-      if (this.checkpointFailing.delete(turnId))
-        this.deps.logger.info({ turnId }, 'turn checkpoints work again');
-    } catch (error) {
-      if (!this.checkpointFailing.has(turnId))
-        this.deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
-      this.checkpointFailing.add(turnId);
     }
   }
 }

@@ -2,7 +2,8 @@ import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../platform/notifications';
 import { writeUserMessageLineage } from '../branches/lineageRepository';
 import { lockThread } from '../threads/repository';
-import { transitionTurn } from './repository';
+import type { Outcome, RunProgress } from './replyRepair';
+import { findTurn, transitionTurn } from './repository';
 
 /** How a running turn ends. */
 export interface Settlement {
@@ -44,4 +45,31 @@ export async function settleTurn(
     await deps.signals.publish({ kind: 'turn.settled', threadId: settled.threadId, turnId: settled.id });
   }
   return settled;
+}
+
+/**
+ * Settles a turn its runner (`runnerId`) ran to an end; a turn waiting for an approval is left
+ * running. Recovery may have settled it already if the instance stalled past its lease.
+ */
+export async function settleRun(
+  deps: { db: Database; signals: Signals; runnerId: string },
+  turn: TurnRow,
+  progress: RunProgress,
+  outcome: Outcome,
+): Promise<void> {
+  if (outcome.status === 'awaiting_approval') return;
+  await settleTurn(
+    deps,
+    turn.threadId,
+    async (tx) => {
+      const current = await findTurn(tx, turn.threadId, turn.id);
+      return current?.status === 'running' && current.runnerId === deps.runnerId ? current : undefined;
+    },
+    async () => ({
+      status: outcome.status,
+      partialText: progress.partialText,
+      assistantMessageId: progress.assistantMessageId,
+      error: outcome.status === 'failed' ? outcome.error : null,
+    }),
+  );
 }
