@@ -28,6 +28,11 @@ export default defineNuxtConfig({
   routeRules: {
     '/share/**': { headers: { 'x-robots-tag': 'noindex, nofollow' } },
   },
+  // Built files are written beside a .gz and a .br copy, and Nitro serves the smallest one the
+  // browser accepts (Content-Encoding, Vary: Accept-Encoding); nothing is compressed per request.
+  nitro: {
+    compressPublicAssets: { gzip: true, brotli: true },
+  },
   runtimeConfig: {
     // Where the API listens; the server route in server/api proxies /api/** to it.
     // Overridden at run time by NUXT_API_ORIGIN.

@@ -1,6 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
+import { ShareDialog } from './pages/ShareDialog';
 
 /** Serious and critical axe-core (WCAG 2.2 A/AA) violations on the page as it is now. */
 async function seriousViolations(page: Page): Promise<string[]> {
@@ -60,6 +61,30 @@ for (const colorScheme of ['light', 'dark'] as const) {
       await page.keyboard.press('Control+/');
       await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
       expect(await seriousViolations(page)).toEqual([]);
+    });
+
+    test('the share page, read by someone without a session', async ({ chat, page, browser }) => {
+      // A reply with everything the renderer draws: headings, a list, a table, code, a link.
+      await chat.startThread('[[markdown]] [[delay:0]] for the share page');
+      await chat.waitForIdle();
+      await expect(chat.lastReply().locator('[data-code-block]')).toHaveCount(1);
+      const share = new ShareDialog(page);
+      await share.open();
+      const url = await share.createLink();
+      await share.close();
+
+      const reader = await browser.newContext({ colorScheme });
+      const shared = await reader.newPage();
+      await shared.goto(url);
+      await expect(shared.locator('html[data-hydrated="true"]')).toBeAttached();
+      await expect(shared.getByTestId('transcript').locator('[data-code-block]')).toHaveCount(1);
+      // Highlighted (highlight.js arrived) before the colours are judged.
+      await expect(shared.locator('[data-code-block] [class^="hljs-"]').first()).toBeAttached();
+      await expect(shared.locator('html')).toHaveAttribute('lang', 'en');
+      await expect(shared.getByRole('main')).toHaveCount(1);
+      await expect(shared.getByRole('heading', { level: 1 })).toHaveCount(1);
+      expect(await seriousViolations(shared)).toEqual([]);
+      await reader.close();
     });
   });
 }

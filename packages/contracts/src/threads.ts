@@ -96,6 +96,10 @@ export const editMessageBody = z.object({
 });
 export type EditMessageBody = z.infer<typeof editMessageBody>;
 
+/** `POST /api/threads/:id/messages/:messageId/regenerate`: a new version of the latest reply. */
+export const regenerateReplyBody = z.object({ clientRequestId: z.string().min(1).max(200) });
+export type RegenerateReplyBody = z.infer<typeof regenerateReplyBody>;
+
 export const switchBranchBody = z.object({ branchId: z.uuid() });
 export type SwitchBranchBody = z.infer<typeof switchBranchBody>;
 

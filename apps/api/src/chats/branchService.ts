@@ -19,7 +19,13 @@ import {
   markBranchRemoved,
   mostRecentOtherBranch,
 } from './branches/repository';
-import { readMessageIdsBefore, readMessageRole } from './branches/storedMessages';
+import {
+  readBranchTail,
+  readMessageIdsBefore,
+  readMessageRole,
+  readUserMessageBefore,
+} from './branches/storedMessages';
+import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
 import { noAttempt } from './turns/failedAttempt';
 import {
@@ -66,20 +72,74 @@ export class BranchService {
     messageId: string,
     input: { clientRequestId: string; text: string; attachmentIds?: string[] },
   ): Promise<SendResult> {
-    const { db, chatAgent, queue, runner } = this.deps;
     const text = validMessageText(input.text);
+    return await this.startVersion(ownerId, threadId, input.clientRequestId, async () => ({
+      messageId,
+      text,
+      attachmentIds: input.attachmentIds,
+    }));
+  }
+
+  /**
+   * Regenerates the latest reply of the active branch: a new version of the user message it
+   * answers, with the same text (B1's machinery), so `‹ k / n ›` shows on that user message and the
+   * earlier reply stays one switch away. Refused like an edit while anything runs or waits
+   * (thread_busy), and with not_latest_turn when `replyId` is not the latest reply shown.
+   */
+  async regenerateReply(
+    ownerId: string,
+    threadId: string,
+    replyId: string,
+    input: { clientRequestId: string },
+  ): Promise<SendResult> {
+    return await this.startVersion(ownerId, threadId, input.clientRequestId, async (tx, thread) => {
+      const branch = thread.activeBranchId
+        ? await findThreadBranch(tx, thread.id, thread.activeBranchId)
+        : undefined;
+      if (!branch) throw new InvariantError(`thread ${thread.id} has no active branch`);
+      const origins = await listBranchOrigins(tx, branch.id);
+      // The stored id of the reply in this branch: a copy's when it is one here.
+      const storedId = [...origins].find(([, originId]) => originId === replyId)?.[0] ?? replyId;
+      if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('Message');
+      // Only the tail from the reply on is read, and the one message it answers.
+      const { tail } = await readBranchTail(tx, branch, storedId);
+      if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('Message');
+      if (tail.slice(1).some((message) => message.role === 'user' || message.role === 'assistant'))
+        throw new ApiError('not_latest_turn', 'Only the latest reply can be regenerated.');
+      const asked = await readUserMessageBefore(tx, branch.memoryThreadId, storedId);
+      if (!asked) throw notFound('Message');
+      return { messageId: origins.get(asked.id) ?? asked.id, text: validMessageText(textOf(asked)) };
+    });
+  }
+
+  /**
+   * A new version at the user message `pick` names (read under the thread lock, after the idle
+   * check), answered at once (SSE). A retried clientRequestId replays the first answer.
+   */
+  private async startVersion(
+    ownerId: string,
+    threadId: string,
+    clientRequestId: string,
+    /** `attachmentIds`: the version's images; left out, it keeps the original message's. */
+    pick: (
+      tx: Queryable,
+      thread: ThreadRow,
+    ) => Promise<{ messageId: string; text: string; attachmentIds?: string[] }>,
+  ): Promise<SendResult> {
+    const { db, chatAgent, queue, runner } = this.deps;
     const newBranchId = crypto.randomUUID();
     const clone = { made: false };
     let result: { retry: boolean; turn: TurnRow };
     try {
       result = await db.transaction(async (tx) => {
         const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        const existing = await findTurnByClientRequestId(tx, threadId, input.clientRequestId);
+        const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
         if (existing) return { retry: true, turn: existing };
         await assertIdle(tx, threadId);
+        const { messageId, text, attachmentIds } = await pick(tx, thread);
         // The new version keeps the original message's images unless the edit names others.
-        const attachments = input.attachmentIds
-          ? await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds)
+        const attachments = attachmentIds
+          ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
           : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
               (turn) => turn.userMessageId === messageId,
             )?.attachments;
@@ -88,7 +148,7 @@ export class BranchService {
         const turn = await insertQueuedTurn(tx, {
           threadId,
           branchId: newBranchId,
-          clientRequestId: input.clientRequestId,
+          clientRequestId,
           text,
           attachments: attachments ?? [],
         });

@@ -59,11 +59,28 @@ export function useVersions(threadId: string, options: VersionsOptions) {
     if (index < 0) return;
     // Taken now: a refetch while the request is out may already show the new version.
     const before = transcript.messages.value.slice(0, index);
-    await postVersion(messageId, text, before, crypto.randomUUID());
+    const path = `${base}/messages/${encodeURIComponent(messageId)}/versions`;
+    await postVersion(path, { text }, text, before, crypto.randomUUID());
+  }
+
+  /**
+   * Regenerates the latest reply: the server makes a new version of the user message it answers,
+   * with the same text, so the transcript becomes the messages before that message, the message
+   * again, and the new reply as it streams; `‹ k / n ›` then shows on the user message.
+   */
+  async function regenerateReply(replyId: string): Promise<void> {
+    const messages = transcript.messages.value;
+    const replyIndex = messages.findIndex((message) => message.id === replyId);
+    const askedIndex = messages.slice(0, Math.max(replyIndex, 0)).findLastIndex((m) => m.role === 'user');
+    const asked = messages[askedIndex];
+    if (replyIndex < 0 || !asked) return;
+    const path = `${base}/messages/${encodeURIComponent(replyId)}/regenerate`;
+    await postVersion(path, {}, textOfMessage(asked), messages.slice(0, askedIndex), crypto.randomUUID());
   }
 
   async function postVersion(
-    messageId: string,
+    path: string,
+    body: Record<string, unknown>,
     text: string,
     before: ChatUIMessage[],
     clientRequestId: string,
@@ -71,8 +88,8 @@ export function useVersions(threadId: string, options: VersionsOptions) {
     notice.dismiss();
     changesInFlight.value++;
     const start = await live.startTurnStream({
-      path: `${base}/messages/${encodeURIComponent(messageId)}/versions`,
-      init: { method: 'POST', json: { clientRequestId, text } },
+      path,
+      init: { method: 'POST', json: { ...body, clientRequestId } },
       textOf: () => text,
       // Cut and start streaming in one go, so no refetch lands in between (a refetch skips the
       // transcript while a stream runs; the stream's end refetches the new version's ids).
@@ -84,7 +101,7 @@ export function useVersions(threadId: string, options: VersionsOptions) {
       // A retry whose turn no longer streams here (202 `{ turn, turnQueue }`): the refetch below
       // shows how it ended.
       onQueued: (response) => void response.body?.cancel(),
-      retry: () => void postVersion(messageId, text, before, clientRequestId),
+      retry: () => void postVersion(path, body, text, before, clientRequestId),
     });
     if (start.kind === 'streaming') {
       void options.refreshThreadList();
@@ -146,6 +163,7 @@ export function useVersions(threadId: string, options: VersionsOptions) {
     startEditingMessage,
     cancelEditingMessage,
     editMessage,
+    regenerateReply,
     switchVersion,
     deleteMessage,
   };

@@ -1,5 +1,40 @@
-import hljs from 'highlight.js/lib/common';
+import type { HLJSApi } from 'highlight.js';
 import MarkdownIt, { type MarkdownIt as Markdown } from 'markdown-it';
+import { shallowRef } from 'vue';
+
+/**
+ * Finished replies' HTML by their text: a transcript that is replaced (a refetch after each turn,
+ * a version switch) or re-rendered parses each reply once, not once per render. Bounded, oldest
+ * out first; text still streaming changes on every delta and is not kept.
+ */
+const renderedCache = new Map<string, string>();
+const CACHE_LIMIT = 5000;
+
+/**
+ * highlight.js (~120 KB) is loaded the first time a reply holds a fenced code block with a
+ * language, never on a page without one. Until it arrives, code is shown escaped and unhighlighted;
+ * `highlighterReady` then flips, and what read it (MessageContent's render) renders again.
+ */
+let hljs: HLJSApi | null = null;
+let loadingHighlighter = false;
+export const highlighterReady = shallowRef(false);
+
+function loadHighlighter(): void {
+  if (loadingHighlighter) return;
+  loadingHighlighter = true;
+  import('highlight.js/lib/common').then(
+    (module) => {
+      hljs = module.default;
+      highlighterReady.value = true;
+      // Rendered without highlighting until now: render again (the cache keys on text only).
+      renderedCache.clear();
+    },
+    // Not fatal: code stays plain, and the next code block tries again.
+    () => {
+      loadingHighlighter = false;
+    },
+  );
+}
 
 /**
  * Markdown for assistant replies. Safe by construction:
@@ -15,10 +50,12 @@ function createMarkdownRenderer(): Markdown {
     linkify: true,
     breaks: false,
     highlight(code, language) {
-      const lang = language && hljs.getLanguage(language) ? language : null;
-      const highlighted = lang
-        ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value
-        : md.utils.escapeHtml(code);
+      if (language && !hljs) loadHighlighter();
+      const lang = language && hljs?.getLanguage(language) ? language : null;
+      const highlighted =
+        lang && hljs
+          ? hljs.highlight(code, { language: lang, ignoreIllegals: true }).value
+          : md.utils.escapeHtml(code);
       // Focusable, so a keyboard can scroll a long line sideways.
       return `<pre class="hljs" tabindex="0"><code class="hljs${lang ? ` language-${md.utils.escapeHtml(lang)}` : ''}">${highlighted}</code></pre>`;
     },
@@ -55,7 +92,14 @@ function createMarkdownRenderer(): Markdown {
 /** Stateless once configured, so one instance serves every message. */
 const markdown = createMarkdownRenderer();
 
-/** Markdown text to HTML that is safe to put in `v-html`. */
-export function renderMarkdown(text: string): string {
-  return markdown.render(text);
+/** Markdown text to HTML that is safe to put in `v-html`; `final` text is cached. */
+export function renderMarkdown(text: string, options: { final?: boolean } = {}): string {
+  const cached = renderedCache.get(text);
+  if (cached !== undefined) return cached;
+  const html = markdown.render(text);
+  if (options.final) {
+    if (renderedCache.size >= CACHE_LIMIT) renderedCache.delete(renderedCache.keys().next().value as string);
+    renderedCache.set(text, html);
+  }
+  return html;
 }

@@ -150,3 +150,24 @@ Feature: Versions of a conversation
     When I go to the next version and delete the latest message in the first tab
     Then the second tab's first message is "Pick a film [[words:8]]"
     And the second tab shows no version controls
+
+  # Automated in apps/web/e2e/regenerate.spec.ts.
+  @versions @B1 @B2
+  Scenario: Regenerate the latest reply makes a new version of its question
+    Given I sent "first question [[words:4]]" and its reply is finished
+    And I sent "second question [[words:6]]" and its reply is finished
+    Then only the latest reply has a Regenerate button
+    When I press Regenerate under the latest reply
+    Then the page shows 2 user messages and 2 replies
+    And the second user message is "second question [[words:6]]" with version label "2 / 2"
+    And the last reply contains "You said: "second question""
+    When I reload the page and go to the previous version of the second message
+    Then the last reply is the one before regenerating
+
+  @versions @B1
+  Scenario: Regenerate waits for the queue
+    Given I sent "[[words:3000]] [[delay:30]] a long one"
+    And I queued "queued [[words:3]]" and paused the queue
+    When I press Stop
+    Then the latest reply's Regenerate button is disabled
+    And its tooltip says "Send or delete the queued messages before editing a message."

@@ -72,6 +72,22 @@ export async function readMessageIdsBefore(
   return rows.map((row) => row.id);
 }
 
+/** The last user message before `messageId` (a stored id) in a branch's memory thread. */
+export async function readUserMessageBefore(
+  q: Queryable,
+  memoryThreadId: string,
+  messageId: string,
+): Promise<MastraDBMessage | undefined> {
+  const [row] = await q.execute<MessageRow>(sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${memoryThreadId} and role = 'user'
+      and ("createdAt", id) < (select "createdAt", id from ${MESSAGES} where id = ${messageId} and thread_id = ${memoryThreadId})
+    order by "createdAt" desc, id desc
+    limit 1`);
+  return row && toStoredMessage(row, memoryThreadId);
+}
+
 /** A stored message's role, when `messageId` is one of this memory thread's. */
 export async function readMessageRole(
   q: Queryable,

@@ -1,4 +1,4 @@
-import { editMessageBody, switchBranchBody } from '@chat/contracts';
+import { editMessageBody, regenerateReplyBody, switchBranchBody } from '@chat/contracts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import { notFound } from '../../platform/errors';
 import { idParam, readJson } from '../../platform/http';
@@ -29,6 +29,19 @@ export function registerBranchRoutes(app: H3, services: ChatServices) {
       const messageId = messageIdParam(event);
       const body = await readJson(event, editMessageBody);
       return sendResponse(await branches.editMessage(userId, threadId, messageId, body));
+    },
+    { limit: 'sends' },
+  );
+
+  // Regenerating the latest reply is an edit that keeps the text: it starts a turn too.
+  route(
+    'post',
+    '/api/threads/:id/messages/:messageId/regenerate',
+    async (event, userId) => {
+      const threadId = idParam(event, 'id');
+      const replyId = messageIdParam(event);
+      const body = await readJson(event, regenerateReplyBody);
+      return sendResponse(await branches.regenerateReply(userId, threadId, replyId, body));
     },
     { limit: 'sends' },
   );
