@@ -25,8 +25,7 @@ test.describe('images in chat', () => {
     dock,
     page,
   }) => {
-    // A long first reply: after a reload the image, below it, is far out of view.
-    await chat.startThread('[[words:2500]] [[delay:5]] first');
+    await chat.startThread('[[words:250]] [[delay:40]] first');
     await expect(chat.stopButton).toBeVisible();
 
     await pasteImage(page, 'screenshot.png', realPng(64, 48));
@@ -34,7 +33,9 @@ test.describe('images in chat', () => {
     await expect(thumb).toHaveAttribute('data-state', 'ready');
 
     // Sent while the reply streams: it waits in the Dock with its thumbnail.
-    const question = 'what is in this picture? [[words:40]]';
+    // A long reply to it: a chat opens at its latest message, so after a reload the image, above
+    // that reply, is far out of view.
+    const question = 'what is in this picture? [[words:2500]] [[delay:0]]';
     await chat.send(question);
     await dock.expectTexts([question]);
     const queuedThumb = dock.items.first().getByTestId('attachment-thumb').locator('img');
@@ -48,8 +49,7 @@ test.describe('images in chat', () => {
     await expect(chat.lastReply()).toContainText('I see 1 image: png 64x48.', { timeout: 30_000 });
     await expect(chat.stopButton).toBeHidden({ timeout: 30_000 });
 
-    // After a reload the page opens at the top, the long first reply pushes the image far out of
-    // view, and it is not fetched until it is scrolled to.
+    // After a reload the image is not fetched until it is scrolled to.
     const mediaRequests: string[] = [];
     page.on('request', (request) => {
       if (request.url().includes('/api/media/')) mediaRequests.push(request.url());
@@ -60,8 +60,13 @@ test.describe('images in chat', () => {
     await expect(chat.lastReply()).toContainText('I see 1 image');
     await page.waitForTimeout(1000);
     expect(mediaRequests).toEqual([]);
-    await image.scrollIntoViewIfNeeded();
-    await expect.poll(() => mediaRequests.length).toBe(1);
+    // Scrolled to as a person does (a chat pinned at its latest message lets go on the wheel).
+    await chat.transcript.hover();
+    const inView = async () => ((await image.boundingBox())?.y ?? -1) > 0;
+    for (let step = 0; step < 20 && !(await inView()); step++) {
+      await page.mouse.wheel(0, -1500);
+      await page.waitForTimeout(100);
+    }
     await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(64);
 
     // It opens larger on click.
