@@ -1,6 +1,7 @@
 import { H3, type H3Event, type HTTPError } from 'h3';
 import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
+import { registerAttachmentRoutes } from './chats/routes/attachments';
 import { registerBranchRoutes } from './chats/routes/branches';
 import { registerFeedbackRoutes } from './chats/routes/feedback';
 import { registerHitlRoutes } from './chats/routes/hitl';
@@ -41,6 +42,7 @@ export function createApp(services: ChatServices): H3 {
   registerShareRoutes(app, services);
   registerFeedbackRoutes(app, services);
   registerHitlRoutes(app, services);
+  registerAttachmentRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });

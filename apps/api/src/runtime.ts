@@ -8,6 +8,11 @@ import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
+import { AttachmentService } from './chats/attachmentService';
+import { withAttachmentContext } from './chats/attachments/modelContext';
+import { describeAttachments } from './chats/attachments/repository';
+import { postgresAttachmentStorage } from './chats/attachments/storage';
+import { startAttachmentSweeper } from './chats/attachments/sweep';
 import { BranchService } from './chats/branchService';
 import type { ChatServices } from './chats/context';
 import { FeedbackService } from './chats/feedbackService';
@@ -77,9 +82,16 @@ export async function createRuntime(
     openaiBaseUrl: config.OPENAI_BASE_URL,
     localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
   });
+  const storage = postgresAttachmentStorage(db);
+  // The model gets image bytes resolved from memory's references just before each call.
+  const withImages = withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
+    window: config.ATTACHMENT_CONTEXT_MESSAGES,
+    describe: (ids) => describeAttachments(db, ids),
+    bytes: (ids) => storage.getMany(ids),
+  });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
-    model: options.wrapModel ? options.wrapModel(model) : model,
+    model: withImages,
     startupLock: (work) => withStartupLock(database.sql, work),
     tools: {
       saveNote: ({ memoryThreadId, text }) => insertNoteForMemoryThread(db, memoryThreadId, text),
@@ -151,8 +163,14 @@ export async function createRuntime(
     branches: new BranchService({ db, chatAgent, signals, queue, runner }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
+    attachments: new AttachmentService({ db, storage }),
   };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
+  const unsentMs = config.ATTACHMENT_UNSENT_HOURS * 3_600_000;
+  const stopAttachmentSweeper = startAttachmentSweeper(
+    { db, logger },
+    { intervalMs: Math.min(unsentMs, 3_600_000), maxAgeMs: unsentMs },
+  );
 
   return {
     services,
@@ -165,6 +183,7 @@ export async function createRuntime(
       // interrupted by the next instance's sweeper (their lease runs out).
       const steps: Array<[string, () => Promise<void> | void]> = [
         ['sweeper', stopSweeper],
+        ['attachment sweeper', stopAttachmentSweeper],
         ['runner', () => runner.stop()],
         ['signals', () => signals.stop()],
         ['memory', () => chatAgent.close()],

@@ -14,6 +14,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
     'chats/threads and account SQL',
     (path) => path.startsWith('chats/threads/') || path === 'accounts/repository.ts',
   ],
+  ['chats/attachments', (path) => path.startsWith('chats/attachments/')],
   ['chats/branches', (path) => path.startsWith('chats/branches/')],
   ['chats/turns', (path) => path.startsWith('chats/turns/')],
   [

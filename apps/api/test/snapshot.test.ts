@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { isShareTokenShape, newShareToken, toSharedMessages } from '../src/chats/shares/snapshot';
 
 describe('the snapshot allow-list', () => {
-  it('keeps text and finished tool results only, whatever else the internal shape carries', () => {
+  it('keeps text, finished tool results and images (by a share-scoped URL) only, whatever else the internal shape carries', () => {
+    const imageId = '0b6f4a52-5d0e-4c7a-9d55-2f1f6d0e8a11';
     const messages: ChatMessage[] = [
       {
         id: 'system-1',
@@ -14,7 +15,10 @@ describe('the snapshot allow-list', () => {
       {
         id: 'u1',
         role: 'user',
-        parts: [{ type: 'text', text: 'hi', providerMetadata: { secret: 'p' } }],
+        parts: [
+          { type: 'text', text: 'hi', providerMetadata: { secret: 'p' } },
+          { type: 'file', url: `/api/media/${imageId}`, mediaType: 'image/png', filename: 'cat.png' },
+        ],
         metadata: { createdAt: '2026-01-01T00:00:00.000Z', turnId: 'turn-secret' },
       },
       {
@@ -65,9 +69,21 @@ describe('the snapshot allow-list', () => {
       },
       { id: 'a2', role: 'assistant', parts: [{ type: 'step-start' }], metadata: {} },
     ];
-    const shared = toSharedMessages(messages);
+    const shared = toSharedMessages(messages, 'share-token');
     expect(shared).toEqual([
-      { role: 'user', parts: [{ type: 'text', text: 'hi' }], createdAt: '2026-01-01T00:00:00.000Z' },
+      {
+        role: 'user',
+        parts: [
+          { type: 'text', text: 'hi' },
+          {
+            type: 'file',
+            mediaType: 'image/png',
+            url: `/api/shares/share-token/media/${imageId}`,
+            filename: 'cat.png',
+          },
+        ],
+        createdAt: '2026-01-01T00:00:00.000Z',
+      },
       {
         role: 'assistant',
         parts: [
@@ -78,7 +94,7 @@ describe('the snapshot allow-list', () => {
         createdAt: '2026-01-01T00:00:01.000Z',
       },
     ]);
-    expect(JSON.stringify(shared)).not.toMatch(/secret|hidden/);
+    expect(JSON.stringify(shared)).not.toMatch(/secret|hidden|\/api\/media\//);
   });
 });
 

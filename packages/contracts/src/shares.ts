@@ -11,10 +11,14 @@ export interface Share {
   createdAt: string;
 }
 
-/** The parts a snapshot keeps: visible text, and the results of tool calls that finished. */
+/**
+ * The parts a snapshot keeps: visible text, the results of tool calls that finished, and images
+ * (by a share-scoped URL, `/api/shares/:token/media/:id`, that stops working when it is revoked).
+ */
 export type SharedPart =
   | { type: 'text'; text: string }
-  | { type: 'tool-result'; toolName: string; output: unknown };
+  | { type: 'tool-result'; toolName: string; output: unknown }
+  | { type: 'file'; mediaType: string; url: string; filename?: string };
 
 export interface SharedMessage {
   role: 'user' | 'assistant';

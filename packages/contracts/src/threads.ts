@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { attachmentIds } from './attachments';
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
 import { hasVisibleText } from './text';
@@ -84,10 +85,14 @@ export interface ThreadDetail {
   notes: Note[];
 }
 
-/** `POST /api/threads/:id/messages/:messageId/versions`: the edited text of a user message. */
+/**
+ * `POST /api/threads/:id/messages/:messageId/versions`: the edited text of a user message.
+ * `attachmentIds`: the images the new version carries; left out, it keeps the original's.
+ */
 export const editMessageBody = z.object({
   clientRequestId: z.string().min(1).max(200),
   text: z.string(),
+  attachmentIds: attachmentIds.optional(),
 });
 export type EditMessageBody = z.infer<typeof editMessageBody>;
 

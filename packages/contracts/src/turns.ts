@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Attachment, attachmentIds } from './attachments';
 
 /** Most queued turns a thread holds, not counting the running one (Q4). */
 export const QUEUE_CAPACITY = 5;
@@ -41,6 +42,8 @@ export interface Turn {
   error: string | null;
   /** Sent as a steer: `steer_pending` until delivered, or queued at the head when the reply ended first. */
   steer: boolean;
+  /** The images the message carries (shown as thumbnails while it waits in the queue). */
+  attachments: Attachment[];
 }
 
 /**
@@ -83,10 +86,13 @@ export const sendTurnBody = z.object({
   clientRequestId: z.string().min(1).max(200),
   text: messageText,
   mode: z.enum(sendModes).default('queue'),
+  /** Uploads of this thread (`POST /api/threads/:id/attachments`) the message carries. */
+  attachmentIds: attachmentIds.optional(),
 });
 export type SendTurnBody = z.infer<typeof sendTurnBody>;
 
-export const editQueuedTurnBody = z.object({ text: messageText });
+/** `attachmentIds`: the images it carries from now on; left out, it keeps the ones it has. */
+export const editQueuedTurnBody = z.object({ text: messageText, attachmentIds: attachmentIds.optional() });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
 
 /** Why the queue head cannot be claimed right now (409 not_eligible). */

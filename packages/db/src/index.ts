@@ -3,6 +3,7 @@ export * from './connect';
 export * from './embedded';
 export * from './migrate';
 export type {
+  AttachmentRow,
   BranchRow,
   HitlRequestRow,
   MessageFeedbackRow,

@@ -1,4 +1,4 @@
-import { feedbackRatings, hitlStatuses, turnStatuses } from '@chat/contracts';
+import { type Attachment, feedbackRatings, hitlStatuses, turnStatuses } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
@@ -18,6 +18,7 @@ import {
 import { user } from './authSchema';
 import { createdAt, updatedAt } from './columns';
 
+export * from './attachmentSchema';
 export * from './authSchema';
 export * from './lineageSchema';
 
@@ -114,6 +115,8 @@ export const chatTurnRequests = pgTable(
       .references(() => branches.id, { onDelete: 'cascade' }),
     clientRequestId: text('client_request_id').notNull(),
     text: text('text').notNull(),
+    /** The images the message carries, as described at send time (bytes: `attachments`). */
+    attachments: jsonb('attachments').$type<Attachment[]>().notNull().default([]),
     status: text('status', { enum: turnStatuses }).notNull(),
     error: text('error'),
     /**
@@ -272,3 +275,4 @@ export type ShareRow = typeof shares.$inferSelect;
 export type MessageFeedbackRow = typeof messageFeedback.$inferSelect;
 export type HitlRequestRow = typeof hitlRequests.$inferSelect;
 export type NoteRow = typeof notes.$inferSelect;
+export type { AttachmentRow } from './attachmentSchema';

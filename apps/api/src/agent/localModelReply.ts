@@ -1,6 +1,7 @@
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { isHandoffInstruction } from './handoffInstruction';
 import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
+import { imageSentence } from './localModelImages';
 import { readSteerReminder } from './steerReminder';
 
 /**
@@ -192,6 +193,8 @@ export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string):
     if (added.length > 0) opening.push(`You added: ${quoteAll(added)}.`);
   }
   if (toolSentence) opening.push(toolSentence);
+  const images = imageSentence(prompt);
+  if (images) opening.push(images);
   if (directives.history) {
     opening.push(`History: ${earlier.length > 0 ? quoteAll(earlier) : '(none)'}`);
   }

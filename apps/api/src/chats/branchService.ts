@@ -3,6 +3,11 @@ import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
+import {
+  attachmentIdsOfTurns,
+  attachmentsForMessage,
+  deleteUnreferencedAttachments,
+} from './attachments/repository';
 import { activeTranscript } from './branches/activeTranscript';
 import { deleteLineage, writeBranchLineage } from './branches/lineageRepository';
 import {
@@ -33,6 +38,7 @@ import {
 import {
   findTurnByClientRequestId,
   insertQueuedTurn,
+  listTurnsOfMessages,
   markTurnsRemoved,
   transitionTurn,
 } from './turns/repository';
@@ -64,12 +70,13 @@ export class BranchService {
     ownerId: string,
     threadId: string,
     messageId: string,
-    input: { clientRequestId: string; text: string },
+    input: { clientRequestId: string; text: string; attachmentIds?: string[] },
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     return await this.startVersion(ownerId, threadId, input.clientRequestId, async () => ({
       messageId,
       text,
+      attachmentIds: input.attachmentIds,
     }));
   }
 
@@ -113,7 +120,11 @@ export class BranchService {
     ownerId: string,
     threadId: string,
     clientRequestId: string,
-    pick: (tx: Queryable, thread: ThreadRow) => Promise<{ messageId: string; text: string }>,
+    /** `attachmentIds`: the version's images; left out, it keeps the original message's. */
+    pick: (
+      tx: Queryable,
+      thread: ThreadRow,
+    ) => Promise<{ messageId: string; text: string; attachmentIds?: string[] }>,
   ): Promise<SendResult> {
     const { db, chatAgent, queue, runner } = this.deps;
     const newBranchId = crypto.randomUUID();
@@ -125,10 +136,22 @@ export class BranchService {
         const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
         if (existing) return { retry: true, turn: existing };
         await assertIdle(tx, threadId);
-        const { messageId, text } = await pick(tx, thread);
+        const { messageId, text, attachmentIds } = await pick(tx, thread);
+        // The new version keeps the original message's images unless the edit names others.
+        const attachments = attachmentIds
+          ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
+          : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
+              (turn) => turn.userMessageId === messageId,
+            )?.attachments;
         await this.createVersion(tx, thread, messageId, newBranchId, clone);
         await updateThread(tx, threadId, { activeBranchId: newBranchId });
-        const turn = await insertQueuedTurn(tx, { threadId, branchId: newBranchId, clientRequestId, text });
+        const turn = await insertQueuedTurn(tx, {
+          threadId,
+          branchId: newBranchId,
+          clientRequestId,
+          text,
+          attachments: attachments ?? [],
+        });
         return { retry: false, turn: await runner.claim(tx, turn, newBranchId) };
       });
     } catch (error) {
@@ -206,6 +229,8 @@ export class BranchService {
         await deleteLineage(tx, branch.id, deleted.map(originOf));
         removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
       }
+      // Their images go too, unless another message of the thread (a version that kept them) carries them.
+      await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns(removedTurns));
       for (const turn of removedTurns.filter((removed) => removed.status === 'failed')) {
         await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
         queueChanged = true;

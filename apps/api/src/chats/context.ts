@@ -2,6 +2,7 @@ import type { H3Event } from 'h3';
 import type { AccountService } from '../accounts/accountService';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
+import type { AttachmentService } from './attachmentService';
 import type { BranchService } from './branchService';
 import type { FeedbackService } from './feedbackService';
 import type { ShareService } from './shareService';
@@ -39,4 +40,5 @@ export interface ChatServices {
   shares: ShareService;
   feedback: FeedbackService;
   approvals: ApprovalService;
+  attachments: AttachmentService;
 }

@@ -23,12 +23,13 @@ export class ShareService {
 
   async create(ownerId: string, threadId: string): Promise<Share> {
     const { thread, messages } = await this.deps.threads.detail(ownerId, threadId);
-    const snapshot = toSharedMessages(messages);
+    const token = newShareToken();
+    const snapshot = toSharedMessages(messages, token);
     const row = await this.deps.db.transaction(async (tx) => {
       // Locked so a delete of the thread cannot slip in between (it would be a foreign-key error).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       return await insertShare(tx, {
-        token: newShareToken(),
+        token,
         threadId,
         ownerId,
         title: thread.title,

@@ -49,6 +49,16 @@ const configSchema = z.object({
   RATE_LIMIT_THREADS_PER_ACCOUNT: limit(30),
   RATE_LIMIT_SENDS_PER_ACCOUNT: limit(60),
   RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: limit(10),
+  /** Where image bytes are stored: `postgres` (the only storage so far; the interface allows others). */
+  ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
+  /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */
+  ATTACHMENT_CONTEXT_MESSAGES: z.coerce.number().int().min(0).max(100).default(10),
+  /** Uploads never sent are removed after this many hours. */
+  ATTACHMENT_UNSENT_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 365)
+    .default(24),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -13,7 +13,7 @@ interface ReadBody {
 
 const bodies = new WeakMap<H3Event, ReadBody>();
 
-const tooLarge = () =>
+export const tooLarge = () =>
   new ApiError('too_large', 'Request body is too large.', undefined, { connection: 'close' });
 
 /**
@@ -48,7 +48,8 @@ export function requestWithBody(event: H3Event): Request {
   });
 }
 
-async function readBounded(
+/** Reads a body counting bytes as they arrive; past `limit` it stops reading (`413 too_large`). */
+export async function readBounded(
   body: ReadableStream<Uint8Array> | null,
   limit: number,
 ): Promise<Uint8Array<ArrayBuffer>> {

@@ -7,12 +7,19 @@ import { applySecurityHeaders } from './securityHeaders';
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
+ * The routes that read their own body, not JSON: an image upload is multipart, bounded by its own
+ * limit as it arrives (`platform/multipartBody.ts`). The origin check still applies to them.
+ */
+const OWN_BODY_ROUTES = [/^\/api\/threads\/[^/]+\/attachments\/?$/];
+
+/**
  * The app-level middleware every request passes, before any route (better-auth's included):
  * - security headers on the response;
  * - unsafe methods need `Origin` to be a trusted origin, or `Sec-Fetch-Site: same-origin`
  *   (`403 forbidden_origin`): a form or a `no-cors` fetch from another site is refused;
  * - their body, if any, must be `application/json` (`415 unsupported_media_type`), is counted as
- *   it arrives (`413 too_large`) and must be storable JSON (`400 bad_request`), see requestBody.ts.
+ *   it arrives (`413 too_large`) and must be storable JSON (`400 bad_request`), see requestBody.ts;
+ *   an image upload (`OWN_BODY_ROUTES`) reads its multipart body itself, with its own bound.
  */
 export function requestGuard(trustedOrigins: readonly string[]) {
   const trusted = new Set(trustedOrigins);
@@ -20,6 +27,9 @@ export function requestGuard(trustedOrigins: readonly string[]) {
     applySecurityHeaders(event.res.headers);
     if (!UNSAFE_METHODS.has(event.req.method)) return await next();
     assertTrustedOrigin(event.req.headers, trusted);
+    if (event.req.method === 'POST' && OWN_BODY_ROUTES.some((route) => route.test(event.url.pathname))) {
+      return await next();
+    }
     assertJsonMediaType(event.req.headers);
     await readRequestBody(event);
     return await next();

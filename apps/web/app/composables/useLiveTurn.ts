@@ -1,4 +1,4 @@
-import type { ErrorCode, SendMode, Turn, TurnQueue } from '@chat/contracts';
+import type { Attachment, ErrorCode, SendMode, Turn, TurnQueue } from '@chat/contracts';
 import type { OpenTurnStream } from '~/utils/turnStreamTransport';
 import type { useThreadDetail } from './useThreadDetail';
 import type { useThreadNotice } from './useThreadNotice';
@@ -16,6 +16,8 @@ export interface TurnStreamRequest {
   after?: Promise<unknown>;
   /** The user message of the turn the server started (named by `x-turn-id`). */
   textOf: (turnId: string) => string;
+  /** Its images (a send's own; a queued turn's are found in the queue). */
+  attachments?: readonly Attachment[];
   /** Runs just before the stream is shown (take the turn off the Dock, cut the transcript). */
   beforeShow?: (turnId: string) => void;
   /** The answer was `202`: the turn was queued instead. Still counted as starting meanwhile. */
@@ -93,7 +95,7 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
    * an attach adds it only when the loaded transcript does not have it yet), then its reply.
    */
   async function streamTurn(
-    turn: Pick<Turn, 'id' | 'text'>,
+    turn: Pick<Turn, 'id' | 'text'> & Partial<Pick<Turn, 'attachments'>>,
     open: OpenTurnStream,
     origin: 'own' | 'attached' | 'continued',
   ): Promise<void> {
@@ -159,6 +161,9 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
     // Every turn stream the API answers names its turn (platform/http.ts turnStreamResponse).
     const turnId = response.headers.get('x-turn-id') as string;
     const text = request.textOf(turnId);
+    const attachments = [
+      ...(request.attachments ?? queue.items.value.find((item) => item.id === turnId)?.attachments ?? []),
+    ];
     request.beforeShow?.(turnId);
     // The chat's abort (Stop, another stream starting) ends this request.
     const open: OpenTurnStream = async (signal) => {
@@ -166,7 +171,11 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
       else signal.addEventListener('abort', () => connection.abort(), { once: true });
       return response;
     };
-    const ended = streamTurn({ id: turnId, text }, open, request.continues ? 'continued' : 'own');
+    const ended = streamTurn(
+      { id: turnId, text, attachments },
+      open,
+      request.continues ? 'continued' : 'own',
+    );
     startsInFlight.value--;
     return { kind: 'streaming', ended };
   }
@@ -183,16 +192,24 @@ export function useLiveTurn(threadId: string, options: LiveTurnOptions) {
   function send(
     text: string,
     clientRequestId: string = crypto.randomUUID(),
-    retry: () => void = () => void send(text, clientRequestId),
+    retry: () => void = () => void send(text, clientRequestId, undefined, mode, attachments),
     mode: SendMode = 'queue',
+    /** Uploaded images the message carries. */
+    attachments: readonly Attachment[] = [],
   ): Promise<SendOutcome> {
     notice.dismiss();
+    const attachmentIds = attachments.map((attachment) => attachment.id);
+    const images = attachmentIds.length > 0 ? { attachmentIds } : {};
     const outcome = startTurnStream({
       path: `${base}/turns`,
       // A steer joins the running reply at its next step (202, `steer_pending`); idle, it is a send.
-      init: { method: 'POST', json: { clientRequestId, text, ...(mode === 'steer' ? { mode } : {}) } },
+      init: {
+        method: 'POST',
+        json: { clientRequestId, text, ...(mode === 'steer' ? { mode } : {}), ...images },
+      },
       after: previousSend,
       textOf: () => text,
+      attachments,
       onQueued: async (response) => {
         try {
           const body = (await response.json()) as { turn: Turn; turnQueue: TurnQueue };

@@ -62,6 +62,20 @@ export function useThread(threadId: string) {
     else live.reconcile();
   }
 
+  /** Removes one image from a queued turn (the Dock's thumbnail); its text stays. */
+  async function removeQueuedAttachment(turn: Turn, attachmentId: string): Promise<void> {
+    const kept = turn.attachments.filter((attachment) => attachment.id !== attachmentId);
+    try {
+      await queue.edit(
+        turn.id,
+        turn.text,
+        kept.map((attachment) => attachment.id),
+      );
+    } catch (error) {
+      notice.show(error);
+    }
+  }
+
   /** Deletes a queued turn; a failed head's attempt leaves the transcript with it (Q11). */
   async function deleteQueued(turn: Turn): Promise<void> {
     try {
@@ -249,6 +263,7 @@ export function useThread(threadId: string) {
       cancelEditing: cancelEditingQueued,
       saveEdit: saveQueuedEdit,
       remove: deleteQueued,
+      removeAttachment: removeQueuedAttachment,
       retry: retryFailed,
       headStatus,
     }),

@@ -55,11 +55,14 @@ export function useTurnQueue(threadId: string) {
     apply({ ...turnQueue.value, items: turnQueue.value.items.filter((turn) => turn.id !== turnId) });
   }
 
-  /** Saves new text for a queued or failed turn; a failed one becomes queued again (Q11). */
-  async function edit(turnId: string, text: string): Promise<void> {
+  /**
+   * Saves new text for a queued or failed turn; a failed one becomes queued again (Q11).
+   * `attachmentIds`: the images it carries from now on (left out: it keeps its own).
+   */
+  async function edit(turnId: string, text: string, attachmentIds?: readonly string[]): Promise<void> {
     const answer = await apiJson<QueueAnswer>(`${base}/queue/${encodeURIComponent(turnId)}`, {
       method: 'PATCH',
-      json: { text },
+      json: attachmentIds ? { text, attachmentIds } : { text },
     });
     apply(answer.turnQueue);
   }

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatMessageMetadata, Turn } from '@chat/contracts';
+import { type ChatMessage, type ChatMessageMetadata, mediaUrl, type Turn } from '@chat/contracts';
 import type { UIMessage } from 'ai';
 
 /** A transcript message as `useChat` holds it: an AI SDK UIMessage with our metadata. */
@@ -23,11 +23,20 @@ const OPTIMISTIC_PREFIX = 'turn-';
  * (a send that streams, a claimed queue head, another tab's turn). Replaced by the
  * server's own message on the next refetch.
  */
-export function optimisticUserMessage(turn: Pick<Turn, 'id' | 'text'>): ChatUIMessage {
+export function optimisticUserMessage(
+  turn: Pick<Turn, 'id' | 'text'> & Partial<Pick<Turn, 'attachments'>>,
+): ChatUIMessage {
+  // Its images, by the same media URLs the server's transcript will give them.
+  const images = (turn.attachments ?? []).map((attachment) => ({
+    type: 'file' as const,
+    mediaType: attachment.mediaType,
+    url: mediaUrl(attachment.id),
+    filename: attachment.name,
+  }));
   return {
     id: `${OPTIMISTIC_PREFIX}${turn.id}-user`,
     role: 'user',
-    parts: [{ type: 'text', text: turn.text }],
+    parts: [{ type: 'text', text: turn.text }, ...images],
     metadata: { turnId: turn.id },
   };
 }

@@ -8,17 +8,18 @@ export interface SharedToolResult {
 
 /**
  * A snapshot's messages in the chat's own message shape, so they render like the chat: text
- * parts as they are, a tool result as a `data-tool-result` part.
+ * and image parts as they are, a tool result as a `data-tool-result` part.
  */
 export function sharedToChatUIMessages(messages: SharedMessage[]): ChatUIMessage[] {
   return messages.map((message, index) => ({
     id: `shared-${index + 1}`,
     role: message.role,
-    parts: message.parts.map((part) =>
-      part.type === 'text'
-        ? { type: 'text' as const, text: part.text }
-        : { type: 'data-tool-result' as const, data: { toolName: part.toolName, output: part.output } },
-    ),
+    parts: message.parts.map((part) => {
+      if (part.type === 'text') return { type: 'text' as const, text: part.text };
+      // An image, by the share-scoped URL (it stops working when the share is revoked).
+      if (part.type === 'file') return { ...part, type: 'file' as const };
+      return { type: 'data-tool-result' as const, data: { toolName: part.toolName, output: part.output } };
+    }),
     metadata: message.createdAt ? { createdAt: message.createdAt } : {},
   }));
 }

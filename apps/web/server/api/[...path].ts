@@ -1,8 +1,12 @@
-import { MAX_JSON_BODY_BYTES } from '@chat/contracts';
+import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES } from '@chat/contracts';
 import { readBoundedBody } from '../utils/boundedBody';
 import { abandon, refuse } from '../utils/refusal';
 import { unforwardableReason } from '../utils/requestPath';
 import { pipeUpstreamBody, upstreamRequestHeaders, writeUpstreamHead } from '../utils/upstream';
+
+/** The one route whose body is not JSON: an image upload (multipart, one file). */
+const UPLOAD_PATH = /^\/api\/threads\/[^/?#]+\/attachments(?:\?.*)?$/;
+const UPLOAD_LIMIT = MAX_ATTACHMENT_BYTES + 64 * 1024;
 
 /** The methods the API serves. Anything else (TRACE, CONNECT, made-up ones) stops here. */
 const FORWARDED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -16,8 +20,9 @@ const FORWARDED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELET
  * - forwards the path exactly as received, and refuses one whose meaning could change in transit
  *   (dot segments, NUL, backslash) with `400 bad_request`;
  * - refuses methods the API does not serve with `405 method_not_allowed`;
- * - reads the request body counting bytes (bodies are JSON, at most MAX_JSON_BODY_BYTES) and
- *   answers `413 too_large` at the limit, without reading the rest;
+ * - reads the request body counting bytes (bodies are JSON, at most MAX_JSON_BODY_BYTES; an image
+ *   upload, at most MAX_ATTACHMENT_BYTES and its multipart framing) and answers `413 too_large` at
+ *   the limit, without reading the rest;
  * - writes responses, SSE included, through chunk by chunk, and breaks the browser's connection
  *   when the API's breaks; an unreachable API is `503 unavailable`.
  * Cookies pass both ways untouched.
@@ -33,12 +38,13 @@ export default defineEventHandler(async (event) => {
 
   let body: Uint8Array<ArrayBuffer> | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
-    const read = await readBoundedBody(req, MAX_JSON_BODY_BYTES);
+    const upload = method === 'POST' && UPLOAD_PATH.test(rawUrl);
+    const read = await readBoundedBody(req, upload ? UPLOAD_LIMIT : MAX_JSON_BODY_BYTES);
     if (!read.ok) {
       if (read.reason === 'aborted') return abandon(event);
       // The rest of the body is never read: close the connection after answering.
       return refuse(event, 'too_large', {
-        message: 'Request body is too large.',
+        message: upload ? 'Images can be at most 10 MB.' : 'Request body is too large.',
         headers: { connection: 'close' },
       });
     }

@@ -1,6 +1,7 @@
-import type { ChatMessage, ChatMessageMetadata } from '@chat/contracts';
+import type { Attachment, ChatMessage, ChatMessageMetadata } from '@chat/contracts';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
+import { storedFileReferencePart, visibleFilePart } from '../attachments/parts';
 import { toUIMessages } from './uiMessages';
 
 /**
@@ -59,7 +60,9 @@ function visibleParts(
 ): ChatMessage['parts'] {
   return (parts as Part[])
     .filter((part) => part.type !== 'error')
-    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...part }) => {
+    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...stored }) => {
+      // An image is a reference to the media route, never bytes.
+      const part = visibleFilePart(stored);
       const approval = part.approval as { approved?: boolean; reason?: string } | undefined;
       if (!approval || typeof part.toolCallId !== 'string') return part;
       const id = approvalIdOf(part.toolCallId) ?? part.toolCallId;
@@ -146,7 +149,7 @@ export async function messagesFromUserMessage(
 interface ReplyRecord {
   memoryThreadId: string;
   resourceId: string;
-  userMessage: { id: string; text: string; createdAt: Date };
+  userMessage: { id: string; text: string; createdAt: Date; attachments?: readonly Attachment[] };
   /** The visible reply text so far; nothing is written for an empty one. */
   assistantText: string;
   /** The reply that streamed last, when the turn has several (a steer split it): it is the one returned. */
@@ -179,7 +182,14 @@ export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord):
       id: record.userMessage.id,
       role: 'user',
       createdAt: record.userMessage.createdAt,
-      content: { format: 2, parts: [{ type: 'text', text: record.userMessage.text }] },
+      content: {
+        format: 2,
+        parts: [
+          { type: 'text', text: record.userMessage.text },
+          // Its images, as references (never bytes), like the message Mastra would have saved.
+          ...(record.userMessage.attachments ?? []).map(storedFileReferencePart),
+        ],
+      },
     });
   }
   const replyId = record.assistantText ? crypto.randomUUID() : null;

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage, SharedMessage, SharedPart } from '@chat/contracts';
+import {
+  attachmentIdOfUrl,
+  type ChatMessage,
+  type SharedMessage,
+  type SharedPart,
+  sharedMediaUrl,
+} from '@chat/contracts';
 
 /** 192 random bits, URL-safe (32 characters): unguessable, and the only key a reader needs. */
 export function newShareToken(): string {
@@ -16,13 +22,14 @@ export function isShareTokenShape(value: string): boolean {
  * text parts, the results of tool calls that finished, and the time of each user and assistant
  * message. Nothing else is copied (no metadata: no turn or branch ids, queue state, errors,
  * approvals or feedback; no message ids), so a field added to the internal shape later can
- * never leak into a share.
+ * never leak into a share. Images are kept as URLs scoped to the share (`token`), which stop
+ * working when it is revoked; the owner's media URL is never copied.
  */
-export function toSharedMessages(messages: readonly ChatMessage[]): SharedMessage[] {
+export function toSharedMessages(messages: readonly ChatMessage[], token: string): SharedMessage[] {
   const shared: SharedMessage[] = [];
   for (const message of messages) {
     if (message.role !== 'user' && message.role !== 'assistant') continue;
-    const parts = message.parts.flatMap((part) => sharedPart(part));
+    const parts = message.parts.flatMap((part) => sharedPart(part, token));
     if (parts.length === 0) continue;
     const createdAt = message.metadata?.createdAt;
     shared.push({ role: message.role, parts, ...(typeof createdAt === 'string' ? { createdAt } : {}) });
@@ -30,9 +37,16 @@ export function toSharedMessages(messages: readonly ChatMessage[]): SharedMessag
   return shared;
 }
 
-function sharedPart(part: { type: string; [key: string]: unknown }): SharedPart[] {
+function sharedPart(part: { type: string; [key: string]: unknown }, token: string): SharedPart[] {
   if (part.type === 'text') {
     return typeof part.text === 'string' && part.text !== '' ? [{ type: 'text', text: part.text }] : [];
+  }
+  const attachmentId = part.type === 'file' ? attachmentIdOfUrl(part.url) : undefined;
+  if (attachmentId && typeof part.mediaType === 'string') {
+    const filename = typeof part.filename === 'string' ? { filename: part.filename } : {};
+    return [
+      { type: 'file', mediaType: part.mediaType, url: sharedMediaUrl(token, attachmentId), ...filename },
+    ];
   }
   // AI SDK tool parts: `tool-<name>` (static tools) or `dynamic-tool` (with `toolName`). Only a
   // finished call's output is shown; its input, call id and approval never are.

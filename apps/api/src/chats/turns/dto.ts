@@ -14,6 +14,7 @@ export function toTurn(row: TurnRow): Turn {
     finishedAt: row.finishedAt?.toISOString() ?? null,
     error: row.error,
     steer: row.steer,
+    attachments: row.attachments,
   };
 }
 

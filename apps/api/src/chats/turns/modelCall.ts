@@ -5,6 +5,7 @@ import type { ChatAgent } from '../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
 import { steerReminder } from '../../agent/steerReminder';
 import { TOOL_DENIED_REASON } from '../../agent/tools';
+import { fileReferencePart } from '../attachments/parts';
 import type { SuspendedCall } from './suspend';
 
 /** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
@@ -35,7 +36,14 @@ export async function callModel(
       ...(turn.steer ? [steerReminder([turn.text], { late: true })] : []),
     ];
     return await agent.stream(
-      [{ id: call.userMessageId, role: 'user', parts: [{ type: 'text', text: turn.text }] }],
+      [
+        {
+          id: call.userMessageId,
+          role: 'user',
+          // Images are stored as references to the media route, never as bytes.
+          parts: [{ type: 'text', text: turn.text }, ...turn.attachments.map(fileReferencePart)],
+        },
+      ],
       {
         memory,
         abortSignal,

@@ -12,6 +12,11 @@ import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/d
 import type { ChatAgent } from '../../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
+import {
+  attachmentIdsOfTurns,
+  attachmentsForMessage,
+  deleteUnreferencedAttachments,
+} from '../attachments/repository';
 import { findBranch } from '../branches/repository';
 import { requireOwnedThread, setQueuePaused, updateThread } from '../threads/repository';
 import { titleFromMessage } from '../threads/title';
@@ -103,7 +108,7 @@ export class QueueService {
   async send(
     ownerId: string,
     threadId: string,
-    input: { clientRequestId: string; text: string; mode?: SendMode },
+    input: { clientRequestId: string; text: string; mode?: SendMode; attachmentIds?: string[] },
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     const result = await this.deps.db.transaction(async (tx) => {
@@ -119,15 +124,19 @@ export class QueueService {
       // A paused queue claims nothing: the send waits in the queue like any other (Q6).
       const idle = !active && queue.length === 0 && !thread.queuePaused;
       if (!idle && queue.length >= QUEUE_CAPACITY) throw new ApiError('queue_full');
+      const attachments = await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds ?? []);
       const values = {
         threadId,
         branchId: activeBranchOf(thread),
         clientRequestId: input.clientRequestId,
         text,
+        attachments,
       };
       const steer = input.mode === 'steer' && active !== undefined;
+      // A steer is folded in as text at a step boundary; one carrying images waits in the queue
+      // (as a steer, so its turn gets the reminder) where its images reach the model whole.
       const [queued] = await Promise.all([
-        steer && active.status === 'running'
+        steer && active.status === 'running' && attachments.length === 0
           ? insertPendingSteer(tx, values)
           : insertQueuedTurn(tx, { ...values, steer }),
         // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
@@ -209,17 +218,33 @@ export class QueueService {
     return await this.claimHead(ownerId, threadId, { turnId, retry: true });
   }
 
-  async editQueued(ownerId: string, threadId: string, turnId: string, input: { text: string }) {
+  /** `attachmentIds`: the images it carries from now on; left out, it keeps its own. */
+  async editQueued(
+    ownerId: string,
+    threadId: string,
+    turnId: string,
+    input: { text: string; attachmentIds?: string[] },
+  ) {
     const text = validMessageText(input.text);
     const [before, turn] = await this.deps.db.transaction(async (tx) => {
       const turn = await this.lockQueuedTurn(tx, ownerId, threadId, turnId);
-      if (turn.status === 'queued') return [turn, await updateQueuedTurnText(tx, turn.id, text)] as const;
+      const ids = input.attachmentIds;
+      const attachments = ids ? await attachmentsForMessage(tx, threadId, ownerId, ids) : turn.attachments;
+      if (turn.status === 'queued') {
+        const edited = await updateQueuedTurnText(tx, turn.id, text, attachments);
+        await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
+        return [turn, edited] as const;
+      }
       // Q11: an edited failed head replaces its failed attempt and waits to be claimed.
       await removeFailedAttempt(this.deps.chatAgent.memory, turn);
-      return [
-        turn,
-        await transitionTurn(tx, turn, 'queued', { ...noAttempt, text, finishedAt: null }),
-      ] as const;
+      const requeued = await transitionTurn(tx, turn, 'queued', {
+        ...noAttempt,
+        text,
+        attachments,
+        finishedAt: null,
+      });
+      await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
+      return [turn, requeued] as const;
     });
     return await this.queueChanged(turn, before.status === 'failed');
   }
@@ -231,7 +256,10 @@ export class QueueService {
       await removeFailedAttempt(this.deps.chatAgent.memory, turn);
       // Its text goes with it (data hygiene): a cancelled row keeps only that it existed.
       const changes = { ...noAttempt, text: '', finishedAt: new Date() };
-      return [turn, await transitionTurn(tx, turn, 'cancelled', changes)] as const;
+      const cancelled = await transitionTurn(tx, turn, 'cancelled', changes);
+      // Its images go too, unless another message of the thread carries them.
+      await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
+      return [turn, cancelled] as const;
     });
     return await this.queueChanged(turn, before.status === 'failed');
   }

@@ -36,6 +36,7 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
             id: turn.userMessageId,
             text: turn.text,
             createdAt: turn.startedAt ?? turn.createdAt,
+            attachments: turn.attachments,
           },
           assistantText: turn.partialText,
         });

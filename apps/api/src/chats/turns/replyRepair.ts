@@ -64,7 +64,12 @@ async function repair(
   return await ensureReplyPersisted(memory, {
     memoryThreadId,
     resourceId: context.ownerId,
-    userMessage: { id: context.userMessageId, text: turn.text, createdAt: turn.startedAt ?? new Date() },
+    userMessage: {
+      id: context.userMessageId,
+      text: turn.text,
+      createdAt: turn.startedAt ?? new Date(),
+      attachments: turn.attachments,
+    },
     assistantText: progress.partialText,
     ...(progress.steered ? { lastReplyId: progress.assistantMessageId } : {}),
   });

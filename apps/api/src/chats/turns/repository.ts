@@ -183,7 +183,14 @@ export async function markTurnsRemoved(
 
 export async function insertQueuedTurn(
   q: Queryable,
-  values: { threadId: string; branchId: string; clientRequestId: string; text: string; steer?: boolean },
+  values: {
+    threadId: string;
+    branchId: string;
+    clientRequestId: string;
+    text: string;
+    steer?: boolean;
+    attachments?: TurnRow['attachments'];
+  },
 ): Promise<TurnRow> {
   const [row] = await q
     .insert(turns)
@@ -216,8 +223,18 @@ export async function transitionTurn(
   return row;
 }
 
-export async function updateQueuedTurnText(q: Queryable, turnId: string, text: string): Promise<TurnRow> {
-  const [row] = await q.update(turns).set({ text }).where(eq(turns.id, turnId)).returning();
+/** A queued turn's new text, and its images when they change (`attachments` given). */
+export async function updateQueuedTurnText(
+  q: Queryable,
+  turnId: string,
+  text: string,
+  attachments?: TurnRow['attachments'],
+): Promise<TurnRow> {
+  const [row] = await q
+    .update(turns)
+    .set(attachments ? { text, attachments } : { text })
+    .where(eq(turns.id, turnId))
+    .returning();
   if (!row) throw new InvariantError(`turn ${turnId} vanished`);
   return row;
 }

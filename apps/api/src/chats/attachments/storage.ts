@@ -1,0 +1,42 @@
+import type { Queryable } from '@chat/db';
+import { schema } from '@chat/db';
+import { eq, inArray } from 'drizzle-orm';
+
+/**
+ * Where attachment bytes live. The API only ever stores an image once and reads it by id; an
+ * object store can implement this later without touching anything else.
+ */
+export interface AttachmentStorage {
+  /** Stores the bytes of a described attachment (inside the caller's transaction when it has one). */
+  put(q: Queryable, attachmentId: string, bytes: Uint8Array): Promise<void>;
+  /** The bytes, or undefined when they are gone. */
+  get(attachmentId: string): Promise<Uint8Array<ArrayBuffer> | undefined>;
+  /** The bytes of several attachments; missing ones are absent from the map. */
+  getMany(attachmentIds: readonly string[]): Promise<Map<string, Uint8Array>>;
+}
+
+const { attachmentBlobs } = schema;
+
+/** Bytes in PostgreSQL (`attachment_blobs`), deleted with their attachment row (cascade). */
+export function postgresAttachmentStorage(db: Queryable): AttachmentStorage {
+  return {
+    put: async (q, attachmentId, bytes) => {
+      await q.insert(attachmentBlobs).values({ attachmentId, bytes });
+    },
+    get: async (attachmentId) => {
+      const [row] = await db
+        .select()
+        .from(attachmentBlobs)
+        .where(eq(attachmentBlobs.attachmentId, attachmentId));
+      return row ? new Uint8Array(row.bytes) : undefined;
+    },
+    getMany: async (attachmentIds) => {
+      if (attachmentIds.length === 0) return new Map();
+      const rows = await db
+        .select()
+        .from(attachmentBlobs)
+        .where(inArray(attachmentBlobs.attachmentId, [...attachmentIds]));
+      return new Map(rows.map((row) => [row.attachmentId, new Uint8Array(row.bytes)]));
+    },
+  };
+}

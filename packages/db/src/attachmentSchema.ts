@@ -1,0 +1,51 @@
+import { attachmentMediaTypes } from '@chat/contracts';
+import { sql } from 'drizzle-orm';
+import { customType, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { user } from './authSchema';
+import { createdAt } from './columns';
+import { threads } from './schema';
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
+
+/**
+ * An uploaded image: what it is (checked from its bytes) and whose. History holds references to
+ * it (`/api/media/:id`), never its bytes. Deleting the thread deletes it; an upload no message
+ * ever carried (`sent_at` null) is removed after a day.
+ */
+export const attachments = pgTable(
+  'attachments',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    ownerId: text('owner_id')
+      .notNull()
+      .references(() => user.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    mediaType: text('media_type', { enum: attachmentMediaTypes }).notNull(),
+    size: integer('size').notNull(),
+    width: integer('width').notNull(),
+    height: integer('height').notNull(),
+    createdAt: createdAt(),
+    /** When a send or an edit first carried it; null: an upload nobody sent (swept after 24 h). */
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('attachments_thread_idx').on(t.threadId),
+    index('attachments_unsent_idx').on(t.createdAt).where(sql`${t.sentAt} is null`),
+  ],
+);
+
+/**
+ * The bytes of an attachment, apart from its description so listing never reads them. The
+ * PostgreSQL implementation of the API's attachment storage; an object store could replace it.
+ */
+export const attachmentBlobs = pgTable('attachment_blobs', {
+  attachmentId: uuid('attachment_id')
+    .primaryKey()
+    .references(() => attachments.id, { onDelete: 'cascade' }),
+  bytes: bytea('bytes').notNull(),
+});
+
+export type AttachmentRow = typeof attachments.$inferSelect;
