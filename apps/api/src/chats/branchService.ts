@@ -3,13 +3,10 @@ import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
-import {
-  attachmentIdsOfTurns,
-  attachmentsForMessage,
-  deleteUnreferencedAttachments,
-} from './attachments/repository';
+import { attachmentsForMessage } from './attachments/repository';
 import { activeTranscript } from './branches/activeTranscript';
 import { deleteLineage, writeBranchLineage } from './branches/lineageRepository';
+import { releaseImagesOfRemovedTurns } from './branches/removedImages';
 import {
   findThreadBranch,
   insertBranch,
@@ -229,8 +226,7 @@ export class BranchService {
         await deleteLineage(tx, branch.id, deleted.map(originOf));
         removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
       }
-      // Their images go too, unless another message of the thread (a version that kept them) carries them.
-      await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns(removedTurns));
+      await releaseImagesOfRemovedTurns(tx, threadId, removedTurns);
       for (const turn of removedTurns.filter((removed) => removed.status === 'failed')) {
         await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
         queueChanged = true;

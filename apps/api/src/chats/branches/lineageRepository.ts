@@ -122,6 +122,23 @@ export async function deleteLineage(q: Queryable, branchId: string, messageIds: 
 }
 
 /**
+ * Those of `messageIds` (origin ids) that a live branch of the thread still holds: a version made
+ * after them keeps copies of them, and their images with it.
+ */
+export async function heldMessageIds(
+  q: Queryable,
+  threadId: string,
+  messageIds: readonly string[],
+): Promise<Set<string>> {
+  if (messageIds.length === 0) return new Set();
+  const rows = await q.execute<{ message_id: string }>(sql`
+    select distinct l.message_id from message_lineage l
+    join branches b on b.id = l.branch_id and b.removed_at is null
+    where l.thread_id = ${threadId} and l.message_id = any(${textArray([...messageIds])})`);
+  return new Set(rows.map((row) => row.message_id));
+}
+
+/**
  * The other live branches' user messages that are versions of the shown ones: rows whose parent is
  * the parent of a shown user message, but which are not themselves shown. Touches the thread's
  * parent index only; a thread without edits returns nothing.
