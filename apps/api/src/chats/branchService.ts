@@ -25,13 +25,8 @@ import {
 import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
 import { noAttempt } from './turns/failedAttempt';
-import {
-  assertIdle,
-  assertNoRunningTurn,
-  type QueueService,
-  type SendResult,
-  validMessageText,
-} from './turns/queue';
+import { assertIdle, assertNoRunningTurn, validMessageText } from './turns/guards';
+import type { QueueService, SendResult } from './turns/queue';
 import {
   findTurnByClientRequestId,
   insertQueuedTurn,
