@@ -36,7 +36,12 @@ export function useThread(threadId: string) {
     isDisposed,
     refreshThreadList,
     toolCallIdsOf: (turnId) => approvals.toolCallIdsOf(turnId),
-    afterTurnStream: (turnId) => settled.afterStream(turnId),
+    // Applying the settle reads no detail (whose end would reconcile), so reconcile here: the
+    // head may run now, and a settle event that came while the stream was shown was not acted on.
+    afterTurnStream: async (turnId) => {
+      await settled.afterStream(turnId);
+      live.reconcile();
+    },
   });
   const settled = useSettledTurns({ transcript, detail, attached });
   const approvals = useApprovals(threadId, { live, detail });
