@@ -8,20 +8,23 @@ export interface EndlessBodyResult {
 }
 
 /**
- * POSTs a chunked body that never ends (1 MiB chunks, up to `maxBytes`) and resolves with the
- * answer. A server that reads the whole body before answering never answers within `maxBytes`:
- * the promise then rejects.
+ * POSTs a body written `chunkBytes` at a time until the server answers, and resolves with the
+ * answer and how much was written before it. `total`: the body's declared length (it ends there);
+ * without it the body is chunked and never ends: past `maxBytes` unanswered, the promise rejects.
  */
-export function postEndlessBody(
+function postUntilAnswered(
   url: string,
   headers: Record<string, string>,
-  maxBytes = 64 * 1024 * 1024,
+  options: { chunkBytes: number; total?: number; maxBytes?: number },
 ): Promise<EndlessBodyResult> {
-  const chunk = Buffer.alloc(1024 * 1024, 'a');
+  const { chunkBytes, total, maxBytes = Number.POSITIVE_INFINITY } = options;
+  const chunk = Buffer.alloc(chunkBytes, 'a');
+  const framing =
+    total === undefined ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(total) };
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = request(url, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
+    const req = request(url, { method: 'POST', headers: { ...headers, ...framing } });
     req.on('response', (res) => {
       answered = true;
       let body = '';
@@ -39,21 +42,36 @@ export function postEndlessBody(
       if (!answered) reject(error);
     });
     const write = () => {
-      while (!answered && !req.destroyed) {
+      while (!answered && !req.destroyed && (total === undefined || sent < total)) {
         if (sent >= maxBytes) {
           reject(new Error(`no answer after ${sent} bytes`));
           req.destroy();
           return;
         }
-        sent += chunk.byteLength;
-        if (!req.write(chunk)) {
+        const piece = total === undefined ? chunk : chunk.subarray(0, Math.min(chunkBytes, total - sent));
+        sent += piece.byteLength;
+        if (!req.write(piece)) {
           req.once('drain', write);
           return;
         }
       }
+      if (total !== undefined && sent >= total && !answered) req.end();
     };
     write();
   });
+}
+
+/**
+ * POSTs a chunked body that never ends (1 MiB chunks, up to `maxBytes`) and resolves with the
+ * answer. A server that reads the whole body before answering never answers within `maxBytes`:
+ * the promise then rejects.
+ */
+export function postEndlessBody(
+  url: string,
+  headers: Record<string, string>,
+  maxBytes = 64 * 1024 * 1024,
+): Promise<EndlessBodyResult> {
+  return postUntilAnswered(url, headers, { chunkBytes: 1024 * 1024, maxBytes });
 }
 
 /**
@@ -65,40 +83,5 @@ export function postDeclaredBody(
   headers: Record<string, string>,
   totalBytes: number,
 ): Promise<EndlessBodyResult> {
-  const chunk = Buffer.alloc(256 * 1024, 'b');
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    let answered = false;
-    const req = request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(totalBytes) },
-    });
-    req.on('response', (res) => {
-      answered = true;
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (data: string) => {
-        body += data;
-      });
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body, sent });
-        req.destroy();
-      });
-    });
-    req.on('error', (error) => {
-      if (!answered) reject(error);
-    });
-    const write = () => {
-      while (!answered && !req.destroyed && sent < totalBytes) {
-        const piece = chunk.subarray(0, Math.min(chunk.byteLength, totalBytes - sent));
-        sent += piece.byteLength;
-        if (!req.write(piece)) {
-          req.once('drain', write);
-          return;
-        }
-      }
-      if (sent >= totalBytes && !answered) req.end();
-    };
-    write();
-  });
+  return postUntilAnswered(url, headers, { chunkBytes: 256 * 1024, total: totalBytes });
 }
