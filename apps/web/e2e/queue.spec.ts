@@ -162,14 +162,16 @@ test.describe('queued turns', () => {
     await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
     await expect(dock.headStatus()).toHaveText(
-      'Blocked: this message failed. Retry, edit or delete it to continue.',
+      'Blocked: this message failed. Retry, edit or remove it to continue.',
     );
     await expect(dock.headAction('Send now')).toBeHidden();
     await expect(dock.headAction('Retry')).toBeVisible();
     await expect(chat.stopButton).toBeHidden();
     await dock.expectTexts(['[[fail]] this one breaks', 'waits behind it']);
-    // The attempt shows in the transcript: the user's message with the error.
-    await expect(chat.failedNote(chat.userMessages.last())).toContainText('failed as requested by [[fail]]');
+    // The attempt shows in the transcript, marked failed; its error shows once, in the Dock.
+    await expect(chat.failedNote(chat.userMessages.last())).toBeVisible();
+    await expect(dock.headError()).toContainText('failed as requested by [[fail]]');
+    await expect(chat.page.getByText('failed as requested by [[fail]]')).toHaveCount(1);
 
     // Editing makes it queued again; the queue drains in order, without the failed attempt.
     await dock.edit(0, 'fixed now');
@@ -198,7 +200,8 @@ test.describe('queued turns', () => {
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
     await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
     const partial = chat.reply(1);
-    await expect(chat.failedNote(partial)).toContainText('failed after 3 words');
+    await expect(chat.failedNote(partial)).toBeVisible();
+    await expect(dock.headError()).toContainText('failed after 3 words');
     expect((await chat.replyText(partial)).split(/\s+/)).toHaveLength(3);
 
     await dock.headAction('Retry').click();
@@ -210,8 +213,8 @@ test.describe('queued turns', () => {
     await expect(chat.failedNote(chat.reply(1))).toBeVisible();
     await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
 
-    // Delete resolves it: the attempt leaves the transcript and the next item runs.
-    await dock.delete(0);
+    // Remove and continue resolves it: the attempt leaves the transcript and the next item runs.
+    await dock.removeAndContinue();
     await expect(chat.repliesTo('waits behind it')).toHaveCount(1, { timeout: 15_000 });
     await expect(chat.userMessages.filter({ hasText: 'half an answer' })).toHaveCount(0);
     await dock.expectTexts([]);
@@ -287,9 +290,9 @@ test.describe('queued turns', () => {
     await chat.send('two');
     await dock.expectTexts(['one', 'two']);
     await expect(dock.headStatus()).toHaveText('Runs after the current reply.');
-    // The other items say their position (to screen readers too); only the head has a status line.
+    // The other items say their position (to screen readers too) and when they run.
     await expect(dock.item(1).getByTestId('queue-item-position')).toContainText('Position 2 of 2');
-    await expect(dock.item(1).getByTestId('queue-head-status')).toHaveCount(0);
+    await expect(dock.when(1)).toHaveText('Runs after the current reply and 1 more.');
 
     // Leave, and stop the reply from outside: no page is attached, so the queue waits.
     const threadId = new URL(url).pathname.split('/').pop();
