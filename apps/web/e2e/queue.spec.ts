@@ -77,7 +77,7 @@ test.describe('queued turns', () => {
     await dock.expectTexts(queued);
   });
 
-  test('Stop keeps the queue, and the head runs next with the handoff (S1, S3, S5)', async ({
+  test('Stop with items waiting keeps them and pauses the queue; Resume runs the head with the handoff (S1, S3, S5)', async ({
     chat,
     dock,
   }) => {
@@ -88,9 +88,20 @@ test.describe('queued turns', () => {
 
     await chat.stopButton.click();
 
-    // The partial reply stays, marked interrupted; the queued head runs next, told that the
-    // reply before it was cut off.
+    // The partial reply stays, marked interrupted, at the bottom of the transcript above the Dock.
     await expect(chat.interruptedBadge(chat.reply(0))).toBeVisible({ timeout: 15_000 });
+    await expect(chat.interruptedBadge(chat.reply(0))).toBeInViewport({ ratio: 1 });
+    // People press Stop because they changed their mind: the queue is kept and paused, and says so.
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+    await expect(dock.headStatus()).toHaveText('Paused: resume the queue to run it.');
+    await expect(dock.root.getByRole('button', { name: 'Resume the queue' })).toBeVisible();
+    await expect(chat.composerHint).toHaveText('Enter adds to the paused queue · Shift+Enter for a new line');
+    await chat.page.waitForTimeout(1500);
+    await expect(chat.userMessages).toHaveCount(1);
+    await dock.expectTexts(['after the stop']);
+
+    // Resume: the head runs next, told that the reply before it was cut off.
+    await dock.root.getByRole('button', { name: 'Resume the queue' }).click();
     await expect(chat.userMessages).toHaveCount(2, { timeout: 15_000 });
     await expect(chat.userMessages.last()).toContainText('after the stop');
     await expect(chat.reply(1)).toContainText('You said: "after the stop"');
@@ -268,6 +279,12 @@ test.describe('queued turns', () => {
       headers: { origin: baseURL as string },
     });
     expect(stopped.status()).toBe(200);
+    // With items waiting the interrupt paused the queue (S3): resume it, from outside too.
+    const resumed = await page.request.put(`/api/threads/${threadId}/queue/paused`, {
+      headers: { origin: baseURL as string },
+      data: { paused: false },
+    });
+    expect(resumed.status()).toBe(200);
 
     await page.goto(url);
     await expect(chat.repliesTo('first in line')).toHaveCount(1, { timeout: 15_000 });
@@ -301,6 +318,15 @@ test.describe('queued turns', () => {
       (
         await page.request.post(`/api/threads/${threadId}/interrupt`, {
           headers: { origin: baseURL as string },
+        })
+      ).status(),
+    ).toBe(200);
+    // With items waiting the interrupt paused the queue (S3): resume it, from outside too.
+    expect(
+      (
+        await page.request.put(`/api/threads/${threadId}/queue/paused`, {
+          headers: { origin: baseURL as string },
+          data: { paused: false },
         })
       ).status(),
     ).toBe(200);
