@@ -134,4 +134,48 @@ test.describe('queue controls', () => {
     await expect(chat.composerInput).toBeFocused();
     await chat.stopButton.click();
   });
+
+  test('after Stop the transcript ends at its latest message above the Dock; the way back down never covers text', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:600]] [[delay:15]] a long story');
+    await expect(chat.lastReply()).toContainText('You said: "a long story"');
+    await chat.send('first queued');
+    await chat.send('second queued, long enough to take two lines on a narrow screen');
+    await dock.expectTexts([
+      'first queued',
+      'second queued, long enough to take two lines on a narrow screen',
+    ]);
+    await dock.root.getByRole('button', { name: 'Pause the queue' }).click();
+    await expect.poll(async () => (await chat.replyText(chat.lastReply())).length).toBeGreaterThan(1500);
+    await chat.stopButton.click();
+
+    // The Interrupted badge shows whole, above the Dock (not under it).
+    const badge = chat.interruptedBadge(chat.lastReply());
+    await expect(badge).toBeVisible();
+    await expect
+      .poll(async () => {
+        const [mark, queue] = await Promise.all([badge.boundingBox(), dock.root.boundingBox()]);
+        return mark && queue ? queue.y - (mark.y + mark.height) : -1;
+      })
+      .toBeGreaterThanOrEqual(0);
+    await expect(page.getByTestId('scroll-to-latest')).toBeHidden();
+
+    // Scrolled up, the way back to the latest message sits below the transcript, over no text.
+    await chat.lastReply().hover();
+    await page.mouse.wheel(0, -600);
+    const back = page.getByTestId('scroll-to-latest');
+    await expect(back).toBeVisible();
+    const paneBottom = await chat.transcript.evaluate((element) => {
+      let pane: HTMLElement | null = element.parentElement;
+      while (pane && !/auto|scroll/.test(getComputedStyle(pane).overflowY)) pane = pane.parentElement;
+      return (pane ?? document.documentElement).getBoundingClientRect().bottom;
+    });
+    expect((await back.boundingBox())?.y).toBeGreaterThanOrEqual(paneBottom);
+    await back.click();
+    await expect(badge).toBeInViewport({ ratio: 1 });
+    await expect(back).toBeHidden();
+  });
 });
