@@ -98,7 +98,10 @@ export class AccountService {
       return { moved: threadIds, running: runningTurnIds };
     });
     for (const threadId of moved) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    this.deps.logger.info({ threads: moved.length, running: running.length }, 'guest chats moved to an account');
+    this.deps.logger.info(
+      { threads: moved.length, running: running.length },
+      'guest chats moved to an account',
+    );
     if (running.length > 0) void this.moveMemoryOnceSettled(running, guestId, userId);
   }
 
@@ -126,7 +129,10 @@ export class AccountService {
         });
       }
       await db.transaction((tx) => moveMemoryRows(tx, guestId, userId));
-      logger.info({ turns: turnIds.length }, 'memory of replies that ran during a sign-up moved to the account');
+      logger.info(
+        { turns: turnIds.length },
+        'memory of replies that ran during a sign-up moved to the account',
+      );
     } catch (error) {
       logger.error({ err: error }, 'moving the memory of replies that ran during a sign-up failed');
     } finally {
