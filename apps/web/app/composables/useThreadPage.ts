@@ -1,4 +1,6 @@
+import { isBusy } from '~/threadPage/queue';
 import { isReconnecting } from '~/threadPage/reducer';
+import type { ThreadPageState } from '~/threadPage/state';
 import {
   composerView,
   dockView,
@@ -54,23 +56,61 @@ export function useThreadPage(threadId: string) {
     });
   }
 
+  /**
+   * A view that changes only when the parts of the state it reads change, so the Dock or the
+   * composer do not re-render on every streamed delta (the state object is new on each event).
+   */
+  function viewOf<T>(
+    parts: (current: ThreadPageState) => unknown[],
+    derive: (current: ThreadPageState) => T,
+  ) {
+    let last: unknown[] | null = null;
+    let value: T;
+    return computed(() => {
+      const now = parts(state.value);
+      if (!last || now.length !== last.length || now.some((part, index) => part !== last?.[index])) {
+        last = now;
+        value = derive(state.value);
+      }
+      return value;
+    });
+  }
+  const busy = (current: ThreadPageState) => isBusy(current);
+  const queueParts = (current: ThreadPageState) => [
+    current.queue,
+    current.attached,
+    current.editing.queuedTurnId,
+    busy(current),
+  ];
+
   return {
     open,
     state,
     reconnecting: computed(() => isReconnecting(state.value)),
     status: computed(() => transcriptStatus(state.value)),
-    composer: computed(() => composerView(state.value)),
-    dock: computed(() => dockView(state.value)),
-    versions: computed(() => versionsView(state.value)),
-    notice: computed(() => ({
-      message: noticeMessage(state.value),
-      retryable: state.value.notice?.retryable ?? false,
-    })),
+    composer: viewOf(
+      (current) => [...queueParts(current), current.load, current.editing.messageId],
+      composerView,
+    ),
+    dock: viewOf(queueParts, dockView),
+    versions: viewOf(
+      (current) => [
+        current.versionChanges,
+        current.editing.messageId,
+        current.queue.items.length,
+        busy(current),
+      ],
+      versionsView,
+    ),
+    notice: viewOf(
+      (current) => [current.notice, current.streamError, current.queue.items],
+      (current) => ({ message: noticeMessage(current), retryable: current.notice?.retryable ?? false }),
+    ),
     /** What the live region says when a reply finishes (changes once per finished reply). */
-    finished: computed(() => ({
-      seq: state.value.lastFinished?.seq ?? 0,
-      text: finishedAnnouncement(state.value),
-    })),
+    finished: viewOf(
+      (current) => [current.lastFinished],
+      (current) => ({ seq: current.lastFinished?.seq ?? 0, text: finishedAnnouncement(current) }),
+    ),
     send: streams.send,
     stop: streams.stop,
     retryNotice: streams.retryNotice,
