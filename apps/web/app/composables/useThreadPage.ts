@@ -75,12 +75,11 @@ export function useThreadPage(threadId: string) {
       return value;
     });
   }
-  const busy = (current: ThreadPageState) => isBusy(current);
   const queueParts = (current: ThreadPageState) => [
     current.queue,
     current.attached,
     current.editing.queuedTurnId,
-    busy(current),
+    isBusy(current),
   ];
 
   return {
@@ -98,7 +97,7 @@ export function useThreadPage(threadId: string) {
         current.versionChanges,
         current.editing.messageId,
         current.queue.items.length,
-        busy(current),
+        isBusy(current),
       ],
       versionsView,
     ),
