@@ -42,7 +42,6 @@ export default defineNuxtConfig({
     // Pre-bundled up front, so the first visit in dev does not reload the page to add them.
     optimizeDeps: {
       include: [
-        '@ai-sdk/vue',
         'ai',
         'better-auth/client/plugins',
         'better-auth/vue',

@@ -10,7 +10,16 @@ import {
   signUp,
   threadsOf,
 } from './support/accounts';
-import { APP_HEADERS, ApiClient, readUntilWords, waitFor } from './support/client';
+import {
+  APP_HEADERS,
+  ApiClient,
+  iterateChunks,
+  readChunks,
+  readUntilWords,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
 import { startTestApi, type TestApi, useTestApi } from './support/testApi';
 import { rowsMentioning } from './support/userRows';
 
@@ -35,8 +44,12 @@ describe('signing up keeps the guest chats', () => {
 
     const threads = await threadsOf(client);
     expect(threads.map((thread) => thread.id).sort()).toEqual([queuedThread, versionThread].sort());
-    // The reply that was streaming was stopped for the move; the queued items stayed queued.
-    const queued = await client.detail(queuedThread);
+    // The reply that was streaming goes on to its end; the queued items stayed queued.
+    const queued = await waitFor(
+      () => client.detail(queuedThread),
+      (detail) => detail.turnQueue.activeTurn === null,
+      20_000,
+    );
     expect(queued.turnQueue.items.map((item) => item.text)).toEqual(['queued one', 'queued two']);
     const versioned = await client.detail(versionThread);
     expect(versioned.messages[0]?.metadata.version).toMatchObject({ index: 2, count: 2 });
@@ -54,7 +67,10 @@ describe('signing up keeps the guest chats', () => {
     await client.sendAndRead(versionThread, 'after sign-up [[words:2]]');
 
     // Nothing of the guest is left anywhere: its user row, memory resource and rows all moved.
-    expect(await rowsMentioning(api.runtime.database.sql, [guestId])).toEqual([]);
+    await waitFor(
+      () => rowsMentioning(api.runtime.database.sql, [guestId]),
+      (rows) => rows.length === 0,
+    );
   });
 
   it('shows the same chats when the account signs in from a second client', async () => {
@@ -93,6 +109,67 @@ describe('signing up keeps the guest chats', () => {
     expect(ids).toEqual([ownThread, guestThread].sort());
     const detail = await owner.detail(guestThread);
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+});
+
+describe('signing up while a reply streams', () => {
+  it('does not cut the reply off: it streams to its end, is kept whole under the account, and the guest id is gone', async () => {
+    const client = await guest();
+    const threadId = await client.createThread('Streaming chat');
+    const guestId = (await accountOf(client)).id;
+    const running = await client.send(threadId, 'keep going [[words:60]] [[delay:25]]');
+    expect(running.status).toBe(200);
+    const chunks = iterateChunks(running);
+    let streamed = '';
+    while (streamed.trim().split(/\s+/).length < 3) {
+      const next = await chunks.next();
+      if (next.done) throw new Error('the reply ended before the sign-up');
+      if (next.value.type === 'text-delta') streamed += String(next.value.delta);
+    }
+
+    expect((await signUp(client, newEmail())).status).toBe(200);
+    // The same connection goes on to the reply's end.
+    for await (const chunk of chunks) if (chunk.type === 'text-delta') streamed += String(chunk.delta);
+    // [[words:60]]: the whole reply, not the few words before the sign-up.
+    expect(streamed.trim().split(/\s+/)).toHaveLength(60);
+
+    const settled = await waitFor(
+      () => client.detail(threadId),
+      (detail) => detail.turnQueue.activeTurn === null,
+    );
+    const reply = settled.messages.at(-1);
+    expect(reply?.metadata.interrupted).toBeUndefined();
+    expect(textOfMessage(reply)).toBe(streamed);
+    // What the model call saved under the guest's memory resource became the account's too.
+    await waitFor(
+      () => rowsMentioning(api.runtime.database.sql, [guestId]),
+      (rows) => rows.length === 0,
+    );
+    // The chat goes on under the account (Mastra refuses a thread of another resource).
+    const next = await client.sendAndRead(threadId, 'and now [[words:12]]');
+    expect(textOfChunks(next.chunks)).toContain('You said: "and now"');
+  });
+
+  it('keeps a reply that waits for an approval waiting; it is approved and finishes under the account', async () => {
+    const client = await guest();
+    const threadId = await client.createThread('Approval chat');
+    await client.sendAndRead(threadId, 'buy milk [[tool:save_note]]');
+    const waiting = await client.detail(threadId);
+    expect(waiting.turnQueue.activeTurn?.status).toBe('awaiting_approval');
+    const [request] = waiting.hitl;
+
+    expect((await signUp(client, newEmail())).status).toBe(200);
+    const moved = await client.detail(threadId);
+    expect(moved.hitl.map((entry) => entry.status)).toEqual(['pending']);
+
+    const approved = await client.fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
+      decision: 'approve',
+    });
+    expect(approved.status).toBe(200);
+    expect(textOfChunks(await readChunks(approved))).toContain('save_note');
+    const done = await client.detail(threadId);
+    expect(done.turnQueue.activeTurn).toBeNull();
+    expect(done.notes.map((note) => note.text)).toEqual(['buy milk']);
   });
 });
 

@@ -95,7 +95,10 @@ test('a finished reply and queue changes are announced, not every word', async (
   await dock.expectTexts(['queued']);
   const live = page.locator('[aria-live="polite"]').filter({ hasText: /queued|Reply finished/ });
   await expect(live).toContainText('1 queued.');
-  await expect(page.locator('[aria-live="polite"]', { hasText: 'Reply finished.' })).toHaveCount(1, {
+  // A finished reply is announced with its first sentence.
+  await expect(
+    page.locator('[aria-live="polite"]', { hasText: 'Reply finished: You said: "announce".' }),
+  ).toHaveCount(1, {
     timeout: 20_000,
   });
 });

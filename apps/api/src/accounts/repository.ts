@@ -1,8 +1,8 @@
 import type { Queryable } from '@chat/db';
 import { schema } from '@chat/db';
-import { eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 
-const { threads, branches, user, verification } = schema;
+const { threads, branches, chatTurnRequests, user, verification } = schema;
 
 /**
  * Account-wide SQL. Which tables hold a user's rows is read from the database catalog, not
@@ -85,6 +85,26 @@ export async function memoryThreadIdsOf(q: Queryable, threadIds: string[]): Prom
   return rows.map((row) => row.id);
 }
 
+/** The turns of these threads whose model call runs now (under the owner's memory resource at its start). */
+export async function runningTurnIdsOf(q: Queryable, threadIds: string[]): Promise<string[]> {
+  if (threadIds.length === 0) return [];
+  const rows = await q
+    .select({ id: chatTurnRequests.id })
+    .from(chatTurnRequests)
+    .where(and(inArray(chatTurnRequests.threadId, threadIds), eq(chatTurnRequests.status, 'running')));
+  return rows.map((row) => row.id);
+}
+
+/** Which of these turns still run. */
+export async function stillRunning(q: Queryable, turnIds: string[]): Promise<string[]> {
+  if (turnIds.length === 0) return [];
+  const rows = await q
+    .select({ id: chatTurnRequests.id })
+    .from(chatTurnRequests)
+    .where(and(inArray(chatTurnRequests.id, turnIds), eq(chatTurnRequests.status, 'running')));
+  return rows.map((row) => row.id);
+}
+
 /**
  * Everything of the guest becomes the user's: app rows that reference the guest user, and
  * Mastra's rows under the guest's resource id. Running it again moves nothing more.
@@ -94,6 +114,14 @@ export async function moveUserRows(q: Queryable, from: string, to: string): Prom
     const column = sql.identifier(ref.column);
     await q.execute(sql`UPDATE ${qualified(ref)} SET ${column} = ${to} WHERE ${column} = ${from}`);
   }
+  await moveMemoryRows(q, from, to);
+}
+
+/**
+ * Mastra's rows under the resource id `from` become `to`'s. Also after the move: a model call that
+ * started before it saves its messages under the resource it started with.
+ */
+export async function moveMemoryRows(q: Queryable, from: string, to: string): Promise<void> {
   for (const ref of await mastraColumns(q, RESOURCE_COLUMNS)) {
     const column = sql.identifier(ref.column);
     await q.execute(

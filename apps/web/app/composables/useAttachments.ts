@@ -134,3 +134,17 @@ function refusalOf(request: XMLHttpRequest): string {
 export function filesOf(data: DataTransfer | null): File[] {
   return [...(data?.files ?? [])];
 }
+
+/**
+ * Uploads one image for a message of `threadId` in one request (no progress: an undo sends again
+ * images the person already sent once).
+ */
+export async function uploadAttachment(threadId: string, image: Blob, name: string): Promise<Attachment> {
+  const form = new FormData();
+  form.append('file', image, name);
+  const answer = await apiJson<AttachmentAnswer>(`/api/threads/${encodeURIComponent(threadId)}/attachments`, {
+    method: 'POST',
+    body: form,
+  });
+  return answer.attachment;
+}

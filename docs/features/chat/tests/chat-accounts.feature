@@ -10,6 +10,14 @@ Feature: Accounts people can come back to
     When the page is reloaded
     Then the sidebar still shows the chat "remember me"
 
+  Scenario: Signing up from a chat comes back to it, and a streaming reply goes on
+    Given a guest whose chat "a long answer [[words:600]] [[delay:40]]" is streaming its reply
+    When the guest chooses "Create an account" in the account menu and creates an account
+    Then the page is the same chat, and the account menu shows the email
+    And the reply is still streaming
+    When it is finished
+    Then it has 600 words and is not marked "Interrupted"
+
   Scenario: Sign out, then sign in on another browser
     Given a person signed in with a chat "remember me"
     When they choose "Sign out" in the account menu

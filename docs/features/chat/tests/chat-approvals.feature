@@ -49,7 +49,9 @@ Feature: Tools with approvals
     And "still queued [[words:5]]" is queued
     When I press Stop
     Then the card says "Cancelled"
-    And the queued message runs next
+    And the Queue Dock says the queue is paused
+    When I press "Resume"
+    Then the queued message runs next, with the handoff
 
   @api
   Scenario: A waiting approval survives a restart
