@@ -1,15 +1,51 @@
-import { parseJsonEventStream, readUIMessageStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import { useChat } from '@ai-sdk/vue';
+import { type ChatTransport, parseJsonEventStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
+import { effectScope, watch } from 'vue';
 import type { ChatUIMessage } from './chatMessages';
 
 /** How often at most a streaming reply is handed on (the page renders at this pace, not per chunk). */
 const SNAPSHOT_INTERVAL_MS = 40;
 
 /**
- * Reads one turn's reply from its HTTP response (the AI SDK UI message stream, SSE) with the AI
- * SDK's own parser, handing on snapshots of the reply as it grows: the first at once, then at most
- * one per SNAPSHOT_INTERVAL_MS, and the last when it ends. `continues`: the reply it carries on
- * (after an approval, the stream continues the message holding the tool call). Resolves when the
- * stream ends, with the error it ended with, if any; an abort through `signal` is not an error.
+ * The `useChat` transport of one turn stream whose HTTP response is already open: this API's
+ * requests that may start a turn are made by the page (a send to a busy thread is answered `202`
+ * and queued, and must never enter the transcript), so the chat only reads the answer. Error
+ * chunks are reported and dropped here: the chat would stop reading at the first one, and the
+ * reply's closing chunks (its failed mark) come after it.
+ */
+class OpenTurnResponse implements ChatTransport<ChatUIMessage> {
+  constructor(
+    private readonly body: ReadableStream<Uint8Array>,
+    private readonly onErrorChunk: (errorText: string) => void,
+  ) {}
+
+  async sendMessages(): Promise<ReadableStream<UIMessageChunk>> {
+    const onErrorChunk = this.onErrorChunk;
+    return parseJsonEventStream({ stream: this.body, schema: uiMessageChunkSchema }).pipeThrough(
+      new TransformStream<{ success: boolean; value?: UIMessageChunk; error?: unknown }, UIMessageChunk>({
+        transform(parsed, controller) {
+          if (!parsed.success) throw parsed.error;
+          const chunk = parsed.value as UIMessageChunk;
+          if (chunk.type === 'error') onErrorChunk(chunk.errorText);
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+  }
+
+  async reconnectToStream(): Promise<null> {
+    return null;
+  }
+}
+
+/**
+ * Reads one turn's reply from its HTTP response (the AI SDK UI message stream, SSE) with
+ * `@ai-sdk/vue`'s chat, handing on snapshots of the reply as it grows: the first at once, then at
+ * most one per SNAPSHOT_INTERVAL_MS, and the last when it ends. The chat lives for this one stream:
+ * the page's state (the reducer) keeps the transcript, so the chat never holds a second copy of
+ * it. `continues`: the reply it carries on (after an approval, the stream continues the message
+ * holding the tool call). Resolves when the stream ends, with the error it ended with, if any; an
+ * abort through `signal` is not an error.
  */
 export async function readTurnStream(
   response: Response,
@@ -20,45 +56,42 @@ export async function readTurnStream(
   },
 ): Promise<{ error?: string }> {
   const { signal, onSnapshot } = options;
+  if (!response.body) return {};
   let error: string | undefined;
-  let pending: ChatUIMessage | null = null;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const flush = () => {
-    timer = null;
-    if (!pending) return;
-    const message = pending;
-    pending = null;
-    onSnapshot(message);
-    timer = setTimeout(flush, SNAPSHOT_INTERVAL_MS);
+  const keepFirst = (cause: string) => {
+    error ??= cause;
   };
+  const scope = effectScope(true);
   try {
-    if (!response.body) return {};
-    const chunks = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema }).pipeThrough(
-      new TransformStream<{ success: boolean; value?: UIMessageChunk; error?: unknown }, UIMessageChunk>({
-        transform(chunk, controller) {
-          if (!chunk.success) throw chunk.error;
-          controller.enqueue(chunk.value as UIMessageChunk);
+    await scope.run(async () => {
+      const chat = useChat<ChatUIMessage>({
+        transport: new OpenTurnResponse(response.body as ReadableStream<Uint8Array>, keepFirst),
+        // The chat writes into the message it continues: give it a copy.
+        messages: options.continues ? [structuredClone(options.continues)] : [],
+        throttle: SNAPSHOT_INTERVAL_MS,
+        onError: (cause) => keepFirst(cause.message),
+      });
+      watch(
+        chat.messages,
+        (messages) => {
+          const reply = messages.at(-1);
+          if (reply?.role === 'assistant') onSnapshot(reply);
         },
-      }),
-    );
-    const messages = readUIMessageStream<ChatUIMessage>({
-      // The parser writes into the message it continues: give it a copy.
-      message: options.continues ? structuredClone(options.continues) : undefined,
-      stream: chunks,
-      onError: (cause) => {
-        error ??= cause instanceof Error ? cause.message : String(cause);
-      },
+        { flush: 'sync' },
+      );
+      const stop = () => void chat.stop();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        // No message: the chat answers from its last one, continuing it when it is the reply.
+        await chat.sendMessage();
+      } finally {
+        signal.removeEventListener('abort', stop);
+      }
     });
-    for await (const message of messages) {
-      pending = message;
-      if (timer === null) flush();
-    }
   } catch (cause) {
-    error ??= cause instanceof Error ? cause.message : String(cause);
+    keepFirst(cause instanceof Error ? cause.message : String(cause));
   } finally {
-    if (timer !== null) clearTimeout(timer);
-    timer = null;
-    if (pending) onSnapshot(pending);
+    scope.stop();
   }
   return signal.aborted ? {} : { error };
 }
