@@ -36,7 +36,11 @@ async function fileEvent(page: Page, kind: 'paste' | 'drop', name: string, bytes
 }
 
 test.describe('images on the first message', () => {
-  test('an image attached on the start page is sent with the first message', async ({ chat, sidebar, page }) => {
+  test('an image attached on the start page is sent with the first message', async ({
+    chat,
+    sidebar,
+    page,
+  }) => {
     await chat.openStartPage();
     await page.getByTestId('attach-input').setInputFiles({
       name: 'first.png',

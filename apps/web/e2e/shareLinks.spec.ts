@@ -18,7 +18,9 @@ test.describe('share links (H1)', () => {
     await share.item(url).getByRole('button', { name: 'Revoke', exact: true }).click();
     const confirm = share.item(url).getByRole('button', { name: 'Revoke link', exact: true });
     await expect(confirm).toBeVisible();
-    await expect(share.item(url)).toContainText('Revoke this link? People who have it will not be able to open it any more.');
+    await expect(share.item(url)).toContainText(
+      'Revoke this link? People who have it will not be able to open it any more.',
+    );
     // Asking changed nothing yet.
     expect(await readShare()).toBe(200);
     // The keyboard lands on the safe choice.

@@ -90,16 +90,17 @@ export function useSession() {
 
   /**
    * Reads the session, or starts a guest one (not on the sign-in and sign-up pages); while the
-   * API cannot be had, keeps trying in the background. One check at a time.
+   * API cannot be had, keeps trying in the background. One check (or one retry loop) at a time.
    */
   function ensureSession(options: { startGuest: boolean }): Promise<void> {
+    const settled = (ok: boolean): boolean => {
+      if (ok) pending.value = null;
+      return ok;
+    };
+    // While the retries go on, callers share the first attempt's outcome (the error it shows).
     pending.value ??= (async () => {
-      try {
-        if (await tryOnce(options)) return;
-        createBackoff().retry(() => tryOnce(options));
-      } finally {
-        pending.value = null;
-      }
+      if (settled(await tryOnce(options))) return;
+      createBackoff().retry(async () => settled(await tryOnce(options)));
     })();
     return pending.value;
   }

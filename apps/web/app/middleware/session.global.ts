@@ -19,10 +19,11 @@ export default defineNuxtRouteMiddleware(async (to) => {
     if (!session.checked.value) await session.ensureSession({ startGuest: false });
     return;
   }
-  const ready = session.ensureSession({ startGuest: true }).then(() => {
+  const ready = (async () => {
+    await session.ensureSession({ startGuest: true });
     if (session.account.value || session.guestsAllowed.value) return;
     return navigateTo({ path: '/sign-in', query: to.fullPath === '/' ? {} : { redirect: to.fullPath } });
-  });
+  })();
   if (to.path === '/' || session.likelySignedIn()) return;
   return await ready;
 });
