@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
+import { AccountPages } from './pages/AccountPages';
 import type { ChatPage } from './pages/ChatPage';
 import { realPng } from './support/images';
 
@@ -131,5 +132,43 @@ test.describe('images on the first message', () => {
     await expectUploaded(chat, 1);
     expect(await storedChats(page)).toBe(2);
     await expect(sidebar.items).toHaveCount(1);
+  });
+
+  test('a guest who signs up before sending keeps the image; the next person signed in here does not get it', async ({
+    chat,
+    page,
+  }) => {
+    await chat.openStartPage();
+    await page.getByTestId('attach-input').setInputFiles({
+      name: 'before-signup.png',
+      mimeType: 'image/png',
+      buffer: realPng(24, 24),
+    });
+    await expectUploaded(chat, 1);
+    const account = new AccountPages(page);
+    const email = `first-${Date.now()}-${Math.floor(Math.random() * 1e6)}@example.test`;
+    await account.open('/sign-up');
+    await account.submit('/sign-up', email, 'correct horse battery');
+    await page.waitForURL((url) => url.pathname === '/');
+    await expect(account.menuButton).toHaveAccessibleName(`Account menu: ${email}`);
+    // The chat moved to the account with the guest's: still the start page's, image and all.
+    await expectUploaded(chat, 1);
+    await chat.send('kept across the sign-up [[words:20]]');
+    await page.waitForURL(/\/chat\/[^/]+$/);
+    await expect(chat.lastReply()).toContainText('I see 1 image: png 24x24.');
+
+    // Another image left on the start page, then this person signs out and another one comes.
+    await chat.openStartPage();
+    await page.getByTestId('attach-input').setInputFiles({
+      name: 'private.png',
+      mimeType: 'image/png',
+      buffer: realPng(24, 24),
+    });
+    await expectUploaded(chat, 1);
+    await account.signOut();
+    await page.goto('/');
+    await chat.waitUntilReady();
+    await expect(account.menuButton).toHaveAccessibleName('Account menu: Guest');
+    await expect(chat.composer.getByTestId('attachment-thumb')).toHaveCount(0);
   });
 });

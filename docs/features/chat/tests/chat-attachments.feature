@@ -86,3 +86,14 @@ Feature: Images in chat
       | size     |
       | 1440x900 |
       | 390x844  |
+
+  @attachments
+  Scenario: A guest who signs up before sending keeps the first message's image
+    When I attach a 24x24 PNG on the start page
+    And I create an account
+    Then the start page still holds the image
+    When I send "kept across the sign-up [[words:20]]"
+    Then the reply says "I see 1 image: png 24x24."
+    When I attach another image on the start page and sign out
+    And a new guest opens the start page in this browser
+    Then the composer holds no image
