@@ -1,6 +1,20 @@
 Feature: Accounts people can come back to
   A guest can create an account or sign in without losing chats, sign out, manage sessions and
-  delete everything. Automated in apps/web/e2e/accounts.spec.ts.
+  delete everything. Automated in apps/web/e2e/accounts.spec.ts and firstVisit.spec.ts.
+
+  Scenario: A first visit is never a blank page and logs no 401
+    Given the page's first byte holds the app's outline
+    When a new visitor opens the start page while the guest sign-in has not answered yet
+    Then the sidebar and the composer are already there
+    When the sign-in answers
+    Then the account menu says "Guest" and the list says "No chats yet."
+    And a message sent now gets its reply
+    And no request answered 401 and the console has no error
+
+  Scenario: A returning visit does not wait for the session check
+    Given a guest with a chat
+    When the chat is reloaded while the session check has not answered yet
+    Then the chat's messages are shown
 
   Scenario: A guest signs up and keeps the chat
     Given a guest who sent "remember me [[words:4]]" and got a reply
