@@ -57,6 +57,8 @@ test.describe('tool approvals (H3, Q12)', () => {
     await expect(chat.assistantMessages.filter({ hasText: 'The tool save_note returned' })).toHaveCount(1);
     await dock.expectTexts([]);
     await chat.waitForIdle();
+    // The continued stream was read into the reply that holds the tool call: nothing went wrong.
+    await expect(chat.errorBanner).toHaveCount(0);
 
     await chat.page.getByTestId('notes-button').click();
     await expect(chat.page.getByTestId('note')).toHaveText([/remember the milk/]);
