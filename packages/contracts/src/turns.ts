@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Attachment, attachmentIds } from './attachments';
+import type { TurnStatus } from './turnLifecycle';
 
 /** Most queued turns a thread holds, not counting the running one (Q4). */
 export const QUEUE_CAPACITY = 5;
@@ -12,22 +13,6 @@ export function characterCount(text: string): number {
   for (const _ of text) count += 1;
   return count;
 }
-
-export const turnStatuses = [
-  'queued',
-  'running',
-  /** The model asked to run a tool that needs a person's approval; the turn waits (H3, Q12). */
-  'awaiting_approval',
-  'completed',
-  'interrupted',
-  'failed',
-  'cancelled',
-  /** Sent with `mode: 'steer'` while a turn runs: joins that reply at its next step boundary. */
-  'steer_pending',
-  /** A steer the running reply received at a step boundary (its text is a user message in place). */
-  'delivered',
-] as const;
-export type TurnStatus = (typeof turnStatuses)[number];
 
 export interface Turn {
   id: string;

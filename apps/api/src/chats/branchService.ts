@@ -26,14 +26,9 @@ import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
 import { noAttempt } from './turns/failedAttempt';
 import { assertIdle, assertNoRunningTurn, validMessageText } from './turns/guards';
+import { insertTurn, transitionTurn } from './turns/lifecycle';
 import type { QueueService, SendResult } from './turns/queue';
-import {
-  findTurnByClientRequestId,
-  insertQueuedTurn,
-  listTurnsOfMessages,
-  markTurnsRemoved,
-  transitionTurn,
-} from './turns/repository';
+import { findTurnByClientRequestId, listTurnsOfMessages, markTurnsRemoved } from './turns/repository';
 import type { TurnRunner } from './turns/runner';
 
 export interface BranchServiceDeps {
@@ -137,7 +132,7 @@ export class BranchService {
             )?.attachments;
         await this.createVersion(tx, thread, messageId, newBranchId, clone);
         await updateThread(tx, threadId, { activeBranchId: newBranchId });
-        const turn = await insertQueuedTurn(tx, {
+        const turn = await insertTurn(tx, 'queued', {
           threadId,
           branchId: newBranchId,
           clientRequestId,

@@ -1,11 +1,7 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { ApiError } from '../../platform/errors';
-import {
-  countRunningTurnsOfOwner,
-  lastSettledTurnOnBranch,
-  leaseFromNow,
-  transitionTurn,
-} from './repository';
+import { transitionTurn } from './lifecycle';
+import { countRunningTurnsOfOwner, lastSettledTurnOnBranch, leaseFromNow } from './repository';
 
 /** What a claim refused for too many running turns suggests: replies take seconds. */
 const RUNNING_TURNS_RETRY_S = 5;

@@ -5,7 +5,7 @@ import { requireOwnedThread } from '../threads/repository';
 import { toTurn } from './dto';
 import type { QueueService } from './queue';
 import { type RecoveryDeps, settleOrphanedTurn } from './recovery';
-import { findActiveTurn, findTurn, isInQueue, listQueuedTurns } from './repository';
+import { findActiveTurn, findTurn, isEditable, listQueuedTurns } from './repository';
 import type { TurnRunner } from './runner';
 import { cancelAwaitingTurn } from './suspend';
 import type { TurnStream } from './turnStream';
@@ -59,7 +59,7 @@ export class InterruptService {
     const [turn, [head]] = await Promise.all([findTurn(db, threadId, turnId), listQueuedTurns(db, threadId)]);
     if (!turn) throw notFound('Turn');
     // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
-    if (!isInQueue(turn) && turn.status !== 'steer_pending') throw new ApiError('not_queued');
+    if (!isEditable(turn) && turn.status !== 'steer_pending') throw new ApiError('not_queued');
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
     // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
     // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim

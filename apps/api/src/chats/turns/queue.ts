@@ -20,14 +20,13 @@ import { titleFromMessage } from '../threads/title';
 import { toTurn } from './dto';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
 import { validMessageText } from './guards';
+import { insertTurn, transitionTurn } from './lifecycle';
 import {
   findActiveTurn,
   findTurn,
   findTurnByClientRequestId,
-  insertQueuedTurn,
-  isInQueue,
+  isEditable,
   listQueuedTurns,
-  transitionTurn,
   updateQueuedTurnText,
 } from './repository';
 import type { TurnRunner } from './runner';
@@ -95,7 +94,7 @@ export class QueueService {
       const [queued] = await Promise.all([
         steer && active.status === 'running' && attachments.length === 0
           ? insertPendingSteer(tx, values)
-          : insertQueuedTurn(tx, { ...values, steer }),
+          : insertTurn(tx, 'queued', { ...values, steer }),
         // Touches the thread (the sidebar lists recent activity first) and names it after its first message.
         updateThread(tx, threadId, thread.titled ? {} : { title: titleFromMessage(text), titled: true }),
       ]);
@@ -171,7 +170,7 @@ export class QueueService {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const turn = await findTurn(this.deps.db, threadId, turnId);
     if (!turn) throw notFound('Turn');
-    if (!isInQueue(turn)) throw new ApiError('not_queued');
+    if (!isEditable(turn)) throw new ApiError('not_queued');
     return await this.claimHead(ownerId, threadId, { turnId, retry: true });
   }
 
@@ -258,7 +257,7 @@ export class QueueService {
     await requireOwnedThread(tx, threadId, ownerId, { lock: true });
     const turn = await findTurn(tx, threadId, turnId);
     if (!turn) throw notFound('Turn');
-    if (!isInQueue(turn)) throw new ApiError('not_queued', 'Only queued or failed messages can be changed.');
+    if (!isEditable(turn)) throw new ApiError('not_queued', 'Only queued or failed messages can be changed.');
     return turn;
   }
 

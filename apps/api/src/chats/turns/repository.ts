@@ -1,27 +1,15 @@
+import { inStatusGroup } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, asc, desc, eq, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 import { textArray } from '../../platform/sqlArrays';
-import { assertTransition } from './lifecycle';
+import { statusIn } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
 
 /** A turn some instance's runner is producing (it has a lease). */
 const running = eq(turns.status, 'running');
-
-/**
- * A turn that holds its thread's one active slot (Q5): running, or waiting for a tool approval
- * (Q12; it has no runner while it waits). The partial unique index
- * `turns_one_active_per_thread_uq` enforces the same condition across instances.
- */
-const active = inArray(turns.status, ['running', 'awaiting_approval']);
-
-/**
- * A queued turn, or a failed one: it waits at the head, blocking the rest, until resolved (Q11).
- * A pending steer shows in the queue too (first: it joins the running reply) and counts toward its cap.
- */
-const inQueue = inArray(turns.status, ['queued', 'failed', 'steer_pending']);
 
 export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
   const [row] = await q
@@ -48,7 +36,7 @@ export async function findActiveTurn(q: Queryable, threadId: string): Promise<Tu
   const [row] = await q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), active));
+    .where(and(eq(turns.threadId, threadId), statusIn('active')));
   return row;
 }
 
@@ -100,13 +88,13 @@ export async function listQueuedTurns(q: Queryable, threadId: string): Promise<T
   return await q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), inQueue))
+    .where(and(eq(turns.threadId, threadId), statusIn('waiting')))
     .orderBy(desc(sql`${turns.status} = 'steer_pending'`), desc(turns.steer), asc(turns.seq));
 }
 
-/** A turn that can be edited or deleted in the Dock (a pending steer cannot: it is on its way). */
-export function isInQueue(turn: TurnRow): boolean {
-  return turn.status === 'queued' || turn.status === 'failed';
+/** A turn the Dock may edit or delete. */
+export function isEditable(turn: TurnRow): boolean {
+  return inStatusGroup('editable', turn.status);
 }
 
 /**
@@ -118,13 +106,7 @@ export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): P
   const [row] = await q
     .select()
     .from(turns)
-    .where(
-      and(
-        eq(turns.branchId, branchId),
-        inArray(turns.status, ['completed', 'interrupted']),
-        isNull(turns.removedAt),
-      ),
-    )
+    .where(and(eq(turns.branchId, branchId), statusIn('settled'), isNull(turns.removedAt)))
     .orderBy(desc(turns.seq))
     .limit(1);
   return row;
@@ -139,7 +121,7 @@ export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promi
       and(
         eq(turns.branchId, turn.branchId),
         lt(turns.seq, turn.seq),
-        inArray(turns.status, ['completed', 'interrupted', 'failed']),
+        statusIn('ran'),
         isNull(turns.removedAt),
       ),
     )
@@ -170,57 +152,8 @@ export async function markTurnsRemoved(
   return await q
     .update(turns)
     .set({ text: '', partialText: '', removedAt: new Date() })
-    .where(
-      and(
-        eq(turns.threadId, threadId),
-        match,
-        inArray(turns.status, ['completed', 'interrupted', 'failed']),
-        isNull(turns.removedAt),
-      ),
-    )
+    .where(and(eq(turns.threadId, threadId), match, statusIn('ran'), isNull(turns.removedAt)))
     .returning();
-}
-
-export async function insertQueuedTurn(
-  q: Queryable,
-  values: {
-    threadId: string;
-    branchId: string;
-    clientRequestId: string;
-    text: string;
-    steer?: boolean;
-    attachments?: TurnRow['attachments'];
-  },
-): Promise<TurnRow> {
-  const [row] = await q
-    .insert(turns)
-    .values({ ...values, status: 'queued' })
-    .returning();
-  if (!row) throw new InvariantError('insert returned no turn');
-  return row;
-}
-
-type TurnColumns = Omit<typeof turns.$inferInsert, 'id' | 'threadId' | 'status'>;
-type TurnChanges = { [K in keyof TurnColumns]?: TurnColumns[K] | SQL };
-
-/**
- * Moves a turn along the lifecycle table. The update is conditional on the status the caller saw,
- * so a concurrent move makes this one fail loudly instead of overwriting it.
- */
-export async function transitionTurn(
-  q: Queryable,
-  turn: Pick<TurnRow, 'id' | 'status'>,
-  to: TurnRow['status'],
-  changes: TurnChanges = {},
-): Promise<TurnRow> {
-  assertTransition(turn.status, to);
-  const [row] = await q
-    .update(turns)
-    .set({ ...changes, status: to })
-    .where(and(eq(turns.id, turn.id), eq(turns.status, turn.status)))
-    .returning();
-  if (!row) throw new InvariantError(`turn ${turn.id} is no longer ${turn.status}`);
-  return row;
 }
 
 /** A queued turn's new text, and its images when they change (`attachments` given). */

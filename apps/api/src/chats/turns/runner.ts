@@ -8,9 +8,10 @@ import { findBranch } from '../branches/repository';
 import { checkpoint } from './checkpoint';
 import { claimTurn } from './claim';
 import type { RuntimeConnection, RuntimeDriver } from './driver/types';
+import { transitionTurn } from './lifecycle';
 import { describeModelError, type Segment } from './modelCall';
 import { repairTranscript } from './replyRepair';
-import { leaseFromNow, transitionTurn } from './repository';
+import { leaseFromNow } from './repository';
 import {
   assertRunnable,
   outcomeOf,

@@ -2,8 +2,9 @@ import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../platform/notifications';
 import { writeUserMessageLineage } from '../branches/lineageRepository';
 import { lockThread } from '../threads/repository';
+import { transitionTurn } from './lifecycle';
 import type { Outcome, RunProgress } from './replyRepair';
-import { findTurn, transitionTurn } from './repository';
+import { findTurn } from './repository';
 import { listSteersDeliveredInto, requeueSteers } from './steerRepository';
 
 /** How a running turn ends. */

@@ -1,8 +1,7 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, asc, eq, gte, inArray } from 'drizzle-orm';
-import { InvariantError } from '../../platform/errors';
-import { transitionTurn } from './repository';
+import { insertTurn, transitionTurn } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
 
@@ -11,12 +10,7 @@ export async function insertPendingSteer(
   q: Queryable,
   values: { threadId: string; branchId: string; clientRequestId: string; text: string },
 ): Promise<TurnRow> {
-  const [row] = await q
-    .insert(turns)
-    .values({ ...values, status: 'steer_pending', steer: true })
-    .returning();
-  if (!row) throw new InvariantError('insert returned no turn');
-  return row;
+  return await insertTurn(q, 'steer_pending', { ...values, steer: true });
 }
 
 /** The thread's steers waiting for the running reply, in the order they were sent. */
