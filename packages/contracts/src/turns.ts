@@ -79,11 +79,3 @@ export type SendTurnBody = z.infer<typeof sendTurnBody>;
 /** `attachmentIds`: the images it carries from now on; left out, it keeps the ones it has. */
 export const editQueuedTurnBody = z.object({ text: messageText, attachmentIds: attachmentIds.optional() });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
-
-/** Why the queue head cannot be claimed right now (409 not_eligible). */
-export type NotEligibleReason =
-  | 'turn_active'
-  | 'queue_empty'
-  | 'head_failed'
-  | 'hitl_pending'
-  | 'queue_paused';

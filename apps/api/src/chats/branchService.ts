@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
@@ -87,14 +88,14 @@ export class BranchService {
       const origins = await listBranchOrigins(tx, branch.id);
       // The stored id of the reply in this branch: a copy's when it is one here.
       const storedId = [...origins].find(([, originId]) => originId === replyId)?.[0] ?? replyId;
-      if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('Message');
+      if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('message');
       // Only the tail from the reply on is read, and the one message it answers.
       const { tail } = await readBranchTail(tx, branch, storedId);
-      if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('Message');
+      if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('message');
       if (tail.slice(1).some((message) => message.role === 'user' || message.role === 'assistant'))
-        throw new ApiError('not_latest_turn', 'Only the latest reply can be regenerated.');
+        throw new ApiError('not_latest_turn', refusalMessages.not_latest_turn.regenerate);
       const asked = await readUserMessageBefore(tx, branch.memoryThreadId, storedId);
-      if (!asked) throw notFound('Message');
+      if (!asked) throw notFound('message');
       return { messageId: origins.get(asked.id) ?? asked.id, text: validMessageText(textOf(asked)) };
     });
   }
@@ -159,7 +160,7 @@ export class BranchService {
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const branch = await findThreadBranch(tx, threadId, branchId);
-      if (!branch) throw notFound('Branch');
+      if (!branch) throw notFound('branch');
       if (thread.activeBranchId === branchId) return;
       await assertNoRunningTurn(tx, threadId);
       await updateThread(tx, threadId, { activeBranchId: branchId });
@@ -251,8 +252,8 @@ export class BranchService {
     const originOf = (id: string) => origins.get(id) ?? id;
     // The stored id of the message in the parent: a copy's when it is one there.
     const storedId = [...origins].find(([, originId]) => originId === messageId)?.[0] ?? messageId;
-    if (originOf(storedId) !== messageId) throw notFound('Message');
-    if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('Message');
+    if (originOf(storedId) !== messageId) throw notFound('message');
+    if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('message');
     const before = await readMessageIdsBefore(tx, parent.memoryThreadId, storedId);
     await insertBranch(tx, {
       id: branchId,
@@ -290,6 +291,6 @@ function userMessageIndex(
   messageId: string,
 ): number {
   const index = stored.findIndex((message) => originOf(message.id) === messageId);
-  if (index < 0 || stored[index]?.role !== 'user') throw notFound('Message');
+  if (index < 0 || stored[index]?.role !== 'user') throw notFound('message');
   return index;
 }

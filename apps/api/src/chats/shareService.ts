@@ -47,7 +47,7 @@ export class ShareService {
   /** What anyone with the link sees; no account needed. */
   async read(token: string): Promise<SharedSnapshot> {
     const row = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
-    if (!row) throw notFound('Share');
+    if (!row) throw notFound('share');
     return {
       title: row.title,
       createdAt: row.createdAt.toISOString(),
@@ -58,7 +58,7 @@ export class ShareService {
   /** Owner only: anyone else's (or an unknown) token is simply not found. */
   async revoke(ownerId: string, token: string): Promise<void> {
     const deleted = isShareTokenShape(token) && (await deleteOwnedShare(this.deps.db, token, ownerId));
-    if (!deleted) throw notFound('Share');
+    if (!deleted) throw notFound('share');
   }
 
   private toShare(row: { token: string; createdAt: Date }): Share {

@@ -1,3 +1,4 @@
+import { threadBusyMessages } from '@chat/contracts';
 import type { ChatUIMessage } from '~/utils/chatMessages';
 import type { useLiveTurn } from './useLiveTurn';
 import type { useThreadDetail } from './useThreadDetail';
@@ -39,13 +40,13 @@ export function useVersions(threadId: string, options: VersionsOptions) {
    */
   const lockedReason = computed(() => {
     if (changing.value) return 'Changing versions…';
-    if (live.isBusy.value) return 'Wait for the reply to finish, or stop it, before changing versions.';
+    if (live.isBusy.value) return threadBusyMessages.turn_running;
     return null;
   });
   /** Why a message cannot be edited into a new version right now, or null. */
   const editLockedReason = computed(() => {
     if (lockedReason.value) return lockedReason.value;
-    if (queue.items.value.length > 0) return 'Send or delete the queued messages before editing a message.';
+    if (queue.items.value.length > 0) return threadBusyMessages.queue_waiting;
     return null;
   });
 

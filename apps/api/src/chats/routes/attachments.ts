@@ -25,7 +25,7 @@ export function registerAttachmentRoutes(app: H3, services: ChatServices) {
   );
 
   route('get', '/api/media/:id', async (event, userId) => {
-    const file = await attachments.media(userId, idParam(event, 'id', 'Image'));
+    const file = await attachments.media(userId, idParam(event, 'id', 'image'));
     return mediaResponse(event.req.headers, file, 'private, max-age=86400');
   });
 
@@ -33,7 +33,7 @@ export function registerAttachmentRoutes(app: H3, services: ChatServices) {
   publicRoute('get', '/api/shares/:token/media/:id', async (event) => {
     const file = await attachments.sharedMedia(
       getRouterParam(event, 'token') ?? '',
-      idParam(event, 'id', 'Image'),
+      idParam(event, 'id', 'image'),
     );
     return mediaResponse(event.req.headers, file, 'no-store');
   });

@@ -12,7 +12,7 @@ const MESSAGE_ID = /^[\w-]{1,200}$/;
 /** A message id parameter; anything that is not one cannot name a message, so `404`. */
 export function messageIdParam(event: H3Event): string {
   const value = getRouterParam(event, 'messageId');
-  if (!value || !MESSAGE_ID.test(value)) throw notFound('Message');
+  if (!value || !MESSAGE_ID.test(value)) throw notFound('message');
   return value;
 }
 

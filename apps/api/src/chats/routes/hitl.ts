@@ -10,7 +10,7 @@ export function registerHitlRoutes(app: H3, services: ChatServices) {
   // Approve or deny a tool call; the answer is the turn's continuing reply (SSE).
   route('post', '/api/threads/:id/hitl/:requestId', async (event, userId) => {
     const threadId = idParam(event, 'id');
-    const requestId = idParam(event, 'requestId', 'Approval request');
+    const requestId = idParam(event, 'requestId', 'approval');
     const body = await readJson(event, decideHitlBody);
     const { turn, stream } = await services.approvals.decide(userId, threadId, requestId, body.decision);
     return turnStreamResponse(turn.id, stream.subscribe());

@@ -27,7 +27,7 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
   );
 
   route('get', '/api/threads/:id/turns/:turnId/stream', async (event, userId) => {
-    const turnId = idParam(event, 'turnId', 'Turn');
+    const turnId = idParam(event, 'turnId', 'turn');
     const stream = await streams.attach(userId, idParam(event, 'id'), turnId);
     return stream ? turnStreamResponse(turnId, stream) : new Response(null, { status: 204 });
   });
@@ -45,7 +45,7 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
     const { turn, stream } = await queue.retry(
       userId,
       idParam(event, 'id'),
-      idParam(event, 'turnId', 'Turn'),
+      idParam(event, 'turnId', 'turn'),
     );
     return turnStreamResponse(turn.id, stream.subscribe());
   });
@@ -58,20 +58,20 @@ export function registerTurnRoutes(app: H3, services: ChatServices) {
 
   route('patch', '/api/threads/:id/queue/:turnId', async (event, userId) => {
     const threadId = idParam(event, 'id');
-    const turnId = idParam(event, 'turnId', 'Turn');
+    const turnId = idParam(event, 'turnId', 'turn');
     const body = await readJson(event, editQueuedTurnBody);
     return await queue.editQueued(userId, threadId, turnId, body);
   });
 
   route('delete', '/api/threads/:id/queue/:turnId', (event, userId) =>
-    queue.deleteQueued(userId, idParam(event, 'id'), idParam(event, 'turnId', 'Turn')),
+    queue.deleteQueued(userId, idParam(event, 'id'), idParam(event, 'turnId', 'turn')),
   );
 
   route('post', '/api/threads/:id/queue/:turnId/send-now', async (event, userId) => {
     const { turn, stream } = await interrupts.sendNow(
       userId,
       idParam(event, 'id'),
-      idParam(event, 'turnId', 'Turn'),
+      idParam(event, 'turnId', 'turn'),
     );
     return turnStreamResponse(turn.id, stream.subscribe());
   });

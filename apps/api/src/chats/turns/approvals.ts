@@ -1,4 +1,4 @@
-import type { HitlDecision, Turn } from '@chat/contracts';
+import { type HitlDecision, refusalMessages, type Turn } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { ApiError, InvariantError, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
@@ -28,9 +28,9 @@ export class ApprovalService {
     const { turn, request } = await db.transaction(async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const pending = await findRequest(tx, threadId, requestId);
-      if (!pending) throw notFound('Approval request');
+      if (!pending) throw notFound('approval');
       if (pending.status !== 'pending') {
-        throw new ApiError('already_decided', `This request was already ${pending.status}.`, {
+        throw new ApiError('already_decided', refusalMessages.already_decided.as(pending.status), {
           status: pending.status,
         });
       }

@@ -26,7 +26,7 @@ export class TurnStreams {
   ): Promise<ReadableStream<UIMessageChunk> | null> {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const turn = await findTurn(this.deps.db, threadId, turnId);
-    if (!turn) throw notFound('Turn');
+    if (!turn) throw notFound('turn');
     if (turn.status !== 'running') return null;
     return this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps, threadId, turnId);
   }

@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { ApiError } from '../../platform/errors';
 import { transitionTurn } from './lifecycle';
@@ -22,7 +23,7 @@ export async function claimTurn(
     // The caller's transaction rolls back: nothing was accepted or claimed.
     throw new ApiError(
       'rate_limited',
-      `At most ${limit} replies can run at once. Wait for one to finish.`,
+      refusalMessages.rate_limited.runningTurns(limit),
       { retryAfter: RUNNING_TURNS_RETRY_S },
       { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
     );

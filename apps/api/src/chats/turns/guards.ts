@@ -1,6 +1,6 @@
-import { characterCount, hasVisibleText, MAX_TEXT_LENGTH } from '@chat/contracts';
+import { characterCount, hasVisibleText, MAX_TEXT_LENGTH, refusalMessages } from '@chat/contracts';
 import type { Queryable } from '@chat/db';
-import { ApiError } from '../../platform/errors';
+import { ApiError, threadBusy } from '../../platform/errors';
 import { findActiveTurn, listQueuedTurns } from './repository';
 
 /** The checks a send or a change of versions passes before anything is written. */
@@ -11,9 +11,9 @@ import { findActiveTurn, listQueuedTurns } from './repository';
  */
 export function validMessageText(text: string): string {
   const trimmed = text.trim();
-  if (!hasVisibleText(trimmed)) throw new ApiError('bad_request', 'Message text is empty.');
+  if (!hasVisibleText(trimmed)) throw new ApiError('bad_request', refusalMessages.bad_request.emptyText);
   if (characterCount(trimmed) > MAX_TEXT_LENGTH) {
-    throw new ApiError('too_large', `Message text is longer than ${MAX_TEXT_LENGTH} characters.`);
+    throw new ApiError('too_large', refusalMessages.too_large.text);
   }
   return trimmed;
 }
@@ -24,15 +24,8 @@ export function validMessageText(text: string): string {
  */
 export async function assertNoRunningTurn(q: Queryable, threadId: string): Promise<void> {
   const active = await findActiveTurn(q, threadId);
-  if (active?.status === 'awaiting_approval') {
-    throw new ApiError(
-      'thread_busy',
-      'Decide on the tool approval, or stop the reply, before changing versions.',
-    );
-  }
-  if (active) {
-    throw new ApiError('thread_busy', 'Wait for the reply to finish, or stop it, before changing versions.');
-  }
+  if (active?.status === 'awaiting_approval') throw threadBusy('approval_pending');
+  if (active) throw threadBusy('turn_running');
 }
 
 /**
@@ -42,6 +35,6 @@ export async function assertNoRunningTurn(q: Queryable, threadId: string): Promi
 export async function assertIdle(q: Queryable, threadId: string): Promise<void> {
   await assertNoRunningTurn(q, threadId);
   if ((await listQueuedTurns(q, threadId)).length > 0) {
-    throw new ApiError('thread_busy', 'Send or delete the queued messages before editing a message.');
+    throw threadBusy('queue_waiting');
   }
 }

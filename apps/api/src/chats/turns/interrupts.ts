@@ -1,6 +1,6 @@
 import type { Turn } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
-import { ApiError, notFound } from '../../platform/errors';
+import { ApiError, notFound, threadBusy } from '../../platform/errors';
 import { requireOwnedThread } from '../threads/repository';
 import { toTurn } from './dto';
 import type { QueueService } from './queue';
@@ -57,7 +57,7 @@ export class InterruptService {
     const { db, queue } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
     const [turn, [head]] = await Promise.all([findTurn(db, threadId, turnId), listQueuedTurns(db, threadId)]);
-    if (!turn) throw notFound('Turn');
+    if (!turn) throw notFound('turn');
     // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
     if (!isEditable(turn) && turn.status !== 'steer_pending') throw new ApiError('not_queued');
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
@@ -82,7 +82,7 @@ export class InterruptService {
     try {
       for (;;) {
         const current = await findTurn(this.deps.db, turn.threadId, turn.id);
-        if (!current) throw notFound('Turn');
+        if (!current) throw notFound('turn');
         // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
         if (current.status === 'awaiting_approval') {
           const cancelled = await cancelAwaitingTurn(this.deps, current);
@@ -96,8 +96,7 @@ export class InterruptService {
           const settled = await settleOrphanedTurn(this.deps, current);
           if (settled) return settled;
         }
-        if (Date.now() > deadline)
-          throw new ApiError('thread_busy', 'The running turn did not stop in time; try again.');
+        if (Date.now() > deadline) throw threadBusy('stop_timed_out');
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
           wake = () => {

@@ -1,13 +1,7 @@
-import {
-  type NotEligibleReason,
-  QUEUE_CAPACITY,
-  type SendMode,
-  type Turn,
-  type TurnQueue,
-} from '@chat/contracts';
+import { QUEUE_CAPACITY, refusalMessages, type SendMode, type Turn, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { ChatAgent } from '../../agent/chatAgent';
-import { ApiError, InvariantError, notFound } from '../../platform/errors';
+import { ApiError, InvariantError, notEligible, notFound } from '../../platform/errors';
 import type { Signals } from '../../platform/notifications';
 import {
   attachmentIdsOfTurns,
@@ -129,23 +123,20 @@ export class QueueService {
     const { turn, retried } = await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       if (thread.queuePaused && !options.turnId) {
-        throw notEligible('queue_paused', 'The queue is paused; resume it to run the next message.');
+        throw notEligible('queue_paused');
       }
       const active = await findActiveTurn(tx, threadId);
       // Q12: a pending approval blocks the queue until a person decides (or stops the turn).
       if (active?.status === 'awaiting_approval') {
-        throw notEligible('hitl_pending', 'The reply waits for a tool approval; approve or deny it first.');
+        throw notEligible('hitl_pending');
       }
-      if (active) throw notEligible('turn_active', 'A turn is already running.');
+      if (active) throw notEligible('turn_active');
       const [head] = await listQueuedTurns(tx, threadId);
-      if (!head) throw notEligible('queue_empty', 'The queue is empty.');
+      if (!head) throw notEligible('queue_empty');
       if (options.turnId && head.id !== options.turnId) throw new ApiError('not_queue_head');
       if (head.status === 'failed') {
         if (!options.retry) {
-          throw notEligible(
-            'head_failed',
-            'The first queued message failed; retry, edit or delete it first.',
-          );
+          throw notEligible('head_failed');
         }
         await removeFailedAttempt(this.deps.chatAgent.memory, head);
       }
@@ -169,7 +160,7 @@ export class QueueService {
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const turn = await findTurn(this.deps.db, threadId, turnId);
-    if (!turn) throw notFound('Turn');
+    if (!turn) throw notFound('turn');
     if (!isEditable(turn)) throw new ApiError('not_queued');
     return await this.claimHead(ownerId, threadId, { turnId, retry: true });
   }
@@ -256,8 +247,8 @@ export class QueueService {
   private async lockQueuedTurn(tx: Queryable, ownerId: string, threadId: string, turnId: string) {
     await requireOwnedThread(tx, threadId, ownerId, { lock: true });
     const turn = await findTurn(tx, threadId, turnId);
-    if (!turn) throw notFound('Turn');
-    if (!isEditable(turn)) throw new ApiError('not_queued', 'Only queued or failed messages can be changed.');
+    if (!turn) throw notFound('turn');
+    if (!isEditable(turn)) throw new ApiError('not_queued', refusalMessages.not_queued.notWaiting);
     return turn;
   }
 
@@ -276,8 +267,4 @@ export class QueueService {
 function activeBranchOf(thread: ThreadRow): string {
   if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
   return thread.activeBranchId;
-}
-
-function notEligible(reason: NotEligibleReason, message: string): ApiError {
-  return new ApiError('not_eligible', message, { reason });
 }
