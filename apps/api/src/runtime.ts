@@ -14,7 +14,6 @@ import { describeAttachments } from './chats/attachments/repository';
 import { postgresAttachmentStorage } from './chats/attachments/storage';
 import { startAttachmentSweeper } from './chats/attachments/sweep';
 import { BranchService } from './chats/branchService';
-import type { ChatServices } from './chats/context';
 import { FeedbackService } from './chats/feedbackService';
 import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
@@ -33,13 +32,14 @@ import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
+import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
   /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password)/;
 
 export interface Runtime {
-  services: ChatServices;
+  services: ApiServices;
   database: DatabaseHandle;
   chatAgent: ChatAgent;
   runnerId: string;
@@ -144,7 +144,7 @@ export async function createRuntime(
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
-  const services: ChatServices = {
+  const services: ApiServices = {
     authRequests: createAuthHandler(auth, { allowGuests, limits }),
     accounts,
     logger,

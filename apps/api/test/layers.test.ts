@@ -28,7 +28,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
       path === 'accounts/accountService.ts' ||
       path === 'accounts/device.ts',
   ],
-  ['routes', (path) => path.startsWith('chats/routes/') || path === 'accounts/routes.ts'],
+  ['routes: the one HTTP edge', (path) => path.startsWith('routes/')],
   ['app and wiring', (path) => /^[^/]+\.ts$/.test(path)],
 ];
 

@@ -1,11 +1,11 @@
 import { type FeedbackAnswer, feedbackBody } from '@chat/contracts';
 import type { H3 } from 'h3';
-import { idParam, readJson } from '../../platform/http';
-import type { ChatServices } from '../context';
+import { idParam, readJson } from '../platform/http';
 import { messageIdParam } from './branches';
 import { authedRoutes } from './route';
+import type { ApiServices } from './services';
 
-export function registerFeedbackRoutes(app: H3, services: ChatServices) {
+export function registerFeedbackRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const { feedback } = services;
 

@@ -1,9 +1,9 @@
 import { editMessageBody, regenerateReplyBody, switchBranchBody } from '@chat/contracts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
-import { notFound } from '../../platform/errors';
-import { idParam, readJson } from '../../platform/http';
-import type { ChatServices } from '../context';
+import { notFound } from '../platform/errors';
+import { idParam, readJson } from '../platform/http';
 import { authedRoutes } from './route';
+import type { ApiServices } from './services';
 import { sendResponse } from './turns';
 
 /** Message ids are Mastra's (uuids in practice): letters, digits, `-` and `_`. */
@@ -16,7 +16,7 @@ export function messageIdParam(event: H3Event): string {
   return value;
 }
 
-export function registerBranchRoutes(app: H3, services: ChatServices) {
+export function registerBranchRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const { branches, threads } = services;
 

@@ -1,9 +1,9 @@
 import type { H3 } from 'h3';
-import type { ChatServices } from '../chats/context';
-import { authedRoutes } from '../chats/routes/route';
+import { authedRoutes } from './route';
+import type { ApiServices } from './services';
 
 /** The signed-in person's account: who, their sessions, and deleting it all. */
-export function registerAccountRoutes(app: H3, services: ChatServices) {
+export function registerAccountRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const { accounts } = services;
 

@@ -1,14 +1,14 @@
 import type { ShareAnswer, ShareList } from '@chat/contracts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
-import { idParam } from '../../platform/http';
-import type { ChatServices } from '../context';
+import { idParam } from '../platform/http';
 import { authedRoutes, publicRoutes } from './route';
+import type { ApiServices } from './services';
 
 function tokenParam(event: H3Event): string {
   return getRouterParam(event, 'token') ?? '';
 }
 
-export function registerShareRoutes(app: H3, services: ChatServices) {
+export function registerShareRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const publicRoute = publicRoutes(app);
   const { shares } = services;

@@ -1,10 +1,10 @@
 import { createThreadBody, renameThreadBody, searchThreadsQuery, threadListQuery } from '@chat/contracts';
 import type { H3 } from 'h3';
-import { idParam, readJson, readQuery } from '../../platform/http';
-import type { ChatServices } from '../context';
+import { idParam, readJson, readQuery } from '../platform/http';
 import { authedRoutes } from './route';
+import type { ApiServices } from './services';
 
-export function registerThreadRoutes(app: H3, services: ChatServices) {
+export function registerThreadRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const { threads } = services;
 

@@ -1,12 +1,12 @@
 import { type AttachmentAnswer, MAX_ATTACHMENT_BYTES } from '@chat/contracts';
 import { getRouterParam, type H3 } from 'h3';
-import { idParam } from '../../platform/http';
-import { readUploadedFile } from '../../platform/multipartBody';
-import type { MediaFile } from '../attachmentService';
-import type { ChatServices } from '../context';
+import type { MediaFile } from '../chats/attachmentService';
+import { idParam } from '../platform/http';
+import { readUploadedFile } from '../platform/multipartBody';
 import { authedRoutes, publicRoutes } from './route';
+import type { ApiServices } from './services';
 
-export function registerAttachmentRoutes(app: H3, services: ChatServices) {
+export function registerAttachmentRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const publicRoute = publicRoutes(app);
   const { attachments } = services;

@@ -1,8 +1,8 @@
 import type { H3, H3Event } from 'h3';
-import type { SignedIn } from '../../auth/auth';
-import { ApiError } from '../../platform/errors';
-import type { RateLimitRule } from '../../platform/rateLimit';
-import type { ChatServices } from '../context';
+import type { SignedIn } from '../auth/auth';
+import { ApiError } from '../platform/errors';
+import type { RateLimitRule } from '../platform/rateLimit';
+import type { ApiServices } from './services';
 
 export type AuthedHandler = (
   event: H3Event,
@@ -23,7 +23,7 @@ export interface RouteOptions {
  * Refusals thrown by a handler go to the app's error handler. The app-level request guard has
  * already checked the origin, the media type and the body (`platform/requestGuard.ts`).
  */
-export function authedRoutes(app: H3, services: ChatServices) {
+export function authedRoutes(app: H3, services: ApiServices) {
   return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
     app[method](path, async (event) => {
       const signedIn = await services.accounts.signedIn(event.req.headers);

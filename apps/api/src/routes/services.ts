@@ -1,17 +1,17 @@
 import type { H3Event } from 'h3';
 import type { AccountService } from '../accounts/accountService';
+import type { AttachmentService } from '../chats/attachmentService';
+import type { BranchService } from '../chats/branchService';
+import type { FeedbackService } from '../chats/feedbackService';
+import type { ShareService } from '../chats/shareService';
+import type { ThreadEvents } from '../chats/threadEvents';
+import type { ThreadService } from '../chats/threadService';
+import type { ApprovalService } from '../chats/turns/approvals';
+import type { TurnStreams } from '../chats/turns/attach';
+import type { InterruptService } from '../chats/turns/interrupts';
+import type { QueueService } from '../chats/turns/queue';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
-import type { AttachmentService } from './attachmentService';
-import type { BranchService } from './branchService';
-import type { FeedbackService } from './feedbackService';
-import type { ShareService } from './shareService';
-import type { ThreadEvents } from './threadEvents';
-import type { ThreadService } from './threadService';
-import type { ApprovalService } from './turns/approvals';
-import type { TurnStreams } from './turns/attach';
-import type { InterruptService } from './turns/interrupts';
-import type { QueueService } from './turns/queue';
 
 /** Who may send what, as the HTTP layer enforces it (from the config). */
 export interface HttpPolicy {
@@ -22,8 +22,11 @@ export interface HttpPolicy {
   limits: RateLimiter;
 }
 
-/** What the routes may call: the chat domain's services, nothing lower (no database, no signals). */
-export interface ChatServices {
+/**
+ * What the routes may call: the domain's services (chats and accounts) and the HTTP policy, nothing
+ * lower (no database, no signals). The one HTTP edge: every route file takes these.
+ */
+export interface ApiServices {
   /** better-auth's `/api/auth/**` in the contract's terms (`auth/authHandler.ts`). */
   authRequests: (event: H3Event) => Promise<Response>;
   accounts: AccountService;

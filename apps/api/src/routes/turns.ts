@@ -1,9 +1,9 @@
 import { editQueuedTurnBody, sendTurnBody, setQueuePausedBody } from '@chat/contracts';
 import type { H3 } from 'h3';
-import { idParam, readJson, turnStreamResponse } from '../../platform/http';
-import type { ChatServices } from '../context';
-import type { SendResult } from '../turns/queue';
+import type { SendResult } from '../chats/turns/queue';
+import { idParam, readJson, turnStreamResponse } from '../platform/http';
 import { authedRoutes } from './route';
+import type { ApiServices } from './services';
 
 /** A send's answer: the reply stream (200), or the accepted turn and the queue (202). */
 export function sendResponse(result: SendResult): Response {
@@ -11,7 +11,7 @@ export function sendResponse(result: SendResult): Response {
   return Response.json({ turn: result.turn, turnQueue: result.turnQueue }, { status: 202 });
 }
 
-export function registerTurnRoutes(app: H3, services: ChatServices) {
+export function registerTurnRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const { queue, interrupts, streams } = services;
 

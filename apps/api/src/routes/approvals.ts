@@ -1,10 +1,10 @@
 import { decideHitlBody } from '@chat/contracts';
 import type { H3 } from 'h3';
-import { idParam, readJson, turnStreamResponse } from '../../platform/http';
-import type { ChatServices } from '../context';
+import { idParam, readJson, turnStreamResponse } from '../platform/http';
 import { authedRoutes } from './route';
+import type { ApiServices } from './services';
 
-export function registerHitlRoutes(app: H3, services: ChatServices) {
+export function registerApprovalRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
 
   // Approve or deny a tool call; the answer is the turn's continuing reply (SSE).
