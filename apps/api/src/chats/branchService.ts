@@ -2,11 +2,18 @@ import { refusalMessages } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
+import {
+  readBranchTail,
+  readMessageIdsBefore,
+  readMessageRole,
+  readUserMessageBefore,
+  writeBranchLineage,
+} from '../agent/memoryTables';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
 import { attachmentsForMessage } from './attachments/repository';
 import { activeTranscript } from './branches/activeTranscript';
-import { deleteLineage, writeBranchLineage } from './branches/lineageRepository';
+import { deleteLineage } from './branches/lineageRepository';
 import { releaseImagesOfRemovedTurns } from './branches/removedImages';
 import {
   findThreadBranch,
@@ -17,12 +24,6 @@ import {
   markBranchRemoved,
   mostRecentOtherBranch,
 } from './branches/repository';
-import {
-  readBranchTail,
-  readMessageIdsBefore,
-  readMessageRole,
-  readUserMessageBefore,
-} from './branches/storedMessages';
 import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
 import { noAttempt } from './turns/failedAttempt';

@@ -1,6 +1,6 @@
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import { writeUserMessageLineage } from '../../agent/memoryTables';
 import type { Signals } from '../../platform/notifications';
-import { writeUserMessageLineage } from '../branches/lineageRepository';
 import { lockThread } from '../threads/repository';
 import { transitionTurn } from './lifecycle';
 import type { Outcome, RunProgress } from './replyRepair';
