@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Turn } from '@chat/contracts';
 import { recallBranch } from '../src/chats/branches/transcript';
 import { findTurn } from '../src/chats/turns/repository';
-import type { TurnStream } from '../src/chats/turns/turnStream';
+import type { TurnStream } from '../src/chats/turns/running/turnStream';
 import { turnStreamResponse } from '../src/platform/http';
 import { type EvalCase, FOLLOW_UP } from './cases';
 import type { EvalEnvironment } from './environment';
@@ -91,7 +91,7 @@ export async function runCase(env: EvalEnvironment, input: CaseInput): Promise<C
   const withDirectives = (text: string, which: keyof typeof directives) =>
     env.localModel ? `${text}${directives[which]}` : text;
   const send = (threadId: string, text: string) =>
-    services.queue.send(owner, threadId, { clientRequestId: randomUUID(), text });
+    services.acceptance.send(owner, threadId, { clientRequestId: randomUUID(), text });
 
   const thread = await services.threads.create(owner, {});
   const eventsAbort = new AbortController();

@@ -19,14 +19,16 @@ import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
-import { ApprovalService } from './chats/turns/approvals';
-import { TurnStreams } from './chats/turns/attach';
-import { MastraDriver } from './chats/turns/driver/mastraDriver';
+import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
+import { ApprovalService } from './chats/turns/approval/approvalService';
+import { MastraDriver } from './chats/turns/driver/mastra/mastraDriver';
 import type { RuntimeDriver } from './chats/turns/driver/types';
-import { InterruptService } from './chats/turns/interrupts';
-import { QueueService } from './chats/turns/queue';
-import { startOrphanSweeper } from './chats/turns/recovery';
-import { TurnRunner } from './chats/turns/runner';
+import { InterruptService } from './chats/turns/interrupt/interruptService';
+import { QueueService } from './chats/turns/queue/queueService';
+import { TurnStreams } from './chats/turns/running/attach';
+import { HeadClaims } from './chats/turns/running/headClaim';
+import { startOrphanSweeper } from './chats/turns/running/recovery';
+import { TurnRunner } from './chats/turns/running/runner';
 import { type Config, trustedOrigins } from './platform/config';
 import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
@@ -112,8 +114,10 @@ export async function createRuntime(
     modelName: config.CHAT_MODEL,
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
-  const queue = new QueueService({ db, chatAgent, signals, runner });
-  const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const { memory } = chatAgent;
+  const acceptance = new TurnAcceptance({ db, signals, runner });
+  const claims = new HeadClaims({ db, memory, signals, runner });
+  const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, claims });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
@@ -156,11 +160,13 @@ export async function createRuntime(
     ready: databaseReadiness(database.sql),
     threads,
     events: new ThreadEvents({ db, signals, logger, memory: chatAgent.memory }),
-    queue,
+    acceptance,
+    queue: new QueueService({ db, memory, signals }),
+    claims,
     interrupts,
     streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
     approvals: new ApprovalService({ db, signals, runner }),
-    branches: new BranchService({ db, chatAgent, signals, queue, runner }),
+    branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),

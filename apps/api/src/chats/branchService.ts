@@ -1,5 +1,5 @@
 import { refusalMessages } from '@chat/contracts';
-import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import type { BranchRow, Database, Queryable, ThreadRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
 import {
@@ -26,19 +26,17 @@ import {
 } from './branches/repository';
 import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
-import { noAttempt } from './turns/failedAttempt';
-import { assertIdle, assertNoRunningTurn, validMessageText } from './turns/guards';
-import { insertTurn, transitionTurn } from './turns/lifecycle';
-import type { QueueService, SendResult } from './turns/queue';
-import { findTurnByClientRequestId, listTurnsOfMessages, markTurnsRemoved } from './turns/repository';
-import type { TurnRunner } from './turns/runner';
+import type { SendResult, TurnAcceptance } from './turns/accepting/turnAcceptance';
+import { validMessageText } from './turns/messageText';
+import { assertNoActiveTurn, assertQuiet } from './turns/queue/busy';
+import { forgetTurnsOfDeletedMessages } from './turns/queue/failedAttempt';
+import { listTurnsOfMessages } from './turns/repository';
 
 export interface BranchServiceDeps {
   db: Database;
   chatAgent: ChatAgent;
   signals: Signals;
-  queue: QueueService;
-  runner: TurnRunner;
+  acceptance: TurnAcceptance;
 }
 
 /**
@@ -102,8 +100,9 @@ export class BranchService {
   }
 
   /**
-   * A new version at the user message `pick` names (read under the thread lock, after the idle
-   * check), answered at once (SSE). A retried clientRequestId replays the first answer.
+   * A new version at the user message `pick` names (read under the thread lock, after the quiet
+   * check), accepted like any turn (TurnAcceptance) and answered at once (SSE). A retried
+   * clientRequestId replays the first answer.
    */
   private async startVersion(
     ownerId: string,
@@ -115,42 +114,36 @@ export class BranchService {
       thread: ThreadRow,
     ) => Promise<{ messageId: string; text: string; attachmentIds?: string[] }>,
   ): Promise<SendResult> {
-    const { db, chatAgent, queue, runner } = this.deps;
     const newBranchId = crypto.randomUUID();
     const clone = { made: false };
-    let result: { retry: boolean; turn: TurnRow };
-    try {
-      result = await db.transaction(async (tx) => {
-        const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
-        if (existing) return { retry: true, turn: existing };
-        await assertIdle(tx, threadId);
-        const { messageId, text, attachmentIds } = await pick(tx, thread);
-        // The new version keeps the original message's images unless the edit names others.
-        const attachments = attachmentIds
-          ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
-          : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
-              (turn) => turn.userMessageId === messageId,
-            )?.attachments;
-        await this.createVersion(tx, thread, messageId, newBranchId, clone);
-        await updateThread(tx, threadId, { activeBranchId: newBranchId });
-        const turn = await insertTurn(tx, 'queued', {
-          threadId,
-          branchId: newBranchId,
-          clientRequestId,
-          text,
-          attachments: attachments ?? [],
-        });
-        return { retry: false, turn: await runner.claim(tx, turn, newBranchId) };
-      });
-    } catch (error) {
-      // The transaction rolled back: drop the memory thread it cloned, if any.
-      if (clone.made) await chatAgent.memory.deleteThread(newBranchId).catch(() => {});
-      throw error;
-    }
-    if (result.retry) return await queue.replay(result.turn);
-    await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    return await queue.startClaimed(result.turn, ownerId);
+    return await this.deps.acceptance.accept(
+      { ownerId, threadId, clientRequestId },
+      {
+        decide: async (tx, thread) => {
+          await assertQuiet(tx, threadId);
+          const { messageId, text, attachmentIds } = await pick(tx, thread);
+          // The new version keeps the original message's images unless the edit names others.
+          const attachments = attachmentIds
+            ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
+            : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
+                (turn) => turn.userMessageId === messageId,
+              )?.attachments;
+          await this.createVersion(tx, thread, messageId, newBranchId, clone);
+          return {
+            branchId: newBranchId,
+            text,
+            attachments: attachments ?? [],
+            joins: 'run',
+            thread: { activeBranchId: newBranchId },
+            announce: true,
+          };
+        },
+        // The transaction rolled back: drop the memory thread it cloned, if any.
+        rolledBack: async () => {
+          if (clone.made) await this.deps.chatAgent.memory.deleteThread(newBranchId).catch(() => {});
+        },
+      },
+    );
   }
 
   /**
@@ -163,7 +156,7 @@ export class BranchService {
       const branch = await findThreadBranch(tx, threadId, branchId);
       if (!branch) throw notFound('branch');
       if (thread.activeBranchId === branchId) return;
-      await assertNoRunningTurn(tx, threadId);
+      await assertNoActiveTurn(tx, threadId);
       await updateThread(tx, threadId, { activeBranchId: branchId });
       await markBranchActive(tx, branchId);
     });
@@ -186,7 +179,7 @@ export class BranchService {
     let queueChanged = false;
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      await assertNoRunningTurn(tx, threadId);
+      await assertNoActiveTurn(tx, threadId);
       const transcript = await activeTranscript(tx, thread);
       const { branch, messages: stored, originOf } = transcript;
       const index = userMessageIndex(stored, originOf, messageId);
@@ -207,22 +200,20 @@ export class BranchService {
             ? (await findThreadBranch(tx, threadId, branch.parentBranchId))?.id
             : undefined) ?? (await mostRecentOtherBranch(tx, threadId, branch.id))?.id;
       }
-      let removedTurns: TurnRow[];
+      let which: { branchId: string } | { messageIds: string[] };
       if (target && target !== branch.id && ownMessagesLeft === 0 && branch.forkMessageId !== null) {
         await markBranchRemoved(tx, branch.id);
         removedBranch = branch;
-        removedTurns = await markTurnsRemoved(tx, threadId, { branchId: branch.id });
+        which = { branchId: branch.id };
       } else {
         const deleted = stored.slice(index).map((message) => message.id);
         await memory.deleteMessages(deleted);
         await deleteLineage(tx, branch.id, deleted.map(originOf));
-        removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
+        which = { messageIds: deleted };
       }
-      await releaseImagesOfRemovedTurns(tx, threadId, removedTurns);
-      for (const turn of removedTurns.filter((removed) => removed.status === 'failed')) {
-        await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
-        queueChanged = true;
-      }
+      const forgotten = await forgetTurnsOfDeletedMessages(tx, threadId, which);
+      await releaseImagesOfRemovedTurns(tx, threadId, forgotten.removed);
+      queueChanged = forgotten.queueChanged;
       if (target && target !== branch.id) {
         await updateThread(tx, threadId, { activeBranchId: target });
         await markBranchActive(tx, target);

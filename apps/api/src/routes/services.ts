@@ -6,10 +6,12 @@ import type { FeedbackService } from '../chats/feedbackService';
 import type { ShareService } from '../chats/shareService';
 import type { ThreadEvents } from '../chats/threadEvents';
 import type { ThreadService } from '../chats/threadService';
-import type { ApprovalService } from '../chats/turns/approvals';
-import type { TurnStreams } from '../chats/turns/attach';
-import type { InterruptService } from '../chats/turns/interrupts';
-import type { QueueService } from '../chats/turns/queue';
+import type { TurnAcceptance } from '../chats/turns/accepting/turnAcceptance';
+import type { ApprovalService } from '../chats/turns/approval/approvalService';
+import type { InterruptService } from '../chats/turns/interrupt/interruptService';
+import type { QueueService } from '../chats/turns/queue/queueService';
+import type { TurnStreams } from '../chats/turns/running/attach';
+import type { HeadClaims } from '../chats/turns/running/headClaim';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
 
@@ -36,7 +38,9 @@ export interface ApiServices {
   ready: () => Promise<void>;
   threads: ThreadService;
   events: ThreadEvents;
+  acceptance: TurnAcceptance;
   queue: QueueService;
+  claims: HeadClaims;
   interrupts: InterruptService;
   streams: TurnStreams;
   branches: BranchService;

@@ -1,6 +1,6 @@
 import { editQueuedTurnBody, sendTurnBody, setQueuePausedBody } from '@chat/contracts';
 import type { H3 } from 'h3';
-import type { SendResult } from '../chats/turns/queue';
+import type { SendResult } from '../chats/turns/accepting/turnAcceptance';
 import { idParam, readJson, turnStreamResponse } from '../platform/http';
 import { authedRoutes } from './route';
 import type { ApiServices } from './services';
@@ -13,7 +13,7 @@ export function sendResponse(result: SendResult): Response {
 
 export function registerTurnRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
-  const { queue, interrupts, streams } = services;
+  const { acceptance, queue, claims, interrupts, streams } = services;
 
   route(
     'post',
@@ -21,7 +21,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
     async (event, userId) => {
       const threadId = idParam(event, 'id');
       const body = await readJson(event, sendTurnBody);
-      return sendResponse(await queue.send(userId, threadId, body));
+      return sendResponse(await acceptance.send(userId, threadId, body));
     },
     { limit: 'sends' },
   );
@@ -37,12 +37,12 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
   }));
 
   route('post', '/api/threads/:id/queue/claim', async (event, userId) => {
-    const { turn, stream } = await queue.claimHead(userId, idParam(event, 'id'));
+    const { turn, stream } = await claims.claim(userId, idParam(event, 'id'));
     return turnStreamResponse(turn.id, stream.subscribe());
   });
 
   route('post', '/api/threads/:id/queue/:turnId/retry', async (event, userId) => {
-    const { turn, stream } = await queue.retry(
+    const { turn, stream } = await claims.retry(
       userId,
       idParam(event, 'id'),
       idParam(event, 'turnId', 'turn'),
@@ -60,11 +60,11 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
     const threadId = idParam(event, 'id');
     const turnId = idParam(event, 'turnId', 'turn');
     const body = await readJson(event, editQueuedTurnBody);
-    return await queue.editQueued(userId, threadId, turnId, body);
+    return await queue.edit(userId, threadId, turnId, body);
   });
 
   route('delete', '/api/threads/:id/queue/:turnId', (event, userId) =>
-    queue.deleteQueued(userId, idParam(event, 'id'), idParam(event, 'turnId', 'turn')),
+    queue.remove(userId, idParam(event, 'id'), idParam(event, 'turnId', 'turn')),
   );
 
   route('post', '/api/threads/:id/queue/:turnId/send-now', async (event, userId) => {

@@ -1,6 +1,6 @@
 import type { BranchRow, TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
-import type { Segment } from '../modelCall';
+import type { Segment } from './mastra/modelCall';
 
 /**
  * The runtime driver seam: the one interface the turn runner talks to for a model/agent call. A

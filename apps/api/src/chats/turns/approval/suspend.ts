@@ -1,19 +1,19 @@
 import type { Database, HitlRequestRow, TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
-import type { ChatAgent } from '../../agent/chatAgent';
-import { TOOL_CANCELLED_REASON } from '../../agent/tools';
-import type { Logger } from '../../platform/logger';
-import type { Signals } from '../../platform/notifications';
-import { findBranch } from '../branches/repository';
-import { closeToolCall } from '../branches/transcript';
-import { lockThread } from '../threads/repository';
-import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from './hitlRepository';
-import { transitionTurn } from './lifecycle';
-import type { RunProgress } from './replyRepair';
-import { findTurn } from './repository';
-import { settleTurn } from './settle';
-import { requeueSteers } from './steerRepository';
-import { endOfReply, type TurnStream } from './turnStream';
+import type { ChatAgent } from '../../../agent/chatAgent';
+import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
+import type { Logger } from '../../../platform/logger';
+import type { Signals } from '../../../platform/notifications';
+import { findBranch } from '../../branches/repository';
+import { closeToolCall } from '../../branches/transcript';
+import { lockThread } from '../../threads/repository';
+import { transitionTurn } from '../lifecycle';
+import { findTurn } from '../repository';
+import type { RunProgress } from '../running/replyRepair';
+import { settleTurn } from '../running/settle';
+import { endOfReply, type TurnStream } from '../running/turnStream';
+import { requeueSteers } from '../steer/repository';
+import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from './repository';
 
 /** The tool call a run suspended on, and Mastra's handle to resume it. */
 export interface SuspendedCall {

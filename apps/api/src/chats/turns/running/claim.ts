@@ -1,7 +1,7 @@
 import { refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
-import { ApiError } from '../../platform/errors';
-import { transitionTurn } from './lifecycle';
+import { ApiError } from '../../../platform/errors';
+import { transitionTurn } from '../lifecycle';
 import { countRunningTurnsOfOwner, lastSettledTurnOnBranch, leaseFromNow } from './repository';
 
 /** What a claim refused for too many running turns suggests: replies take seconds. */

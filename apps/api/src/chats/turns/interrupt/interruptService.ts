@@ -1,18 +1,19 @@
-import type { Turn } from '@chat/contracts';
+import { inStatusGroup, type Turn } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
-import { ApiError, notFound, threadBusy } from '../../platform/errors';
-import { requireOwnedThread } from '../threads/repository';
-import { toTurn } from './dto';
-import type { QueueService } from './queue';
-import { type RecoveryDeps, settleOrphanedTurn } from './recovery';
-import { findActiveTurn, findTurn, isEditable, listQueuedTurns } from './repository';
-import type { TurnRunner } from './runner';
-import { cancelAwaitingTurn } from './suspend';
-import type { TurnStream } from './turnStream';
+import { ApiError, notFound, threadBusy } from '../../../platform/errors';
+import { requireOwnedThread } from '../../threads/repository';
+import { cancelAwaitingTurn } from '../approval/suspend';
+import { toTurn } from '../dto';
+import { listWaitingTurns } from '../queue/repository';
+import { findActiveTurn, findTurn } from '../repository';
+import type { HeadClaims } from '../running/headClaim';
+import { type RecoveryDeps, settleOrphanedTurn } from '../running/recovery';
+import type { TurnRunner } from '../running/runner';
+import type { TurnStream } from '../running/turnStream';
 
 export interface InterruptDeps extends RecoveryDeps {
   runner: TurnRunner;
-  queue: QueueService;
+  claims: HeadClaims;
   /** How long an interrupt waits for the runner to release the thread. */
   interruptTimeoutMs?: number;
 }
@@ -54,19 +55,22 @@ export class InterruptService {
     threadId: string,
     turnId: string,
   ): Promise<{ turn: Turn; stream: TurnStream }> {
-    const { db, queue } = this.deps;
+    const { db, claims } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
-    const [turn, [head]] = await Promise.all([findTurn(db, threadId, turnId), listQueuedTurns(db, threadId)]);
+    const [turn, [head]] = await Promise.all([
+      findTurn(db, threadId, turnId),
+      listWaitingTurns(db, threadId),
+    ]);
     if (!turn) throw notFound('turn');
     // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
-    if (!isEditable(turn) && turn.status !== 'steer_pending') throw new ApiError('not_queued');
+    if (!inStatusGroup('waiting', turn.status)) throw new ApiError('not_queued');
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
     // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
     // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim
     // sees the branch's last settled turn interrupted (S5); if the reply finished on its own
     // meanwhile, nothing was cut off and the head runs as an ordinary turn.
     await this.interruptOwned(threadId);
-    return await queue.claimHead(ownerId, threadId, { turnId });
+    return await claims.claim(ownerId, threadId, { turnId });
   }
 
   /**

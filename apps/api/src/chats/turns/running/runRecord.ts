@@ -1,12 +1,10 @@
-import type { Database, TurnRow } from '@chat/db';
+import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
-import { InvariantError } from '../../platform/errors';
-import type { Signals } from '../../platform/notifications';
-import type { RuntimeConnection, SteerMessage } from './driver/types';
-import { suspendedCallOf } from './modelCall';
+import { InvariantError } from '../../../platform/errors';
+import type { SuspendedCall } from '../approval/suspend';
+import { suspendedCallOf } from '../driver/mastra/modelCall';
+import type { SteerMessage } from '../driver/types';
 import type { Outcome, RunProgress } from './replyRepair';
-import { listPendingSteers, markSteersDelivered, requeueSteers } from './steerRepository';
-import type { SuspendedCall } from './suspend';
 import type { TurnStream } from './turnStream';
 
 /** What the runner gathers from a run's events, to settle the turn with. */
@@ -42,33 +40,18 @@ export function takeChunk(chunk: UIMessageChunk, record: RunRecord, stream: Turn
 
 /**
  * The reference's `steer-boundary`: the reply took steers in. Subscribers roll their transcript
- * (the data part), the steers' rows become `delivered`, and the checkpoint follows the
- * continuation from here (the reply so far is a finished message of its own).
+ * (the data part), and the checkpoint follows the continuation from here (the reply so far is a
+ * finished message of its own).
  */
-export async function takeSteerBoundary(
-  deps: { db: Database; signals: Signals },
-  turn: TurnRow,
+export function takeSteerBoundary(
   boundary: { steers: SteerMessage[]; continuationMessageId: string },
   record: RunRecord,
   stream: TurnStream,
-): Promise<void> {
+): void {
   stream.push({ type: 'data-steer-boundary', data: boundary });
   record.progress.steered = true;
   record.progress.assistantMessageId = boundary.continuationMessageId;
   record.progress.partialText = '';
-  await deps.db.transaction((tx) => markSteersDelivered(tx, turn.threadId, turn.branchId, boundary.steers));
-  await deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
-}
-
-/** The reference's `steer-undelivered`: steers the run never took in go to the head of the queue. */
-export async function takeUndeliveredSteers(
-  deps: { db: Database; signals: Signals },
-  threadId: string,
-  steers: SteerMessage[],
-): Promise<void> {
-  const ids = steers.map((steer) => steer.turnId);
-  const requeued = await deps.db.transaction((tx) => requeueSteers(tx, threadId, ids));
-  if (requeued.length > 0) await deps.signals.publish({ kind: 'queue.changed', threadId });
 }
 
 /**
@@ -80,26 +63,6 @@ export function assertRunnable(turn: TurnRow, runnerId: string): string {
     throw new InvariantError(`turn ${turn.id} reached the runner without being claimed by it`);
   }
   return turn.userMessageId;
-}
-
-/**
- * Hands the thread's pending steers to its run (the driver delivers them at the next step boundary
- * and ignores ones it already has). A driver that cannot steer gets none: they are queued at the
- * head at once, and run with the steer reminder.
- */
-export async function redirectSteers(
-  deps: { db: Database; signals: Signals },
-  threadId: string,
-  connection: RuntimeConnection,
-): Promise<void> {
-  const steers = (await listPendingSteers(deps.db, threadId)).map((row) => ({
-    turnId: row.id,
-    messageId: crypto.randomUUID(),
-    text: row.text,
-  }));
-  if (steers.length === 0) return;
-  if (connection.redirect) connection.redirect(steers);
-  else await takeUndeliveredSteers(deps, threadId, steers);
 }
 
 /** How a run ended, as the runner saw it. */

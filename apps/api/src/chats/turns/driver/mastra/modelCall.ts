@@ -1,12 +1,12 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, HitlRequestRow, TurnRow } from '@chat/db';
 import type { InputProcessor } from '@mastra/core/processors';
-import type { ChatAgent } from '../../agent/chatAgent';
-import { HANDOFF_INSTRUCTION } from '../../agent/handoffInstruction';
-import { steerReminder } from '../../agent/steerReminder';
-import { TOOL_DENIED_REASON } from '../../agent/tools';
-import { fileReferencePart } from '../attachments/parts';
-import type { SuspendedCall } from './suspend';
+import type { ChatAgent } from '../../../../agent/chatAgent';
+import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
+import { steerReminder } from '../../../../agent/steerReminder';
+import { TOOL_DENIED_REASON } from '../../../../agent/tools';
+import { fileReferencePart } from '../../../attachments/parts';
+import type { SuspendedCall } from '../../approval/suspend';
 
 /** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
 export type Segment = { kind: 'start' } | { kind: 'resume'; request: HitlRequestRow; decision: HitlDecision };

@@ -1,13 +1,13 @@
 import { type HitlDecision, refusalMessages, type Turn } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import { ApiError, InvariantError, notFound } from '../../platform/errors';
-import type { Signals } from '../../platform/notifications';
-import { requireOwnedThread } from '../threads/repository';
-import { toTurn } from './dto';
-import { decideRequest, findRequest } from './hitlRepository';
-import { findTurn } from './repository';
-import type { TurnRunner } from './runner';
-import type { TurnStream } from './turnStream';
+import { ApiError, InvariantError, notFound } from '../../../platform/errors';
+import type { Signals } from '../../../platform/notifications';
+import { requireOwnedThread } from '../../threads/repository';
+import { toTurn } from '../dto';
+import { findTurn } from '../repository';
+import type { TurnRunner } from '../running/runner';
+import type { TurnStream } from '../running/turnStream';
+import { decideRequest, findRequest } from './repository';
 
 /** Deciding a tool approval (H3): approve runs the tool, deny tells the model; the turn continues. */
 export class ApprovalService {

@@ -1,28 +1,21 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
-import type { ChatAgent } from '../../agent/chatAgent';
-import { InvariantError } from '../../platform/errors';
-import type { Logger } from '../../platform/logger';
-import type { Signals } from '../../platform/notifications';
-import { findBranch } from '../branches/repository';
+import type { ChatAgent } from '../../../agent/chatAgent';
+import { InvariantError } from '../../../platform/errors';
+import type { Logger } from '../../../platform/logger';
+import type { Signals } from '../../../platform/notifications';
+import { findBranch } from '../../branches/repository';
+import { endWithApprovalRequest } from '../approval/suspend';
+import { describeModelError, type Segment } from '../driver/mastra/modelCall';
+import type { RuntimeConnection, RuntimeDriver } from '../driver/types';
+import { transitionTurn } from '../lifecycle';
+import { recordSteersDelivered, redirectPendingSteers, requeueUndeliveredSteers } from '../steer/delivery';
 import { checkpoint } from './checkpoint';
 import { claimTurn } from './claim';
-import type { RuntimeConnection, RuntimeDriver } from './driver/types';
-import { transitionTurn } from './lifecycle';
-import { describeModelError, type Segment } from './modelCall';
 import { repairTranscript } from './replyRepair';
 import { leaseFromNow } from './repository';
-import {
-  assertRunnable,
-  outcomeOf,
-  type RunRecord,
-  redirectSteers,
-  takeChunk,
-  takeSteerBoundary,
-  takeUndeliveredSteers,
-} from './runEvents';
+import { assertRunnable, outcomeOf, type RunRecord, takeChunk, takeSteerBoundary } from './runRecord';
 import { settleRun } from './settle';
-import { endWithApprovalRequest } from './suspend';
 import { endOfReply, TurnStream } from './turnStream';
 
 export interface TurnRunnerDeps {
@@ -220,9 +213,10 @@ export class TurnRunner {
         if (event.type === 'chunk') takeChunk(event.chunk, record, stream);
         else if (event.type === 'steer-boundary') {
           const { steers, continuationMessageId } = event;
-          await takeSteerBoundary(this.deps, turn, { steers, continuationMessageId }, record, stream);
+          takeSteerBoundary({ steers, continuationMessageId }, record, stream);
+          await recordSteersDelivered(this.deps, turn, steers);
         } else if (event.type === 'steer-undelivered')
-          await takeUndeliveredSteers(this.deps, turn.threadId, event.steers);
+          await requeueUndeliveredSteers(this.deps, turn.threadId, event.steers);
         else if (event.type === 'resume-token') record.resumeToken = event.token;
         else if (event.type === 'error') {
           if (controller.signal.aborted) continue;
@@ -274,7 +268,7 @@ export class TurnRunner {
     const running = [...this.running.entries()].find(([, entry]) => entry.threadId === threadId);
     const connection = running?.[1].connection;
     if (!running || !connection) return;
-    await redirectSteers(this.deps, threadId, connection).catch((error: unknown) =>
+    await redirectPendingSteers(this.deps, threadId, connection).catch((error: unknown) =>
       this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers'),
     );
   }

@@ -1,5 +1,5 @@
 import type { Database } from '@chat/db';
-import type { Logger } from '../../platform/logger';
+import type { Logger } from '../../../platform/logger';
 import type { RunProgress } from './replyRepair';
 import { checkpointRunningTurn } from './repository';
 

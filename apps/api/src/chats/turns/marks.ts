@@ -1,28 +1,6 @@
-import type { ChatMessageMetadata, Turn, TurnQueue } from '@chat/contracts';
+import type { ChatMessageMetadata } from '@chat/contracts';
 import type { Queryable } from '@chat/db';
-import { isQueuePaused } from '../threads/repository';
-import { toTurn, toTurnQueue } from './dto';
-import { findActiveTurn, findTurn, listQueuedTurns, listTurnsOfMessages } from './repository';
-
-/** What the layers above read of turns: contract DTOs, never rows. */
-
-/** The thread's running turn and its queue in run order. */
-export async function readTurnQueue(q: Queryable, threadId: string): Promise<TurnQueue> {
-  return toTurnQueue(
-    await findActiveTurn(q, threadId),
-    await listQueuedTurns(q, threadId),
-    await isQueuePaused(q, threadId),
-  );
-}
-
-export async function hasActiveTurn(q: Queryable, threadId: string): Promise<boolean> {
-  return (await findActiveTurn(q, threadId)) !== undefined;
-}
-
-export async function readTurn(q: Queryable, threadId: string, turnId: string): Promise<Turn | undefined> {
-  const row = await findTurn(q, threadId, turnId);
-  return row && toTurn(row);
-}
+import { listTurnsOfMessages } from './repository';
 
 /**
  * What the API knows of each message (it owns interrupt state, O2): the turn it belongs to, and

@@ -1,5 +1,7 @@
-import type { TurnRow } from '@chat/db';
+import type { Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
+import { transitionTurn } from '../lifecycle';
+import { markTurnsRemoved } from '../repository';
 
 /**
  * Q11: a failed turn waits at the queue head with its attempt (its user message, and the partial
@@ -16,3 +18,21 @@ export async function removeFailedAttempt(memory: Memory, turn: TurnRow): Promis
 
 /** The columns that tied a turn to an attempt that is gone. */
 export const noAttempt = { userMessageId: null, assistantMessageId: null, partialText: '', error: null };
+
+/**
+ * B4: the turns whose messages the person deleted (by stored id, or every turn of a removed
+ * version) lose their text; a failed attempt among them is the failed head's, which is then
+ * deleted from the queue too (Q11). Returns the turns, and whether the queue changed.
+ */
+export async function forgetTurnsOfDeletedMessages(
+  tx: Queryable,
+  threadId: string,
+  which: { messageIds: string[] } | { branchId: string },
+): Promise<{ removed: TurnRow[]; queueChanged: boolean }> {
+  const removed = await markTurnsRemoved(tx, threadId, which);
+  const failed = removed.filter((turn) => turn.status === 'failed');
+  for (const turn of failed) {
+    await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
+  }
+  return { removed, queueChanged: failed.length > 0 };
+}

@@ -1,8 +1,8 @@
 import type { BranchRow, TurnRow } from '@chat/db';
-import type { ChatAgent } from '../../agent/chatAgent';
-import { TOOL_CANCELLED_REASON } from '../../agent/tools';
-import type { Logger } from '../../platform/logger';
-import { closeToolCall, ensureReplyPersisted } from '../branches/transcript';
+import type { ChatAgent } from '../../../agent/chatAgent';
+import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
+import type { Logger } from '../../../platform/logger';
+import { closeToolCall, ensureReplyPersisted } from '../../branches/transcript';
 
 /** How a run of the model ended, as the runner saw it. */
 export type Outcome =

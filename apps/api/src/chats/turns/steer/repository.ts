@@ -1,7 +1,7 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, asc, eq, gte, inArray } from 'drizzle-orm';
-import { insertTurn, transitionTurn } from './lifecycle';
+import { insertTurn, transitionTurn } from '../lifecycle';
 
 const turns = schema.chatTurnRequests;
 

@@ -1,10 +1,10 @@
 import type { SteerBoundaryData } from '@chat/contracts';
 import { toAISdkStream } from '@mastra/ai-sdk';
 import type { UIMessageChunk } from 'ai';
-import type { ChatAgent } from '../../../agent/chatAgent';
-import { callModel } from '../modelCall';
+import type { ChatAgent } from '../../../../agent/chatAgent';
+import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
+import { callModel } from './modelCall';
 import { STEER_BOUNDARY_PART, SteerDelivery } from './steerDelivery';
-import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from './types';
 
 /**
  * The first runtime driver: the Mastra agent with its Postgres memory. A started turn can be

@@ -2,7 +2,7 @@ import type { HitlRequest, HitlStatus } from '@chat/contracts';
 import type { HitlRequestRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, asc, eq } from 'drizzle-orm';
-import { InvariantError } from '../../platform/errors';
+import { InvariantError } from '../../../platform/errors';
 
 /** SQL of tool approvals (H3): the API's own record of each request and its decision (O2). */
 

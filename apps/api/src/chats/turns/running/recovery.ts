@@ -1,9 +1,9 @@
 import type { Database, TurnRow } from '@chat/db';
-import type { ChatAgent } from '../../agent/chatAgent';
-import type { Logger } from '../../platform/logger';
-import type { Signals } from '../../platform/notifications';
-import { findBranch } from '../branches/repository';
-import { ensureReplyPersisted } from '../branches/transcript';
+import type { ChatAgent } from '../../../agent/chatAgent';
+import type { Logger } from '../../../platform/logger';
+import type { Signals } from '../../../platform/notifications';
+import { findBranch } from '../../branches/repository';
+import { ensureReplyPersisted } from '../../branches/transcript';
 import { findOrphanedTurn, listOrphanedTurns } from './repository';
 import { settleTurn } from './settle';
 

@@ -1,6 +1,6 @@
 import type { ProcessInputStepArgs, Processor } from '@mastra/core/processors';
-import { readSteerReminder, steerReminder } from '../../../agent/steerReminder';
-import type { SteerMessage } from './types';
+import { readSteerReminder, steerReminder } from '../../../../agent/steerReminder';
+import type { SteerMessage } from '../types';
 
 /** The data part that marks a steer boundary in the reply stream (see SteerBoundaryData). */
 export const STEER_BOUNDARY_PART = 'data-steer-boundary';

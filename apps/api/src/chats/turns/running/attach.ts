@@ -1,10 +1,10 @@
 import type { Database, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
-import { notFound } from '../../platform/errors';
-import { readMessageText } from '../branches/transcript';
-import { requireOwnedThread } from '../threads/repository';
-import { findTurn } from './repository';
+import { notFound } from '../../../platform/errors';
+import { readMessageText } from '../../branches/transcript';
+import { requireOwnedThread } from '../../threads/repository';
+import { findTurn } from '../repository';
 import type { TurnRunner } from './runner';
 import { endOfReply } from './turnStream';
 

@@ -1,11 +1,11 @@
 import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
-import { writeUserMessageLineage } from '../../agent/memoryTables';
-import type { Signals } from '../../platform/notifications';
-import { lockThread } from '../threads/repository';
-import { transitionTurn } from './lifecycle';
+import { writeUserMessageLineage } from '../../../agent/memoryTables';
+import type { Signals } from '../../../platform/notifications';
+import { lockThread } from '../../threads/repository';
+import { transitionTurn } from '../lifecycle';
+import { findTurn } from '../repository';
+import { listSteersDeliveredInto, requeueSteers } from '../steer/repository';
 import type { Outcome, RunProgress } from './replyRepair';
-import { findTurn } from './repository';
-import { listSteersDeliveredInto, requeueSteers } from './steerRepository';
 
 /** How a running turn ends. */
 export interface Settlement {
