@@ -31,6 +31,9 @@ export interface Turn {
   attachments: Attachment[];
 }
 
+/** The data part that marks a steer boundary in a reply stream (see SteerBoundaryData). */
+export const STEER_BOUNDARY_PART = 'data-steer-boundary';
+
 /**
  * The `data-steer-boundary` part of a reply stream: the running reply received these steers; what
  * streamed before it is one finished assistant message, the steers follow as user messages, and

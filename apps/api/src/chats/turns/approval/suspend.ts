@@ -1,12 +1,13 @@
 import type { Database, HitlRequestRow, TurnRow } from '@chat/db';
+import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
-import type { ChatAgent } from '../../../agent/chatAgent';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { closeToolCall } from '../../branches/transcript';
 import { lockThread } from '../../threads/repository';
+import type { RuntimeDriver, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import type { RunProgress } from '../running/replyRepair';
@@ -14,14 +15,6 @@ import { settleTurn } from '../running/settle';
 import { endOfReply, type TurnStream } from '../running/turnStream';
 import { requeueSteers } from '../steer/repository';
 import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from './repository';
-
-/** The tool call a run suspended on, and Mastra's handle to resume it. */
-export interface SuspendedCall {
-  runId: string;
-  toolCallId: string;
-  toolName: string;
-  args: unknown;
-}
 
 /**
  * A run suspended for a tool approval (H3): under the thread lock, the turn moves from `running`
@@ -52,7 +45,11 @@ export async function suspendForApproval(
       id: crypto.randomUUID(),
       threadId: turn.threadId,
       turnId: turn.id,
-      ...call,
+      // The driver's handle to resume the run (Mastra's run id), stored as the request's run id.
+      runId: call.resumeToken,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
     });
   });
   if (request) await deps.signals.publish({ kind: 'hitl.changed', threadId: turn.threadId });
@@ -60,9 +57,9 @@ export async function suspendForApproval(
 }
 
 /**
- * The runner's end of a run that suspended for an approval: the turn waits with no runner (and no
- * lease) until a person decides, and the reply stream ends with the request, under the API's own
- * id (Mastra's run id stays on the server).
+ * The runner's end of a run that suspended for an approval (its SuspendRun): the turn waits with
+ * no runner (and no lease) until a person decides, and the reply stream ends with the request,
+ * under the API's own id (the driver's resume handle stays on the server).
  */
 export async function endWithApprovalRequest(
   deps: { db: Database; signals: Signals; logger: Logger; runnerId: string },
@@ -96,7 +93,7 @@ export async function endWithApprovalRequest(
  * a complete exchange. Returns null when the turn was not waiting (any more).
  */
 export async function cancelAwaitingTurn(
-  deps: { db: Database; signals: Signals; chatAgent: ChatAgent; logger: Logger },
+  deps: { db: Database; signals: Signals; memory: Memory; driver: RuntimeDriver; logger: Logger },
   turn: Pick<TurnRow, 'id' | 'threadId'>,
 ): Promise<TurnRow | null> {
   let cancelled: HitlRequestRow | undefined;
@@ -112,20 +109,15 @@ export async function cancelAwaitingTurn(
       cancelled = pending && (await decideRequest(tx, pending.id, 'cancelled'));
       const branch = await findBranch(tx, current.branchId);
       if (branch && cancelled) {
-        await closeToolCall(
-          deps.chatAgent.memory,
-          branch.memoryThreadId,
-          cancelled.toolCallId,
-          TOOL_CANCELLED_REASON,
-        );
+        await closeToolCall(deps.memory, branch.memoryThreadId, cancelled.toolCallId, TOOL_CANCELLED_REASON);
       }
       return { status: 'interrupted', error: null, assistantMessageId: current.assistantMessageId };
     },
   );
   if (cancelled) {
     await deps.signals.publish({ kind: 'hitl.changed', threadId: turn.threadId });
-    await deps.chatAgent
-      .discardSuspendedRun(cancelled.runId)
+    await deps.driver
+      .discard(cancelled.runId)
       .catch((error: unknown) =>
         deps.logger.warn({ err: error, turnId: turn.id }, 'could not discard a run'),
       );

@@ -3,6 +3,7 @@ import type { TurnRow } from '@chat/db';
 import { ApiError, notFound, threadBusy } from '../../../platform/errors';
 import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
+import type { RuntimeDriver } from '../driver/types';
 import { toTurn } from '../dto';
 import { listWaitingTurns } from '../queue/repository';
 import { findActiveTurn, findTurn } from '../repository';
@@ -13,6 +14,8 @@ import type { TurnStream } from '../running/turnStream';
 
 export interface InterruptDeps extends RecoveryDeps {
   runner: TurnRunner;
+  /** Discards a stopped approval's suspended run. */
+  driver: RuntimeDriver;
   claims: HeadClaims;
   /** How long an interrupt waits for the runner to release the thread. */
   interruptTimeoutMs?: number;

@@ -1,5 +1,5 @@
 import type { Database, TurnRow } from '@chat/db';
-import type { ChatAgent } from '../../../agent/chatAgent';
+import type { Memory } from '@mastra/memory';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
@@ -9,7 +9,7 @@ import { settleTurn } from './settle';
 
 export interface RecoveryDeps {
   db: Database;
-  chatAgent: ChatAgent;
+  memory: Memory;
   signals: Signals;
   logger: Logger;
 }
@@ -29,7 +29,7 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
       const branch = await findBranch(tx, turn.branchId);
       let replyId = turn.assistantMessageId;
       if (branch && turn.userMessageId) {
-        replyId = await ensureReplyPersisted(deps.chatAgent.memory, {
+        replyId = await ensureReplyPersisted(deps.memory, {
           memoryThreadId: branch.memoryThreadId,
           resourceId: thread.ownerId,
           userMessage: {

@@ -1,9 +1,7 @@
 import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
-import type { SuspendedCall } from '../approval/suspend';
-import { suspendedCallOf } from '../driver/mastra/modelCall';
-import type { SteerMessage } from '../driver/types';
+import type { SteerMessage, SuspendedCall } from '../driver/types';
 import type { Outcome, RunProgress } from './replyRepair';
 import type { TurnStream } from './turnStream';
 
@@ -18,8 +16,9 @@ export interface RunRecord {
 
 /**
  * One reply chunk from the driver (errors come as the driver's `error` event): recorded, and
- * passed to subscribers except what stays on the server (Mastra's resume handle) or comes later (the approval request under the API's own id; the
- * stream's end, sent once the turn is settled, so a client that refetches on finish sees it settled).
+ * passed to subscribers except what comes later: the approval request (under the API's own id,
+ * once it is recorded) and the stream's end (sent once the turn is settled, so a client that
+ * refetches on finish sees it settled).
  */
 export function takeChunk(chunk: UIMessageChunk, record: RunRecord, stream: TurnStream): void {
   const { progress } = record;
@@ -27,10 +26,7 @@ export function takeChunk(chunk: UIMessageChunk, record: RunRecord, stream: Turn
     // After a steer boundary the reply goes on as the continuation message (already recorded).
     if (!progress.steered) progress.assistantMessageId = chunk.messageId;
   } else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
-  else if (chunk.type === 'data-tool-call-approval') {
-    record.suspended = suspendedCallOf(chunk.data);
-    return;
-  } else if (chunk.type === 'tool-approval-request') {
+  else if (chunk.type === 'tool-approval-request') {
     record.approvalRequest = chunk;
     return;
   }
@@ -71,4 +67,10 @@ export function outcomeOf(record: RunRecord, aborted: boolean): Outcome {
   if (record.streamError !== undefined)
     return { status: 'failed', error: record.streamError || 'The model call failed.' };
   return record.suspended ? { status: 'awaiting_approval' } : { status: 'completed' };
+}
+
+/** A run that broke off with an exception, as a person may read it: the first line of its message. */
+export function failureOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : error === undefined ? '' : String(error);
+  return message.split('\n')[0]?.trim() || 'The model call failed.';
 }

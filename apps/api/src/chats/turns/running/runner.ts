@@ -1,28 +1,50 @@
 import type { HitlDecision } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
-import type { ChatAgent } from '../../../agent/chatAgent';
+import type { Memory } from '@mastra/memory';
+import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
-import { endWithApprovalRequest } from '../approval/suspend';
-import { describeModelError, type Segment } from '../driver/mastra/modelCall';
-import type { RuntimeConnection, RuntimeDriver } from '../driver/types';
+import type { RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
-import { recordSteersDelivered, redirectPendingSteers, requeueUndeliveredSteers } from '../steer/delivery';
+import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { checkpoint } from './checkpoint';
 import { claimTurn } from './claim';
-import { repairTranscript } from './replyRepair';
+import { type RunProgress, repairTranscript } from './replyRepair';
 import { leaseFromNow } from './repository';
-import { assertRunnable, outcomeOf, type RunRecord, takeChunk, takeSteerBoundary } from './runRecord';
+import {
+  assertRunnable,
+  failureOf,
+  outcomeOf,
+  type RunRecord,
+  takeChunk,
+  takeSteerBoundary,
+} from './runRecord';
 import { settleRun } from './settle';
 import { endOfReply, TurnStream } from './turnStream';
 
+/**
+ * How a run that stopped on a tool call hands its turn over to the approval lifecycle (which
+ * records the request and ends the stream with it: approval/suspend.ts). Given by the wiring, so
+ * running a turn needs nothing of how approvals are decided.
+ */
+export type SuspendRun = (
+  turn: TurnRow,
+  progress: RunProgress,
+  call: SuspendedCall,
+  approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined,
+  stream: TurnStream,
+) => Promise<void>;
+
 export interface TurnRunnerDeps {
   db: Database;
-  chatAgent: ChatAgent;
+  /** The transcript store: a run that broke off has its messages repaired there. */
+  memory: Memory;
   /** The runtime driver every model call goes through (the Mastra agent; see driver/types.ts). */
   driver: RuntimeDriver;
+  /** Hands a run suspended for a tool approval to the approval lifecycle. */
+  suspend: SuspendRun;
   signals: Signals;
   logger: Logger;
   /** This instance's id, written on the turns it claims. */
@@ -36,8 +58,8 @@ export interface TurnRunnerDeps {
 
 interface RunningTurn {
   threadId: string;
-  /** The driver's run, once connected: steers are redirected into it. */
-  connection?: RuntimeConnection;
+  /** Whether the driver's run takes steers in; unknown until it is connected. */
+  steerable?: boolean;
   controller: AbortController;
   stream: TurnStream;
   done: Promise<void>;
@@ -65,7 +87,7 @@ export class TurnRunner {
     // Interrupts may arrive from any instance (S1); only the one running the turn acts.
     this.stopListening = deps.signals.subscribe((signal) => {
       if (signal.kind === 'interrupt') this.abort(signal.turnId);
-      else if (signal.kind === 'steer') void this.redirectSteers(signal.threadId);
+      else if (signal.kind === 'steer') void this.queueSteersItCannotTake(signal.threadId);
     });
   }
 
@@ -102,14 +124,15 @@ export class TurnRunner {
     return await this.launch(turn, ownerId, { kind: 'start' }, branch);
   }
 
-  /** Continues a turn after the person decided on its tool call (the run Mastra suspended). */
+  /** Continues a turn after the person decided on its tool call (the run the driver suspended). */
   async resume(
     turn: TurnRow,
     ownerId: string,
     request: HitlRequestRow,
     decision: HitlDecision,
   ): Promise<TurnStream> {
-    return await this.launch(turn, ownerId, { kind: 'resume', request, decision });
+    const call = { resumeToken: request.runId, toolCallId: request.toolCallId };
+    return await this.launch(turn, ownerId, { kind: 'resume', call, decision });
   }
 
   private async launch(
@@ -123,11 +146,9 @@ export class TurnRunner {
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const fresh = this.deps.chatAgent.runs.begin();
-    const done = this.run(turn, { branch, ownerId, runId: fresh.runId }, segment, controller, stream)
+    const done = this.run(turn, { branch, ownerId }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
-        fresh.release();
         this.running.delete(turn.id);
         this.checkpointFailing.delete(turn.id);
       });
@@ -165,7 +186,7 @@ export class TurnRunner {
 
   private async run(
     turn: TurnRow,
-    { runId, ...context }: { branch: BranchRow; ownerId: string; runId: string },
+    context: { branch: BranchRow; ownerId: string },
     segment: Segment,
     controller: AbortController,
     stream: TurnStream,
@@ -191,17 +212,18 @@ export class TurnRunner {
 
     try {
       const connection = await this.deps.driver.send({
-        turn,
-        ...context,
-        userMessageId,
-        runId,
+        turnId: turn.id,
+        conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
+        message: { id: userMessageId, text: turn.text, attachments: turn.attachments },
+        instructions: { handoff: turn.handoff, lateSteer: turn.steer },
         segment,
         abortSignal: controller.signal,
+        takeSteers: () => takeSteersAtBoundary(this.deps, turn),
       });
       const running = this.running.get(turn.id);
-      if (running) running.connection = connection;
-      // Steers sent before the run was connected.
-      void this.redirectSteers(turn.threadId);
+      if (running) running.steerable = connection.steerable;
+      // A run that cannot steer leaves steers (sent before it connected, or later) to the queue.
+      if (!connection.steerable) void this.queueSteersItCannotTake(turn.threadId);
       // The browser continues the reply it already shows (the message holding the tool call).
       if (segment.kind === 'resume') {
         stream.push({
@@ -214,13 +236,13 @@ export class TurnRunner {
         else if (event.type === 'steer-boundary') {
           const { steers, continuationMessageId } = event;
           takeSteerBoundary({ steers, continuationMessageId }, record, stream);
-          await recordSteersDelivered(this.deps, turn, steers);
-        } else if (event.type === 'steer-undelivered')
-          await requeueUndeliveredSteers(this.deps, turn.threadId, event.steers);
+          // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
+          await this.deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
+        } else if (event.type === 'suspended') record.suspended = event.call;
         else if (event.type === 'resume-token') record.resumeToken = event.token;
         else if (event.type === 'error') {
           if (controller.signal.aborted) continue;
-          record.streamError = describeModelError(event.message);
+          record.streamError = event.message || failureOf(undefined);
           stream.push({ type: 'error', errorText: record.streamError });
         } else if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
           // turn-complete: a resumed reply is stored as a message of its own.
@@ -228,8 +250,7 @@ export class TurnRunner {
         }
       }
     } catch (error) {
-      if (!controller.signal.aborted)
-        record.streamError = describeModelError(error instanceof Error ? error.message : String(error));
+      if (!controller.signal.aborted) record.streamError = failureOf(error);
     } finally {
       clearInterval(heartbeat);
     }
@@ -240,7 +261,7 @@ export class TurnRunner {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      await endWithApprovalRequest(this.deps, turn, progress, suspended, record.approvalRequest, stream);
+      await this.deps.suspend(turn, progress, suspended, record.approvalRequest, stream);
       return;
     }
     const stored = await repairTranscript(
@@ -263,13 +284,18 @@ export class TurnRunner {
     }
   }
 
-  /** Hands the thread's pending steers to its run on this instance, if any (see redirectSteers). */
-  private async redirectSteers(threadId: string): Promise<void> {
-    const running = [...this.running.entries()].find(([, entry]) => entry.threadId === threadId);
-    const connection = running?.[1].connection;
-    if (!running || !connection) return;
-    await redirectPendingSteers(this.deps, threadId, connection).catch((error: unknown) =>
-      this.deps.logger.warn({ err: error, turnId: running[0] }, 'could not redirect steers'),
+  /**
+   * Steers sent to a thread whose run on this instance cannot take them in go to the head of the
+   * queue at once (they run next, with the steer reminder). A run that can steer asks for them at
+   * its step boundaries instead.
+   */
+  private async queueSteersItCannotTake(threadId: string): Promise<void> {
+    const [turnId, running] =
+      [...this.running.entries()].find(([, entry]) => entry.threadId === threadId) ?? [];
+    // Not running here, not connected yet (it decides once it is), or it takes steers itself.
+    if (running?.steerable !== false) return;
+    await requeuePendingSteers(this.deps, threadId).catch((error: unknown) =>
+      this.deps.logger.warn({ err: error, turnId }, 'could not queue steers'),
     );
   }
 }

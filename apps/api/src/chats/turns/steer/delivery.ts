@@ -1,48 +1,50 @@
 import type { Database, TurnRow } from '@chat/db';
 import type { Signals } from '../../../platform/notifications';
-import type { RuntimeConnection, SteerMessage } from '../driver/types';
-import { listPendingSteers, markSteersDelivered, requeueSteers } from './repository';
+import { lockThread } from '../../threads/repository';
+import type { SteerMessage } from '../driver/types';
+import { findTurn } from '../repository';
+import { listPendingSteers, markSteerDelivered, requeueSteers } from './repository';
 
 /**
- * The running reply took these steers in at a step boundary: their rows become `delivered` (their
- * user messages recorded on the running turn's branch), and every tab hears the queue changed.
+ * Steer delivery, the one place a steer becomes part of a running reply. A run that can steer
+ * asks at each step boundary (DriverTurn.takeSteers): under the thread lock, and only while its
+ * turn still runs on this runner, the thread's pending steers become `delivered` (their user
+ * messages recorded on the running turn's branch) and are handed over with their text as it
+ * stands now. Editing or deleting a pending steer in the Dock takes the same lock, so it either
+ * comes first (and the run takes the edited text, or nothing) or finds the steer delivered.
  */
-export async function recordSteersDelivered(
-  deps: { db: Database; signals: Signals },
+export async function takeSteersAtBoundary(
+  deps: { db: Database; runnerId: string },
   turn: TurnRow,
-  steers: SteerMessage[],
-): Promise<void> {
-  await deps.db.transaction((tx) => markSteersDelivered(tx, turn.threadId, turn.branchId, steers));
-  await deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
-}
-
-/** The reference's `steer-undelivered`: steers the run never took in go to the head of the queue. */
-export async function requeueUndeliveredSteers(
-  deps: { db: Database; signals: Signals },
-  threadId: string,
-  steers: SteerMessage[],
-): Promise<void> {
-  const ids = steers.map((steer) => steer.turnId);
-  const requeued = await deps.db.transaction((tx) => requeueSteers(tx, threadId, ids));
-  if (requeued.length > 0) await deps.signals.publish({ kind: 'queue.changed', threadId });
+): Promise<SteerMessage[]> {
+  // Most boundaries have nothing to take: one indexed read, no lock.
+  if ((await listPendingSteers(deps.db, turn.threadId)).length === 0) return [];
+  return await deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, turn.threadId))) return [];
+    const current = await findTurn(tx, turn.threadId, turn.id);
+    // Stopped or settled meanwhile: the steers wait for the queue (settling requeues them).
+    if (current?.status !== 'running' || current.runnerId !== deps.runnerId) return [];
+    const steers: SteerMessage[] = [];
+    for (const pending of await listPendingSteers(tx, turn.threadId)) {
+      const messageId = crypto.randomUUID();
+      await markSteerDelivered(tx, pending, turn.branchId, messageId);
+      steers.push({ turnId: pending.id, messageId, text: pending.text });
+    }
+    return steers;
+  });
 }
 
 /**
- * Hands the thread's pending steers to its run (the driver delivers them at the next step boundary
- * and ignores ones it already has). A driver that cannot steer gets none: they are queued at the
- * head at once, and run with the steer reminder.
+ * Steers sent while the running reply cannot take them in (its driver cannot steer) go to the
+ * head of the queue at once, and run next with the steer reminder.
  */
-export async function redirectPendingSteers(
+export async function requeuePendingSteers(
   deps: { db: Database; signals: Signals },
   threadId: string,
-  connection: RuntimeConnection,
 ): Promise<void> {
-  const steers = (await listPendingSteers(deps.db, threadId)).map((row) => ({
-    turnId: row.id,
-    messageId: crypto.randomUUID(),
-    text: row.text,
-  }));
-  if (steers.length === 0) return;
-  if (connection.redirect) connection.redirect(steers);
-  else await requeueUndeliveredSteers(deps, threadId, steers);
+  const requeued = await deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, threadId))) return [];
+    return await requeueSteers(tx, threadId);
+  });
+  if (requeued.length > 0) await deps.signals.publish({ kind: 'queue.changed', threadId });
 }

@@ -1,15 +1,10 @@
-import type { HitlDecision } from '@chat/contracts';
-import type { BranchRow, HitlRequestRow, TurnRow } from '@chat/db';
+import type { Agent } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
-import type { ChatAgent } from '../../../../agent/chatAgent';
 import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
 import { steerReminder } from '../../../../agent/steerReminder';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
 import { fileReferencePart } from '../../../attachments/parts';
-import type { SuspendedCall } from '../../approval/suspend';
-
-/** What a run of a turn does: start it, or continue it after a person decided on a tool call. */
-export type Segment = { kind: 'start' } | { kind: 'resume'; request: HitlRequestRow; decision: HitlDecision };
+import type { DriverTurn, SuspendedCall } from '../types';
 
 /**
  * Most model steps (calls, each after a tool result) one run may take. Mastra's default is 5,
@@ -19,29 +14,26 @@ const MAX_MODEL_STEPS = 25;
 
 /** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
 export async function callModel(
-  chatAgent: ChatAgent,
-  turn: TurnRow,
-  context: { branch: BranchRow; ownerId: string },
-  segment: Segment,
-  call: { userMessageId: string; abortSignal: AbortSignal; runId: string; stepHooks: InputProcessor[] },
+  agent: Agent,
+  input: DriverTurn,
+  call: { runId: string; stepHooks: InputProcessor[] },
 ) {
-  const { agent } = chatAgent;
-  const memory = { thread: context.branch.memoryThreadId, resource: context.ownerId };
-  const { abortSignal } = call;
+  const { conversation, message, instructions, segment, abortSignal } = input;
+  const memory = { thread: conversation.id, resource: conversation.ownerId };
   if (segment.kind === 'start') {
     // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
     // missed the reply it was sent into runs as a turn of its own, with the steer reminder.
     const hidden = [
-      ...(turn.handoff ? [HANDOFF_INSTRUCTION] : []),
-      ...(turn.steer ? [steerReminder([turn.text], { late: true })] : []),
+      ...(instructions.handoff ? [HANDOFF_INSTRUCTION] : []),
+      ...(instructions.lateSteer ? [steerReminder([message.text], { late: true })] : []),
     ];
     return await agent.stream(
       [
         {
-          id: call.userMessageId,
+          id: message.id,
           role: 'user',
           // Images are stored as references to the media route, never as bytes.
-          parts: [{ type: 'text', text: turn.text }, ...turn.attachments.map(fileReferencePart)],
+          parts: [{ type: 'text', text: message.text }, ...message.attachments.map(fileReferencePart)],
         },
       ],
       {
@@ -54,8 +46,9 @@ export async function callModel(
       },
     );
   }
-  const { runId, toolCallId } = segment.request;
-  // Mastra resumes the suspended run from its stored snapshot: any instance, after a restart too.
+  // The resume token is Mastra's run id: Mastra resumes the suspended run from its stored
+  // snapshot, on any instance, after a restart too.
+  const { resumeToken: runId, toolCallId } = segment.call;
   return segment.decision === 'approve'
     ? await agent.approveToolCall({ runId, toolCallId, memory, abortSignal })
     : await agent.declineToolCall({ runId, toolCallId, memory, abortSignal, reason: TOOL_DENIED_REASON });
@@ -67,7 +60,7 @@ export function suspendedCallOf(data: unknown): SuspendedCall | undefined {
   if (typeof runId !== 'string' || typeof toolCallId !== 'string' || typeof toolName !== 'string') {
     return undefined;
   }
-  return { runId, toolCallId, toolName, args: args ?? {} };
+  return { resumeToken: runId, toolCallId, toolName, args: args ?? {} };
 }
 
 /**

@@ -1,45 +1,37 @@
+import { STEER_BOUNDARY_PART } from '@chat/contracts';
 import type { ProcessInputStepArgs, Processor } from '@mastra/core/processors';
 import { readSteerReminder, steerReminder } from '../../../../agent/steerReminder';
 import type { SteerMessage } from '../types';
 
-/** The data part that marks a steer boundary in the reply stream (see SteerBoundaryData). */
-export const STEER_BOUNDARY_PART = 'data-steer-boundary';
-
 /**
- * Mastra's step hook, the Mastra driver's `redirect`: before each model call after the first (a
- * step boundary: after a tool result), it takes the steers redirected so far, closes the reply so
- * far as one assistant message (Mastra rotates the response message id), adds each steer as a
- * user message after it (stored in memory in place), and marks the boundary in the stream. The
- * model sees them with the hidden steer reminder, a system message for this run only.
+ * Mastra's step hook, the Mastra driver's way to steer: before each model call after the first (a
+ * step boundary: after a tool result), it asks the host for the steers to take in now
+ * (`takeSteers`, which records them delivered), closes the reply so far as one assistant message
+ * (Mastra rotates the response message id), adds each steer as a user message after it (stored in
+ * memory in place), and marks the boundary in the stream. The model sees them with the hidden
+ * steer reminder, a system message for this run only.
  */
 export class SteerDelivery implements Processor<'steer-delivery'> {
   readonly id = 'steer-delivery';
   readonly name = 'Steer delivery';
-  private inbox: SteerMessage[] = [];
   private readonly delivered: SteerMessage[] = [];
   private open = true;
 
-  constructor(private readonly memory: { threadId: string; resourceId: string }) {}
+  constructor(
+    private readonly memory: { threadId: string; resourceId: string },
+    private readonly takeSteers: () => Promise<SteerMessage[]>,
+  ) {}
 
-  redirect(steers: SteerMessage[]): void {
-    const known = new Set([...this.inbox, ...this.delivered].map((steer) => steer.turnId));
-    this.inbox.push(...steers.filter((steer) => !known.has(steer.turnId)));
-  }
-
-  /** Ends delivery (the run is over) and returns what it never took in. */
-  close(): SteerMessage[] {
+  /** Ends delivery: the run is over, nothing more is taken in. */
+  close(): void {
     this.open = false;
-    const undelivered = this.inbox;
-    this.inbox = [];
-    return undelivered;
   }
 
   async processInputStep(args: ProcessInputStepArgs) {
     const { stepNumber, messageList, rotateResponseMessageId, writer } = args;
     // Step 0 is the turn's first model call: nothing has been said yet, nothing to steer.
-    if (this.open && stepNumber > 0 && this.inbox.length > 0 && rotateResponseMessageId) {
-      const steers = this.inbox;
-      this.inbox = [];
+    const steers = this.open && stepNumber > 0 && rotateResponseMessageId ? await this.takeSteers() : [];
+    if (steers.length > 0 && rotateResponseMessageId) {
       const continuationMessageId = rotateResponseMessageId();
       for (const steer of steers) {
         messageList.add(
