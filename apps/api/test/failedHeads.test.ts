@@ -3,7 +3,14 @@ import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/branches/transcript';
-import { type ApiClient, readChunks, textOfChunks, textOfMessage, waitFor } from './support/client';
+import {
+  type ApiClient,
+  iterateChunks,
+  readChunks,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -181,4 +188,42 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     const row = await turnRow(head.id);
     expect([row?.text, row?.partialText]).toEqual(['', '']);
   });
+});
+
+describe('a failed head where it meets steers and Stop & send', () => {
+  it('keeps a failed head first and blocking while a steer the failed reply missed waits behind it (Q11)', async () => {
+    const threadId = await client.createThread();
+    // No tool steps: the reply has no step boundary, so the steer can only wait for it to end.
+    const running = await client.send(threadId, 'about to break [[words:40]] [[delay:300]] [[fail-after:5]]');
+    const failedId = running.headers.get('x-turn-id') ?? '';
+    const chunks = iterateChunks(running);
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done || next.value.type === 'text-delta') break;
+    }
+    const steered = await client.fetch('POST', `/api/threads/${threadId}/turns`, {
+      clientRequestId: crypto.randomUUID(),
+      text: 'a steer that came too late',
+      mode: 'steer',
+    });
+    const steer = ((await steered.json()) as { turn: Turn }).turn;
+    expect(steer.status).toBe('steer_pending');
+    const later = await client.queued(threadId, 'one more [[words:3]]');
+    for await (const _ of chunks);
+
+    const queue = await waitFor(
+      () => client.turnQueue(threadId),
+      (value) => value.activeTurn === null && value.items[0]?.status !== 'steer_pending',
+    );
+    expect(queue.items.map((item) => [item.id, item.status])).toEqual([
+      [failedId, 'failed'],
+      [steer.id, 'queued'],
+      [later.id, 'queued'],
+    ]);
+    const refused = await claim(threadId);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
+    expect((await client.turnQueue(threadId)).activeTurn).toBeNull();
+  });
+});
 });
