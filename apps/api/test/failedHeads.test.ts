@@ -7,6 +7,7 @@ import {
   type ApiClient,
   iterateChunks,
   readChunks,
+  readUntilWords,
   textOfChunks,
   textOfMessage,
   waitFor,
@@ -225,5 +226,38 @@ describe('a failed head where it meets steers and Stop & send', () => {
     expect(refused.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
     expect((await client.turnQueue(threadId)).activeTurn).toBeNull();
   });
-});
+
+  it('refuses Stop & send on a failed head before it interrupts anything: the running reply goes on', async () => {
+    const threadId = await client.createThread();
+    const running = await client.send(threadId, 'keep going [[words:60]] [[delay:40]]');
+    const runningId = running.headers.get('x-turn-id') ?? '';
+    await readUntilWords(running, 2);
+    // A failed head beside a running reply, however the two came to meet: a refusal must change nothing.
+    const { activeBranchId } = (await client.detail(threadId)).thread;
+    const [failed] = await api.runtime.database.db
+      .insert(schema.chatTurnRequests)
+      .values({
+        threadId,
+        branchId: activeBranchId,
+        clientRequestId: crypto.randomUUID(),
+        text: 'an earlier failure',
+        status: 'failed',
+        error: 'The model call failed.',
+      })
+      .returning();
+    const sendNow = await client.json<ErrorBody>(
+      'POST',
+      `/api/threads/${threadId}/queue/${failed?.id}/send-now`,
+    );
+    expect(sendNow.status).toBe(409);
+    expect(sendNow.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
+    const queue = await client.turnQueue(threadId);
+    expect(queue.activeTurn).toMatchObject({ id: runningId, status: 'running' });
+    await waitFor(
+      async () => (await turnRow(runningId))?.status,
+      (status) => status !== 'running',
+      20_000,
+    );
+    expect((await turnRow(runningId))?.status).toBe('completed');
+  });
 });

@@ -1,6 +1,6 @@
 import { inStatusGroup, type Turn } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
-import { ApiError, notFound, threadBusy } from '../../../platform/errors';
+import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
 import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
 import type { RuntimeDriver } from '../driver/types';
@@ -68,6 +68,9 @@ export class InterruptService {
     // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
     if (!inStatusGroup('waiting', turn.status)) throw new ApiError('not_queued');
     if (head?.id !== turnId) throw new ApiError('not_queue_head');
+    // Every refusal the claim would give comes before anything is interrupted: a refusal changes
+    // nothing. A failed head is resolved by Retry, Edit or Delete, never by Send now (Q11).
+    if (head.status === 'failed') throw notEligible('head_failed');
     // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
     // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim
     // sees the branch's last settled turn interrupted (S5); if the reply finished on its own
