@@ -157,6 +157,52 @@ describe('steer: a message folded into the running reply at its next step', () =
     expect(rows.map((row) => row.status).sort()).toEqual(['completed', 'interrupted']);
   });
 
+  it('edits and deletes pending steers in the Dock until they are delivered (Q8)', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'plan my day [[steps:1]] [[delay:3000]] [[words:2]]');
+    const chunks = iterateChunks(reply);
+    await readUntil(chunks, (chunk) => chunk.type === 'start');
+    const kept = ((await (await steer(threadId, 'add lunch')).json()) as { turn: { id: string } }).turn;
+    const dropped = ((await (await steer(threadId, 'add a nap')).json()) as { turn: { id: string } }).turn;
+
+    const edited = await client.json<{ turn: { id: string; status: string; text: string } }>(
+      'PATCH',
+      `/api/threads/${threadId}/queue/${kept.id}`,
+      { text: 'add dinner' },
+    );
+    expect(edited.status).toBe(200);
+    expect(edited.body.turn).toMatchObject({ id: kept.id, status: 'steer_pending', text: 'add dinner' });
+    const deleted = await client.json<{ turnQueue: { items: { id: string }[] } }>(
+      'DELETE',
+      `/api/threads/${threadId}/queue/${dropped.id}`,
+    );
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.turnQueue.items.map((item) => item.id)).toEqual([kept.id]);
+
+    const after: StreamChunk[] = [];
+    for await (const chunk of chunks) after.push(chunk);
+    const boundary = after.find((chunk) => chunk.type === 'data-steer-boundary') as
+      | { data: { steers: { turnId: string; text: string }[] } }
+      | undefined;
+    expect(boundary?.data.steers.map((delivered) => [delivered.turnId, delivered.text])).toEqual([
+      [kept.id, 'add dinner'],
+    ]);
+    const rows = await turnRows(threadId);
+    expect(rows.find((row) => row.id === kept.id)?.status).toBe('delivered');
+    expect(rows.find((row) => row.id === dropped.id)).toMatchObject({ status: 'cancelled', text: '' });
+    const shown = (await client.detail(threadId)).messages.map((message) => textsOf(message as never));
+    expect(shown).toContain('add dinner');
+    expect(shown.join(' ')).not.toMatch(/add lunch|add a nap/);
+
+    // Delivered, it is part of the reply: no longer in the Dock.
+    const late = await client.json<{ error: { code: string } }>(
+      'PATCH',
+      `/api/threads/${threadId}/queue/${kept.id}`,
+      { text: 'too late' },
+    );
+    expect([late.status, late.body.error.code]).toEqual([409, 'not_queued']);
+  });
+
   it('queues a steer (with the reminder) while the reply waits for an approval: nothing runs to take it in', async () => {
     const threadId = await client.createThread();
     await readChunks(await client.send(threadId, 'remember this [[tool:save_note]]'));

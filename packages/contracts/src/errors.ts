@@ -152,7 +152,7 @@ export const refusalMessages = {
     json: 'Send the request body as application/json.',
     multipart: 'Upload the image as multipart/form-data.',
   },
-  not_queued: { notWaiting: 'Only queued or failed messages can be changed.' },
+  not_queued: { notWaiting: 'Only messages waiting in the queue can be changed.' },
   not_latest_turn: { regenerate: 'Only the latest reply can be regenerated.' },
   already_decided: { as: (status: string) => `This request was already ${status}.` },
   rate_limited: {

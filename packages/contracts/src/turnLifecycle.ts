@@ -34,6 +34,7 @@ export type TurnStatus = (typeof turnStatuses)[number];
  *   failed  -> cancelled            (deleted)
  *   steer_pending -> delivered      (the running reply took it in at a step boundary)
  *   steer_pending -> queued         (the reply ended first, or its driver cannot steer)
+ *   steer_pending -> cancelled      (deleted from the Dock before the reply took it in; Q8)
  */
 export const turnTransitions: Readonly<Record<TurnStatus, readonly TurnStatus[]>> = {
   queued: ['running', 'cancelled'],
@@ -43,7 +44,7 @@ export const turnTransitions: Readonly<Record<TurnStatus, readonly TurnStatus[]>
   completed: [],
   interrupted: [],
   cancelled: [],
-  steer_pending: ['delivered', 'queued'],
+  steer_pending: ['delivered', 'queued', 'cancelled'],
   delivered: [],
 };
 
@@ -60,8 +61,8 @@ export const turnStatusGroups = {
    * reply's next step.
    */
   waiting: ['queued', 'failed', 'steer_pending'],
-  /** What the Dock may edit or delete (Q8, Q11). */
-  editable: ['queued', 'failed'],
+  /** What the Dock may edit or delete (Q8, Q11): every waiting item, a steer until it is taken in. */
+  editable: ['queued', 'failed', 'steer_pending'],
   /**
    * Ended for good with its messages final: what a share may show (H1), and whose last one on a
    * branch decides the handoff (S5).

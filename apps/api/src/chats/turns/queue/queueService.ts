@@ -25,13 +25,18 @@ export interface QueueDeps {
 
 /**
  * The waiting items of a thread, as the Dock changes them (Q8, Q11): edit, delete, pause and
- * resume. Every change runs in a transaction that holds the thread's row lock, so changes
- * serialise per thread across instances, and every tab hears it (`queue.changed`).
+ * resume. A pending steer is changed like any other item until the running reply takes it in.
+ * Every change runs in a transaction that holds the thread's row lock (as steer delivery does),
+ * so changes serialise per thread across instances, and every tab hears it (`queue.changed`).
  */
 export class QueueService {
   constructor(private readonly deps: QueueDeps) {}
 
-  /** `attachmentIds`: the images it carries from now on; left out, it keeps its own. */
+  /**
+   * `attachmentIds`: the images it carries from now on; left out, it keeps its own. A pending steer
+   * given images waits in the queue as a steer instead (its images reach the model whole only in
+   * a run of its own, as with a steer sent with images).
+   */
   async edit(
     ownerId: string,
     threadId: string,
@@ -43,6 +48,10 @@ export class QueueService {
       const turn = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
       const ids = input.attachmentIds;
       const attachments = ids ? await attachmentsForMessage(tx, threadId, ownerId, ids) : turn.attachments;
+      if (turn.status === 'steer_pending' && attachments.length > 0) {
+        const queued = await transitionTurn(tx, turn, 'queued', { text, attachments });
+        return [turn, queued] as const;
+      }
       if (turn.status !== 'failed') {
         const edited = await updateWaitingTurnText(tx, turn.id, text, attachments);
         await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
