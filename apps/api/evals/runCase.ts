@@ -29,15 +29,20 @@ export const interruptModes = {
   /** Stop & send on the head while the reply streams. */
   'stop-and-send': async (env: EvalEnvironment, threadId: string, headId: string) =>
     replyOf(await env.runtime.services.interrupts.sendNow(env.ownerId, threadId, headId)),
-  /** A plain Stop, then Send now on the head. */
+  /** A plain Stop (which pauses the queue, S3), then Send now on the head. */
   'stop-then-send-now': async (env: EvalEnvironment, threadId: string, headId: string) => {
     const { interrupts } = env.runtime.services;
-    await interrupts.interrupt(env.ownerId, threadId);
+    await interrupts.stop(env.ownerId, threadId);
     return replyOf(await interrupts.sendNow(env.ownerId, threadId, headId));
   },
-  /** A plain Stop, then a viewer's claim of the head, through its route (`POST /queue/claim`). */
+  /**
+   * A plain Stop (which pauses the queue, S3), Resume, then a viewer's claim of the head, through
+   * its route (`POST /queue/claim`).
+   */
   'stop-then-viewer-claim': async (env: EvalEnvironment, threadId: string) => {
-    await env.runtime.services.interrupts.interrupt(env.ownerId, threadId);
+    const { interrupts, queue } = env.runtime.services;
+    await interrupts.stop(env.ownerId, threadId);
+    await queue.setPaused(env.ownerId, threadId, false);
     const response = await env.app.request(`/api/threads/${threadId}/queue/claim`, {
       method: 'POST',
       headers: env.headers,

@@ -103,7 +103,7 @@ test.describe('tool approvals (H3, Q12)', () => {
     await expect(other.getByTestId('notes-button')).toHaveText('Notes');
   });
 
-  test('Stop while waiting cancels the approval and keeps the queue', async ({ chat, dock }) => {
+  test('Stop while waiting cancels the approval and keeps the queue, paused', async ({ chat, dock }) => {
     await chat.startThread('maybe later [[tool:save_note]]');
     const card = toolCard(chat.page);
     await expect(card.approve).toBeVisible();
@@ -113,8 +113,10 @@ test.describe('tool approvals (H3, Q12)', () => {
     await chat.stopButton.click();
     await expect(card.outcome).toHaveText('Cancelled');
     await expect(card.approve).toBeHidden();
-    // The approval no longer blocks the queue: this viewer claims the head (Q10), which runs with
-    // the handoff, as after any interrupt (S5).
+    // The Stop paused the queue (S3). Resumed, the approval no longer blocks it: this viewer claims
+    // the head (Q10), which runs with the handoff, as after any interrupt (S5).
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+    await dock.root.getByRole('button', { name: 'Resume the queue' }).click();
     await expect(chat.repliesTo('still queued')).toHaveCount(1, { timeout: 20_000 });
     await expect(chat.repliesTo('still queued')).toContainText('(after interruption)');
   });

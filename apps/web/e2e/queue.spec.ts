@@ -77,7 +77,7 @@ test.describe('queued turns', () => {
     await dock.expectTexts(queued);
   });
 
-  test('Stop keeps the queue, and the head runs next with the handoff (S1, S3, S5)', async ({
+  test('Stop keeps the queue and pauses it; Resume runs the head with the handoff (S1, S3, S5)', async ({
     chat,
     dock,
   }) => {
@@ -88,9 +88,14 @@ test.describe('queued turns', () => {
 
     await chat.stopButton.click();
 
-    // The partial reply stays, marked interrupted; the queued head runs next, told that the
-    // reply before it was cut off.
+    // The partial reply stays, marked interrupted; the queue is kept, and paused (S3).
     await expect(chat.interruptedBadge(chat.reply(0))).toBeVisible({ timeout: 15_000 });
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+    await dock.expectTexts(['after the stop']);
+    await expect(chat.userMessages).toHaveCount(1);
+
+    // Resume: the head runs next, told that the reply before it was cut off.
+    await dock.root.getByRole('button', { name: 'Resume the queue' }).click();
     await expect(chat.userMessages).toHaveCount(2, { timeout: 15_000 });
     await expect(chat.userMessages.last()).toContainText('after the stop');
     await expect(chat.reply(1)).toContainText('You said: "after the stop"');
@@ -265,6 +270,12 @@ test.describe('queued turns', () => {
       headers: { origin: baseURL as string },
     });
     expect(stopped.status()).toBe(200);
+    // The Stop paused the queue (S3); resumed, it waits for a viewer.
+    const resumed = await page.request.put(`/api/threads/${threadId}/queue/paused`, {
+      headers: { origin: baseURL as string },
+      data: { paused: false },
+    });
+    expect(resumed.status()).toBe(200);
 
     await page.goto(url);
     await expect(chat.repliesTo('first in line')).toHaveCount(1, { timeout: 15_000 });
@@ -298,6 +309,15 @@ test.describe('queued turns', () => {
       (
         await page.request.post(`/api/threads/${threadId}/interrupt`, {
           headers: { origin: baseURL as string },
+        })
+      ).status(),
+    ).toBe(200);
+    // The Stop paused the queue (S3); resumed, the head waits for a viewer.
+    expect(
+      (
+        await page.request.put(`/api/threads/${threadId}/queue/paused`, {
+          headers: { origin: baseURL as string },
+          data: { paused: false },
         })
       ).status(),
     ).toBe(200);

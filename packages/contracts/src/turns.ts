@@ -56,6 +56,16 @@ export interface TurnQueue {
   paused: boolean;
 }
 
+/**
+ * `POST /api/threads/:id/interrupt`: the settled turn (null when nothing ran). With items waiting
+ * Stop also pauses the queue (S3: kept, never cancelled) and says so; Resume, Send now or
+ * Stop & send on the head end the pause.
+ */
+export interface InterruptAnswer {
+  turn: Turn | null;
+  queuePaused?: true;
+}
+
 /** `PUT /api/threads/:id/queue/paused`: pause or resume the queue. */
 export const setQueuePausedBody = z.object({ paused: z.boolean() });
 export type SetQueuePausedBody = z.infer<typeof setQueuePausedBody>;

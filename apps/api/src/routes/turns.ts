@@ -1,4 +1,4 @@
-import { editQueuedTurnBody, sendTurnBody, setQueuePausedBody } from '@chat/contracts';
+import { editQueuedTurnBody, type InterruptAnswer, sendTurnBody, setQueuePausedBody } from '@chat/contracts';
 import type { H3 } from 'h3';
 import type { SendResult } from '../chats/turns/accepting/turnAcceptance';
 import { idParam, readJson, turnStreamResponse } from '../platform/http';
@@ -32,9 +32,11 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
     return stream ? turnStreamResponse(turnId, stream) : new Response(null, { status: 204 });
   });
 
-  route('post', '/api/threads/:id/interrupt', async (event, userId) => ({
-    turn: await interrupts.interrupt(userId, idParam(event, 'id')),
-  }));
+  route(
+    'post',
+    '/api/threads/:id/interrupt',
+    async (event, userId): Promise<InterruptAnswer> => await interrupts.stop(userId, idParam(event, 'id')),
+  );
 
   route('post', '/api/threads/:id/queue/claim', async (event, userId) => {
     const { turn, stream } = await claims.claim(userId, idParam(event, 'id'));

@@ -5,6 +5,7 @@
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
 # [[fail-after:N]] fail after N words.
 # The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
+# Scenarios tagged @api are automated against the API alone (apps/api/test/failedHeads.test.ts).
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
@@ -86,12 +87,15 @@ Feature: Chat with queued turns and interrupts
     And the Queue Dock shows "queued 1" to "queued 5" only
 
   @queue @S1 @S2 @S3 @S5
-  Scenario: Stop keeps the queue, and the head runs next with the handoff
+  Scenario: Stop keeps the queue and pauses it; Resume runs the head with the handoff
     Given I sent "[[words:400]] [[delay:30]] stop me" and its reply shows "You said: "stop me""
     And I queued "after the stop"
     When I press Stop
     Then the first reply is marked "Interrupted"
-    And the transcript has 2 user messages, the last one "after the stop"
+    And the Queue Dock says the queue is paused and still shows "after the stop"
+    And nothing runs
+    When I press "Resume the queue"
+    Then the transcript has 2 user messages, the last one "after the stop"
     And the second reply contains "You said: "after the stop""
     And the second reply starts with "(after interruption)"
     And the Queue Dock is hidden
@@ -134,6 +138,21 @@ Feature: Chat with queued turns and interrupts
     And then a reply containing "You said: "waits behind it""
     And the Queue Dock is hidden
     And the transcript has no message "this one breaks"
+
+  @queue @Q11 @api
+  Scenario: A steer the failed reply never took in waits behind the failed head
+    Given I sent "about to break [[words:40]] [[delay:300]] [[fail-after:5]]" and its reply is streaming
+    And I steered "a steer that came too late" and queued "one more"
+    When the reply fails after 5 words
+    Then the queue lists the failed head first, then "a steer that came too late", then "one more"
+    And a claim of the head is refused with 409 not_eligible, reason head_failed
+
+  @queue @S4 @api
+  Scenario: A Stop & send that cannot run the head changes nothing
+    Given a reply is streaming and a failed message waits at the head of the queue
+    When I press "Stop & send" on the failed head
+    Then the answer is 409 not_eligible, reason head_failed
+    And the reply keeps streaming and completes
 
   @queue @Q11
   Scenario: A head that fails after some text shows its error after a reload; Retry runs it again

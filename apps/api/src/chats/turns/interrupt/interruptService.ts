@@ -5,6 +5,7 @@ import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
 import type { RuntimeDriver } from '../driver/types';
 import { toTurn } from '../dto';
+import { pauseIfItemsWait } from '../queue/pause';
 import { listWaitingTurns } from '../queue/repository';
 import { findActiveTurn, findTurn } from '../repository';
 import type { HeadClaims } from '../running/headClaim';
@@ -29,8 +30,24 @@ export class InterruptService {
   constructor(private readonly deps: InterruptDeps) {}
 
   /**
+   * S1, S3: the person's Stop. With items waiting the queue pauses first (kept, never cancelled),
+   * so no tab claims the next item once the slot is free; then the active turn is interrupted.
+   * `queuePaused` says the queue is paused now (absent when nothing waits).
+   */
+  async stop(ownerId: string, threadId: string): Promise<{ turn: Turn | null; queuePaused?: true }> {
+    const paused = await this.deps.db.transaction(async (tx) => {
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      return await pauseIfItemsWait(tx, thread);
+    });
+    if (paused) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
+    const turn = await this.interruptOwned(threadId);
+    return paused ? { turn, queuePaused: true } : { turn };
+  }
+
+  /**
    * S1: interrupts the active turn wherever it runs and returns once the thread's active slot is
-   * free, with the settled turn (null when nothing was running). Never touches the queue (S3).
+   * free, with the settled turn (null when nothing was running). The queue is left as it is: this
+   * is the stop of a thread being deleted or moved to another account, not the person's Stop.
    * A turn waiting for an approval has no runner: its request is cancelled here (H3).
    */
   async interrupt(ownerId: string, threadId: string): Promise<Turn | null> {

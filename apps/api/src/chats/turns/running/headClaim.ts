@@ -6,6 +6,7 @@ import type { Signals } from '../../../platform/notifications';
 import { activeBranchIdOf, requireOwnedThread } from '../../threads/repository';
 import { toTurn } from '../dto';
 import { removeFailedAttempt } from '../queue/failedAttempt';
+import { resumeOnExplicitRun } from '../queue/pause';
 import { listWaitingTurns } from '../queue/repository';
 import { findActiveTurn, findTurn } from '../repository';
 import type { TurnRunner } from './runner';
@@ -28,8 +29,8 @@ export class HeadClaims {
 
   /**
    * Q10: a viewer claims the queue head when the thread is idle and the queue is not paused
-   * (`turnId`: only if it is the head; Send now, Stop & send and Retry name the head, so a pause
-   * does not hold back the message the person asked for). Q11: a failed head blocks every claim
+   * (`turnId`: only if it is the head; Send now, Stop & send and Retry name the head, explicit
+   * choices to go on, so they run it and end a pause: S3). Q11: a failed head blocks every claim
    * except a retry of it, which first removes the failed attempt from memory. The head runs on
    * the version shown now (B2).
    */
@@ -53,6 +54,7 @@ export class HeadClaims {
         if (!options.retry) throw notEligible('head_failed');
         await removeFailedAttempt(this.deps.memory, head);
       }
+      if (options.turnId) await resumeOnExplicitRun(tx, thread);
       const turn = await runner.claim(tx, head, activeBranchIdOf(thread));
       return { turn, retried: head.status === 'failed' };
     });
