@@ -1,6 +1,10 @@
-import { attachmentMediaTypes, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_PER_MESSAGE } from './attachments';
-import { MAX_FEEDBACK_COMMENT_LENGTH } from './feedback';
-import { MAX_TEXT_LENGTH } from './turns';
+import { attachmentMediaTypes } from './attachments';
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS_PER_MESSAGE,
+  MAX_FEEDBACK_COMMENT_LENGTH,
+  MAX_TEXT_LENGTH,
+} from './limits';
 
 /**
  * Every code a refusal can carry, the status it comes with, and every word a person reads about it:

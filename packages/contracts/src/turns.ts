@@ -2,11 +2,6 @@ import { z } from 'zod';
 import { type Attachment, attachmentIds } from './attachments';
 import type { TurnStatus } from './turnLifecycle';
 
-/** Most queued turns a thread holds, not counting the running one (Q4). */
-export const QUEUE_CAPACITY = 5;
-/** Longest message text in characters (Unicode code points), counted after trimming. */
-export const MAX_TEXT_LENGTH = 32_000;
-
 /** The length of `text` in characters (code points): an emoji counts once, like a letter. */
 export function characterCount(text: string): number {
   let count = 0;
