@@ -167,3 +167,13 @@ export const refusalMessages = {
     api: 'The chat server is not reachable. Try again shortly.',
   },
 } as const;
+
+/** Why a turn ended without its reply, as its `error` (and the reply's `metadata.error`) says it. */
+export const turnErrorMessages = {
+  /** The model call failed and said nothing a person could read. */
+  modelFailed: 'The model call failed.',
+  /** Crash recovery settled a turn whose server stopped mid-reply. */
+  serverStopped: 'The server running this turn stopped; the reply was cut off.',
+  /** A failed turn whose error was not recorded. */
+  unknown: 'The reply could not be produced.',
+} as const;

@@ -1,4 +1,4 @@
-import type { ChatMessageMetadata } from '@chat/contracts';
+import { type ChatMessageMetadata, turnErrorMessages } from '@chat/contracts';
 import type { Queryable } from '@chat/db';
 import { listTurnsOfMessages } from './repository';
 
@@ -17,9 +17,7 @@ export async function readMessageMarks(
   const metadata = new Map<string, ChatMessageMetadata>();
   for (const turn of await listTurnsOfMessages(q, threadId, messageIds)) {
     const failed =
-      turn.status === 'failed'
-        ? { failed: true, error: turn.error ?? 'The reply could not be produced.' }
-        : {};
+      turn.status === 'failed' ? { failed: true, error: turn.error ?? turnErrorMessages.unknown } : {};
     if (turn.userMessageId) {
       metadata.set(turn.userMessageId, { turnId: turn.id, ...(turn.assistantMessageId ? {} : failed) });
     }

@@ -1,3 +1,4 @@
+import { turnErrorMessages } from '@chat/contracts';
 import type { Database, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { Logger } from '../../../platform/logger';
@@ -46,7 +47,7 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
         assistantMessageId: replyId,
         // The reply is in memory now; its checkpoint copy goes.
         partialText: '',
-        error: 'The server running this turn stopped; the reply was cut off.',
+        error: turnErrorMessages.serverStopped,
       };
     },
   );

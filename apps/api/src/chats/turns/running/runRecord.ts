@@ -1,3 +1,4 @@
+import { turnErrorMessages } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
@@ -65,12 +66,12 @@ export function assertRunnable(turn: TurnRow, runnerId: string): string {
 export function outcomeOf(record: RunRecord, aborted: boolean): Outcome {
   if (aborted) return { status: 'interrupted' };
   if (record.streamError !== undefined)
-    return { status: 'failed', error: record.streamError || 'The model call failed.' };
+    return { status: 'failed', error: record.streamError || turnErrorMessages.modelFailed };
   return record.suspended ? { status: 'awaiting_approval' } : { status: 'completed' };
 }
 
 /** A run that broke off with an exception, as a person may read it: the first line of its message. */
 export function failureOf(error: unknown): string {
   const message = error instanceof Error ? error.message : error === undefined ? '' : String(error);
-  return message.split('\n')[0]?.trim() || 'The model call failed.';
+  return message.split('\n')[0]?.trim() || turnErrorMessages.modelFailed;
 }

@@ -1,3 +1,4 @@
+import { turnErrorMessages } from '@chat/contracts';
 import type { Agent } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
 import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
@@ -74,5 +75,5 @@ export function describeModelError(errorText: string): string {
   } catch {
     // Plain text already.
   }
-  return errorText.split('\n')[0]?.trim() || 'The model call failed.';
+  return errorText.split('\n')[0]?.trim() || turnErrorMessages.modelFailed;
 }
