@@ -8,6 +8,7 @@ import { createApp } from '../src/app';
 import { createLogger } from '../src/platform/logger';
 import { createRuntime, type Runtime } from '../src/runtime';
 import { ApiClient, iterateChunks, readChunks, type StreamChunk, textOfChunks } from './support/client';
+import { pngBytes, uploaded } from './support/images';
 import { freshDatabase, testConfig } from './support/testApi';
 
 /** Everything the API logs, at debug level: the steer reminder must never be among it. */
@@ -201,6 +202,27 @@ describe('steer: a message folded into the running reply at its next step', () =
       { text: 'too late' },
     );
     expect([late.status, late.body.error.code]).toEqual([409, 'not_queued']);
+  });
+
+  it('queues a pending steer as a steer when an edit gives it images: they reach the model whole only in a run of its own', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'slow steps [[steps:2]] [[delay:3000]] [[words:2]]');
+    const chunks = iterateChunks(reply);
+    await readUntil(chunks, (chunk) => chunk.type === 'start');
+    const { turn } = (await (await steer(threadId, 'look at this')).json()) as { turn: { id: string } };
+    const image = await uploaded(client, threadId, pngBytes(8, 8));
+    const edited = await client.json<{
+      turn: { status: string; steer: boolean; attachments: { id: string }[] };
+    }>('PATCH', `/api/threads/${threadId}/queue/${turn.id}`, {
+      text: 'look at this picture',
+      attachmentIds: [image.id],
+    });
+    expect(edited.status).toBe(200);
+    expect(edited.body.turn).toMatchObject({ status: 'queued', steer: true });
+    expect(edited.body.turn.attachments.map((attachment) => attachment.id)).toEqual([image.id]);
+    await client.fetch('POST', `/api/threads/${threadId}/interrupt`);
+    await chunks.return(undefined);
+    expect((await turnRows(threadId)).find((row) => row.id === turn.id)?.status).toBe('queued');
   });
 
   it('queues a steer (with the reminder) while the reply waits for an approval: nothing runs to take it in', async () => {
