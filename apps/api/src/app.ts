@@ -1,20 +1,20 @@
 import { H3, type H3Event, type HTTPError } from 'h3';
-import { registerAccountRoutes } from './accounts/routes';
-import type { ChatServices } from './chats/context';
-import { registerAttachmentRoutes } from './chats/routes/attachments';
-import { registerBranchRoutes } from './chats/routes/branches';
-import { registerFeedbackRoutes } from './chats/routes/feedback';
-import { registerHitlRoutes } from './chats/routes/hitl';
-import { registerShareRoutes } from './chats/routes/shares';
-import { registerThreadRoutes } from './chats/routes/threads';
-import { registerTurnRoutes } from './chats/routes/turns';
 import { errorResponse, noSuchRoute } from './platform/errors';
 import { clientAddress, type RateLimitRule } from './platform/rateLimit';
 import { requestGuard } from './platform/requestGuard';
 import { applySecurityHeaders } from './platform/securityHeaders';
+import { registerAccountRoutes } from './routes/account';
+import { registerApprovalRoutes } from './routes/approvals';
+import { registerAttachmentRoutes } from './routes/attachments';
+import { registerBranchRoutes } from './routes/branches';
+import { registerFeedbackRoutes } from './routes/feedback';
+import type { ApiServices } from './routes/services';
+import { registerShareRoutes } from './routes/shares';
+import { registerThreadRoutes } from './routes/threads';
+import { registerTurnRoutes } from './routes/turns';
 
 /** The HTTP app: the request guard, error mapping, auth mount and route registration, nothing else. */
-export function createApp(services: ChatServices): H3 {
+export function createApp(services: ApiServices): H3 {
   const app = new H3({
     silent: true,
     onError: (error: HTTPError) => {
@@ -41,7 +41,7 @@ export function createApp(services: ChatServices): H3 {
   registerBranchRoutes(app, services);
   registerShareRoutes(app, services);
   registerFeedbackRoutes(app, services);
-  registerHitlRoutes(app, services);
+  registerApprovalRoutes(app, services);
   registerAttachmentRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();

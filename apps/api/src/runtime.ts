@@ -14,32 +14,35 @@ import { describeAttachments } from './chats/attachments/repository';
 import { postgresAttachmentStorage } from './chats/attachments/storage';
 import { startAttachmentSweeper } from './chats/attachments/sweep';
 import { BranchService } from './chats/branchService';
-import type { ChatServices } from './chats/context';
 import { FeedbackService } from './chats/feedbackService';
 import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
-import { ApprovalService } from './chats/turns/approvals';
-import { TurnStreams } from './chats/turns/attach';
-import { MastraDriver } from './chats/turns/driver/mastraDriver';
+import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
+import { ApprovalService } from './chats/turns/approval/approvalService';
+import { endWithApprovalRequest } from './chats/turns/approval/suspend';
+import { MastraDriver } from './chats/turns/driver/mastra/mastraDriver';
 import type { RuntimeDriver } from './chats/turns/driver/types';
-import { InterruptService } from './chats/turns/interrupts';
-import { QueueService } from './chats/turns/queue';
-import { startOrphanSweeper } from './chats/turns/recovery';
-import { TurnRunner } from './chats/turns/runner';
+import { InterruptService } from './chats/turns/interrupt/interruptService';
+import { QueueService } from './chats/turns/queue/queueService';
+import { TurnStreams } from './chats/turns/running/attach';
+import { HeadClaims } from './chats/turns/running/headClaim';
+import { startOrphanSweeper } from './chats/turns/running/recovery';
+import { TurnRunner } from './chats/turns/running/runner';
 import { type Config, trustedOrigins } from './platform/config';
 import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
+import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
   /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password)/;
 
 export interface Runtime {
-  services: ChatServices;
+  services: ApiServices;
   database: DatabaseHandle;
   chatAgent: ChatAgent;
   runnerId: string;
@@ -54,7 +57,7 @@ export interface RuntimeOptions {
    */
   wrapModel?: (model: LanguageModelV4) => LanguageModelV4;
   /** The runtime driver turns run through (default: the Mastra agent); tests swap in others. */
-  driver?: (chatAgent: ChatAgent) => RuntimeDriver;
+  driver?: (chatAgent: ChatAgent) => RuntimeDriver | Promise<RuntimeDriver>;
 }
 
 /** Wires the API's parts together from the validated config. */
@@ -101,10 +104,22 @@ export async function createRuntime(
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
+  const driver = await (options.driver?.(chatAgent) ?? MastraDriver.create(chatAgent));
+  const { memory } = chatAgent;
   const runner = new TurnRunner({
     db,
-    chatAgent,
-    driver: options.driver?.(chatAgent) ?? new MastraDriver(chatAgent),
+    memory,
+    driver,
+    // A run that stopped on a tool call is the approval lifecycle's until a person decides.
+    suspend: (turn, progress, call, approvalRequest, stream) =>
+      endWithApprovalRequest(
+        { db, signals, logger, runnerId },
+        turn,
+        progress,
+        call,
+        approvalRequest,
+        stream,
+      ),
     signals,
     logger,
     runnerId,
@@ -112,8 +127,9 @@ export async function createRuntime(
     modelName: config.CHAT_MODEL,
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
-  const queue = new QueueService({ db, chatAgent, signals, runner });
-  const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const acceptance = new TurnAcceptance({ db, signals, runner });
+  const claims = new HeadClaims({ db, memory, signals, runner });
+  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
@@ -144,7 +160,7 @@ export async function createRuntime(
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
-  const services: ChatServices = {
+  const services: ApiServices = {
     authRequests: createAuthHandler(auth, { allowGuests, limits }),
     accounts,
     logger,
@@ -155,17 +171,19 @@ export async function createRuntime(
     },
     ready: databaseReadiness(database.sql),
     threads,
-    events: new ThreadEvents({ db, signals, logger, memory: chatAgent.memory }),
-    queue,
+    events: new ThreadEvents({ db, signals, logger, memory }),
+    acceptance,
+    queue: new QueueService({ db, memory, signals }),
+    claims,
     interrupts,
-    streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
+    streams: new TurnStreams({ db, runner, memory }),
     approvals: new ApprovalService({ db, signals, runner }),
-    branches: new BranchService({ db, chatAgent, signals, queue, runner }),
+    branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),
   };
-  const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
+  const stopSweeper = startOrphanSweeper({ db, memory, signals, logger }, Math.max(250, leaseMs / 2));
   const unsentMs = config.ATTACHMENT_UNSENT_HOURS * 3_600_000;
   const stopAttachmentSweeper = startAttachmentSweeper(
     { db, logger },

@@ -115,7 +115,8 @@ describe('a database outage', () => {
     expect(detail.turnQueue.items.map((item) => [item.id, item.status])).toEqual(
       queued.map((turn) => [turn.id, 'queued']),
     );
-    // They run, one claim at a time, and a new send works.
+    // The Stop paused the queue (S3). Resumed, they run, one claim at a time, and a new send works.
+    await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     for (const turn of queued) {
       const claim = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
       expect(claim.status).toBe(200);

@@ -8,4 +8,5 @@ export * from './limits';
 export * from './shares';
 export * from './text';
 export * from './threads';
+export * from './turnLifecycle';
 export * from './turns';

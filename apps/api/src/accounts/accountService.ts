@@ -1,9 +1,10 @@
 import type { Account, AccountDeleted, AccountSession } from '@chat/contracts';
 import type { Database, Queryable } from '@chat/db';
+import { moveMemoryRowsOfUser } from '../agent/memoryTables';
 import type { Auth, SignedIn } from '../auth/auth';
 import { signedInOf } from '../auth/auth';
-import type { InterruptService } from '../chats/turns/interrupts';
-import { hasActiveTurn } from '../chats/turns/views';
+import type { InterruptService } from '../chats/turns/interrupt/interruptService';
+import { hasActiveTurn } from '../chats/turns/repository';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { describeDevice } from './device';
@@ -12,7 +13,6 @@ import {
   findUser,
   lockUser,
   memoryThreadIdsOf,
-  moveMemoryRows,
   moveUserRows,
   runningTurnIdsOf,
   stillRunning,
@@ -128,7 +128,7 @@ export class AccountService {
           };
         });
       }
-      await db.transaction((tx) => moveMemoryRows(tx, guestId, userId));
+      await db.transaction((tx) => moveMemoryRowsOfUser(tx, guestId, userId));
       logger.info(
         { turns: turnIds.length },
         'memory of replies that ran during a sign-up moved to the account',

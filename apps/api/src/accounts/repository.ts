@@ -1,6 +1,7 @@
 import type { Queryable } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { deleteMemoryRowsOfUser, moveMemoryRowsOfUser } from '../agent/memoryTables';
 
 const { threads, branches, chatTurnRequests, user, verification } = schema;
 
@@ -9,31 +10,19 @@ const { threads, branches, chatTurnRequests, user, verification } = schema;
  * listed here, so a table added later is moved and deleted with the rest:
  * - app tables (`public`) reference `user` or `threads` by foreign key; deleting the user row
  *   cascades through them, and a guest's rows move by updating every column that references `user`;
- * - Mastra's tables (`mastra`) have no foreign keys: their `resourceId` is the user id and their
- *   `thread_id` a branch's memory thread id.
+ * - Mastra's tables (`mastra`) are moved and deleted by agent/memoryTables.ts, where all SQL
+ *   against them is.
  */
 
 /** better-auth's own rows of a user: the guest's sessions and credentials go with the guest. */
 const AUTH_OWN_TABLES = ['session', 'account'];
-const MASTRA_SCHEMA = 'mastra';
-const RESOURCE_COLUMNS = ['resourceId', 'resource_id'];
-const THREAD_COLUMNS = ['thread_id', 'threadId'];
-/** Mastra's per-resource table is keyed by the resource id itself. */
-const RESOURCES_TABLE = 'mastra_resources';
 
 interface ColumnRef {
   table: string;
   column: string;
 }
 
-const listOf = (values: string[]) =>
-  sql.join(
-    values.map((value) => sql`${value}`),
-    sql`, `,
-  );
-
-const qualified = (ref: ColumnRef, schemaName = 'public') =>
-  sql`${sql.identifier(schemaName)}.${sql.identifier(ref.table)}`;
+const qualified = (ref: ColumnRef) => sql`${sql.identifier('public')}.${sql.identifier(ref.table)}`;
 
 /** Columns of `public` tables (other than better-auth's own) with a foreign key to `user`. */
 async function columnsReferencingUser(q: Queryable): Promise<ColumnRef[]> {
@@ -46,22 +35,6 @@ async function columnsReferencingUser(q: Queryable): Promise<ColumnRef[]> {
     WHERE con.contype = 'f' AND con.confrelid = 'public."user"'::regclass AND ns.nspname = 'public'
     ORDER BY 1, 2`);
   return [...rows].filter((ref) => !AUTH_OWN_TABLES.includes(ref.table));
-}
-
-/** Mastra's columns named like `names` (none when Mastra's schema is not there yet). */
-async function mastraColumns(q: Queryable, names: string[]): Promise<ColumnRef[]> {
-  const rows = await q.execute<{ table: string; column: string }>(sql`
-    SELECT table_name AS "table", column_name AS "column"
-    FROM information_schema.columns
-    WHERE table_schema = ${MASTRA_SCHEMA} AND column_name IN (${listOf(names)})
-    ORDER BY 1, 2`);
-  return [...rows];
-}
-
-async function mastraHasTable(q: Queryable, table: string): Promise<boolean> {
-  const rows = await q.execute(sql`
-    SELECT 1 FROM information_schema.tables WHERE table_schema = ${MASTRA_SCHEMA} AND table_name = ${table}`);
-  return rows.length > 0;
 }
 
 /** The user's thread ids; with `lock`, locked for the rest of the transaction. */
@@ -114,28 +87,7 @@ export async function moveUserRows(q: Queryable, from: string, to: string): Prom
     const column = sql.identifier(ref.column);
     await q.execute(sql`UPDATE ${qualified(ref)} SET ${column} = ${to} WHERE ${column} = ${from}`);
   }
-  await moveMemoryRows(q, from, to);
-}
-
-/**
- * Mastra's rows under the resource id `from` become `to`'s. Also after the move: a model call that
- * started before it saves its messages under the resource it started with.
- */
-export async function moveMemoryRows(q: Queryable, from: string, to: string): Promise<void> {
-  for (const ref of await mastraColumns(q, RESOURCE_COLUMNS)) {
-    const column = sql.identifier(ref.column);
-    await q.execute(
-      sql`UPDATE ${qualified(ref, MASTRA_SCHEMA)} SET ${column} = ${to} WHERE ${column} = ${from}`,
-    );
-  }
-  if (await mastraHasTable(q, RESOURCES_TABLE)) {
-    const table = qualified({ table: RESOURCES_TABLE, column: 'id' }, MASTRA_SCHEMA);
-    // The account's own resource row wins; the guest's is then dropped.
-    await q.execute(sql`
-      UPDATE ${table} SET id = ${to}
-      WHERE id = ${from} AND NOT EXISTS (SELECT 1 FROM ${table} WHERE id = ${to})`);
-    await q.execute(sql`DELETE FROM ${table} WHERE id = ${from}`);
-  }
+  await moveMemoryRowsOfUser(q, from, to);
 }
 
 /**
@@ -148,27 +100,7 @@ export async function deleteUserRows(
   target: { userId: string; email: string | null; memoryThreadIds: string[] },
 ): Promise<void> {
   const { userId, memoryThreadIds } = target;
-  for (const ref of await mastraColumns(q, RESOURCE_COLUMNS)) {
-    await q.execute(
-      sql`DELETE FROM ${qualified(ref, MASTRA_SCHEMA)} WHERE ${sql.identifier(ref.column)} = ${userId}`,
-    );
-  }
-  if (memoryThreadIds.length > 0) {
-    const ids = listOf(memoryThreadIds);
-    for (const ref of await mastraColumns(q, THREAD_COLUMNS)) {
-      await q.execute(
-        sql`DELETE FROM ${qualified(ref, MASTRA_SCHEMA)} WHERE ${sql.identifier(ref.column)} IN (${ids})`,
-      );
-    }
-    if (await mastraHasTable(q, 'mastra_threads')) {
-      await q.execute(sql`DELETE FROM ${sql.identifier(MASTRA_SCHEMA)}.mastra_threads WHERE id IN (${ids})`);
-    }
-  }
-  if (await mastraHasTable(q, RESOURCES_TABLE)) {
-    await q.execute(
-      sql`DELETE FROM ${sql.identifier(MASTRA_SCHEMA)}.${sql.identifier(RESOURCES_TABLE)} WHERE id = ${userId}`,
-    );
-  }
+  await deleteMemoryRowsOfUser(q, userId, memoryThreadIds);
   // Verification rows (email or reset tokens) name the user by email or id.
   const identifiers: SQL[] = [eq(verification.identifier, userId), eq(verification.value, userId)];
   if (target.email) identifiers.push(eq(verification.identifier, target.email));

@@ -4,7 +4,6 @@ import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
-import { FreshRuns } from './freshRuns';
 import { type ChatToolPorts, createChatTools } from './tools';
 
 export const CHAT_INSTRUCTIONS = [
@@ -13,21 +12,17 @@ export const CHAT_INSTRUCTIONS = [
   'Use Markdown for structure and code blocks for code.',
 ].join(' ');
 
+/**
+ * The agent runs turns only through the Mastra runtime driver (chats/turns/driver/mastra/); the
+ * memory is the transcript store every part of the chat domain reads.
+ */
 export interface ChatAgent {
   agent: Agent;
   memory: Memory;
-  /** Run ids for new agent runs, whose pending snapshot Mastra need not write (see FreshRuns). */
-  runs: FreshRuns;
-  /**
-   * Forgets a run suspended for a tool approval that will never be resumed (its turn was stopped).
-   * Best effort: a leftover snapshot is only storage, nothing resumes it.
-   */
-  discardSuspendedRun(runId: string): Promise<void>;
+  /** Mastra's storage (the driver keeps suspended runs' snapshots in its workflow store). */
+  storage: PostgresStore;
   close(): Promise<void>;
 }
-
-/** The workflow under which Mastra stores the snapshot of an agent run suspended for approval. */
-const AGENT_LOOP_WORKFLOW = 'agentic-loop';
 
 /**
  * The Mastra agent and its Postgres memory: the canonical store of every branch's executed
@@ -47,9 +42,6 @@ export async function createChatAgent(options: {
     schemaName: 'mastra',
   });
   await options.startupLock(() => storage.init());
-  const runs = new FreshRuns();
-  const workflowsStore = await storage.getStore('workflows');
-  if (workflowsStore) runs.wrap(workflowsStore);
   const memory = new Memory({
     storage,
     // Transcripts are recalled in full; no semantic recall or working memory.
@@ -68,14 +60,5 @@ export async function createChatAgent(options: {
   // Mastra's own console output stays quiet: the turn runner reports every failure in the API's
   // structured log instead.
   new Mastra({ agents: { chat: agent }, storage, logger: new ConsoleLogger({ level: 'silent' }) });
-  return {
-    agent,
-    memory,
-    runs,
-    discardSuspendedRun: async (runId) => {
-      const workflows = await storage.getStore('workflows');
-      await workflows?.deleteWorkflowRunById({ runId, workflowName: AGENT_LOOP_WORKFLOW });
-    },
-    close: () => storage.close(),
-  };
+  return { agent, memory, storage, close: () => storage.close() };
 }

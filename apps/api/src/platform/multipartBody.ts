@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 import { readBounded, tooLarge } from './requestBody';
@@ -19,7 +20,7 @@ export interface UploadedFile {
 export async function readUploadedFile(event: H3Event, maxFileBytes: number): Promise<UploadedFile> {
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) {
-    throw new ApiError('unsupported_media_type', 'Upload the image as multipart/form-data.');
+    throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.multipart);
   }
   const limit = maxFileBytes + MULTIPART_OVERHEAD_BYTES;
   if (Number(event.req.headers.get('content-length') ?? 0) > limit) throw tooLarge();
@@ -28,11 +29,11 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
   try {
     form = await new Response(body, { headers: { 'content-type': type } }).formData();
   } catch {
-    throw new ApiError('bad_request', 'The upload is not valid multipart/form-data.');
+    throw new ApiError('bad_request', refusalMessages.bad_request.notMultipart);
   }
   const files = [...form.values()].filter((value): value is File => typeof value !== 'string');
   const [file] = files;
-  if (!file || files.length > 1) throw new ApiError('bad_request', 'Upload exactly one file.');
+  if (!file || files.length > 1) throw new ApiError('bad_request', refusalMessages.bad_request.oneFile);
   if (file.size > maxFileBytes) throw tooLarge();
   return { name: file.name, bytes: new Uint8Array(await file.arrayBuffer()) };
 }

@@ -1,4 +1,4 @@
-import { MAX_JSON_BODY_BYTES, unstorableTextReason } from '@chat/contracts';
+import { MAX_JSON_BODY_BYTES, refusalMessages, unstorableTextReason } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 
@@ -14,7 +14,7 @@ interface ReadBody {
 const bodies = new WeakMap<H3Event, ReadBody>();
 
 export const tooLarge = () =>
-  new ApiError('too_large', 'Request body is too large.', undefined, { connection: 'close' });
+  new ApiError('too_large', refusalMessages.too_large.body, undefined, { connection: 'close' });
 
 /**
  * Reads the body counting bytes as they arrive and stops at MAX_JSON_BODY_BYTES (`413 too_large`,
@@ -83,14 +83,14 @@ function parseJson(bytes: Uint8Array): unknown {
   try {
     raw = utf8.decode(bytes);
   } catch {
-    throw new ApiError('bad_request', 'Request body is not valid UTF-8.');
+    throw new ApiError('bad_request', refusalMessages.bad_request.notUtf8);
   }
   if (raw.trim() === '') return {};
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new ApiError('bad_request', 'Request body is not valid JSON.');
+    throw new ApiError('bad_request', refusalMessages.bad_request.notJson);
   }
   assertStorableStrings(json);
   return json;
@@ -103,7 +103,7 @@ function assertStorableStrings(json: unknown): void {
     const value = pending.pop();
     if (typeof value === 'string') {
       const reason = unstorableTextReason(value);
-      if (reason) throw new ApiError('bad_request', `Invalid request body: a text ${reason}.`);
+      if (reason) throw new ApiError('bad_request', refusalMessages.bad_request.unstorableText(reason));
     } else if (Array.isArray(value)) {
       pending.push(...value);
     } else if (value && typeof value === 'object') {

@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 import { readRequestBody } from './requestBody';
@@ -51,7 +52,7 @@ function assertJsonMediaType(headers: Headers): void {
     const hasBody = Number(headers.get('content-length') ?? 0) > 0 || headers.has('transfer-encoding');
     if (!hasBody) return;
   } else if (isJson(type)) return;
-  throw new ApiError('unsupported_media_type', 'Send the request body as application/json.');
+  throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.json);
 }
 
 function isJson(contentType: string): boolean {

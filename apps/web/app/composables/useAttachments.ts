@@ -5,6 +5,7 @@ import {
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS_PER_MESSAGE,
   mediaUrl,
+  refusalMessages,
 } from '@chat/contracts';
 
 /** An image on its way into a message: uploading, uploaded, or refused. */
@@ -20,8 +21,8 @@ export interface PendingAttachment {
   error?: string;
 }
 
-const TOO_LARGE = 'Images can be at most 10 MB.';
-const NOT_AN_IMAGE = 'Only PNG, JPEG, WebP and GIF images can be attached.';
+const TOO_LARGE = refusalMessages.too_large.image;
+const NOT_AN_IMAGE = refusalMessages.unsupported_media_type.image;
 const GONE = 'This image is no longer available; remove it and attach it again.';
 
 /** Where the uploaded, unsent images of one composer wait across a reload. */
@@ -78,7 +79,7 @@ export function useAttachments(thread: string | (() => Promise<string>), options
         state: 'uploading',
       };
       if (live >= MAX_ATTACHMENTS_PER_MESSAGE) {
-        fail(item, `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`);
+        fail(item, refusalMessages.too_large.images);
       } else if (file.type && !(attachmentMediaTypes as readonly string[]).includes(file.type)) {
         fail(item, NOT_AN_IMAGE);
       } else if (file.size > MAX_ATTACHMENT_BYTES) {

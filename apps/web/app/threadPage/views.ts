@@ -1,4 +1,4 @@
-import type { HitlRequest, Turn } from '@chat/contracts';
+import { type HitlRequest, type Turn, threadBusyMessages } from '@chat/contracts';
 import type { ChatStatus } from 'ai';
 import { isBusy, waitsForApproval, whenItemsRun } from './queue';
 import { isReconnecting } from './reducer';
@@ -102,11 +102,9 @@ export function versionsView(state: ThreadPageState): VersionsView {
   const changing = state.versionChanges > 0;
   let lockedReason: string | null = null;
   if (changing) lockedReason = 'Changing versions…';
-  else if (isBusy(state))
-    lockedReason = 'Wait for the reply to finish, or stop it, before changing versions.';
+  else if (isBusy(state)) lockedReason = threadBusyMessages.turn_running;
   const editLockedReason =
-    lockedReason ??
-    (state.queue.items.length > 0 ? 'Send or delete the queued messages before editing a message.' : null);
+    lockedReason ?? (state.queue.items.length > 0 ? threadBusyMessages.queue_waiting : null);
   return { editingMessageId: state.editing.messageId, changing, lockedReason, editLockedReason };
 }
 

@@ -1,4 +1,4 @@
-import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES } from '@chat/contracts';
+import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES, refusalMessages } from '@chat/contracts';
 import { readBoundedBody } from '../utils/boundedBody';
 import { abandon, refuse } from '../utils/refusal';
 import { unforwardableReason } from '../utils/requestPath';
@@ -44,7 +44,7 @@ export default defineEventHandler(async (event) => {
       if (read.reason === 'aborted') return abandon(event);
       // The rest of the body is never read: close the connection after answering.
       return refuse(event, 'too_large', {
-        message: upload ? 'Images can be at most 10 MB.' : 'Request body is too large.',
+        message: upload ? refusalMessages.too_large.image : refusalMessages.too_large.body,
         headers: { connection: 'close' },
       });
     }
@@ -70,7 +70,7 @@ export default defineEventHandler(async (event) => {
     // The browser went away first: nothing is left to answer.
     if (upstream.signal.aborted) return abandon(event);
     return refuse(event, 'unavailable', {
-      message: 'The chat server is not reachable. Try again shortly.',
+      message: refusalMessages.unavailable.api,
       headers: { 'retry-after': '2' },
     });
   }

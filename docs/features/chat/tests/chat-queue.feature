@@ -5,6 +5,7 @@
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
 # [[fail-after:N]] fail after N words.
 # The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
+# Scenarios tagged @api are automated against the API alone (apps/api/test/failedHeads.test.ts).
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
@@ -140,6 +141,21 @@ Feature: Chat with queued turns and interrupts
     And then a reply containing "You said: "waits behind it""
     And the Queue Dock is hidden
     And the transcript has no message "this one breaks"
+
+  @queue @Q11 @api
+  Scenario: A steer the failed reply never took in waits behind the failed head
+    Given I sent "about to break [[words:40]] [[delay:300]] [[fail-after:5]]" and its reply is streaming
+    And I steered "a steer that came too late" and queued "one more"
+    When the reply fails after 5 words
+    Then the queue lists the failed head first, then "a steer that came too late", then "one more"
+    And a claim of the head is refused with 409 not_eligible, reason head_failed
+
+  @queue @S4 @api
+  Scenario: A Stop & send that cannot run the head changes nothing
+    Given a reply is streaming and a failed message waits at the head of the queue
+    When I press "Stop & send" on the failed head
+    Then the answer is 409 not_eligible, reason head_failed
+    And the reply keeps streaming and completes
 
   @queue @Q11
   Scenario: A head that fails after some text shows its error after a reload; Retry runs it again

@@ -39,6 +39,13 @@ Feature: Sharing a chat and rating replies
     Then it shows "This link is no longer available"
     And no transcript is shown
 
+  @sharing @H1 @api
+  Scenario: A snapshot holds settled turns only
+    Given a chat whose last message failed and waits at the head, with one more queued
+    When I create a share link
+    Then the snapshot holds the exchanges before it only: no failed attempt, no queued text
+    And a snapshot taken while a reply runs, or waits for a tool approval, holds nothing of that reply
+
   @sharing @H1
   Scenario: Revoke asks first
     Given I sent "Share and then revoke [[words:5]]" and made a link
