@@ -195,6 +195,26 @@ test.describe('queued turns', () => {
     await expect(chat.userMessages.filter({ hasText: 'this one breaks' })).toHaveCount(0);
   });
 
+  test('Remove and continue takes the failed attempt out and lets a paused queue go on (Q11, S3)', async ({
+    chat,
+    dock,
+  }) => {
+    await chat.startThread('[[words:150]] [[delay:30]] before the failure');
+    await chat.send('[[fail]] this one breaks');
+    await chat.send('waits behind it');
+    await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    await dock.root.getByRole('button', { name: 'Pause the queue' }).click();
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+
+    // An explicit choice to go on: the attempt goes, the pause ends, the next item runs.
+    await dock.removeAndContinue();
+    await expect(chat.assistantMessages.filter({ hasText: 'You said: "waits behind it"' })).toHaveCount(1, {
+      timeout: 15_000,
+    });
+    await dock.expectTexts([]);
+    await expect(chat.userMessages.filter({ hasText: 'this one breaks' })).toHaveCount(0);
+  });
+
   test('a head that fails after some text shows its error after a reload, and Retry runs it again (Q11)', async ({
     chat,
     dock,

@@ -72,7 +72,11 @@ export function useQueueCommands(store: ThreadStore, streams: TurnStreams) {
     const deleted: DeletedItem = { text: turn.text, images: await readImages(turn.attachments) };
     const answer = await request(itemPath(turn.id), { method: 'DELETE' });
     if (!answer) return null;
-    if (turn.status === 'failed') dispatch({ type: 'queue.attemptRemoved' });
+    if (turn.status === 'failed') {
+      dispatch({ type: 'queue.attemptRemoved' });
+      // "Remove and continue" is a choice to go on, like Resume: it ends a pause (S3).
+      if (store.state.value.queue.paused) await setPaused(false);
+    }
     return () => undo(deleted);
   }
 
