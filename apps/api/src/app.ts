@@ -8,6 +8,7 @@ import { registerHitlRoutes } from './chats/routes/hitl';
 import { registerShareRoutes } from './chats/routes/shares';
 import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
+import { databaseGate } from './platform/databaseGate';
 import { errorResponse, noSuchRoute } from './platform/errors';
 import { clientAddress, type RateLimitRule } from './platform/rateLimit';
 import { requestGuard } from './platform/requestGuard';
@@ -18,13 +19,14 @@ export function createApp(services: ChatServices): H3 {
   const app = new H3({
     silent: true,
     onError: (error: HTTPError) => {
-      const response = errorResponse(error, services.logger);
+      const response = errorResponse(error, services.logger, services.http.database);
       applySecurityHeaders(response.headers);
       return response;
     },
   });
 
   app.use(requestGuard(services.http.trustedOrigins));
+  app.use(databaseGate(services.http.database));
   app.get('/api/health', () => ({ ok: true }));
   app.get('/api/ready', async () => {
     await services.ready();

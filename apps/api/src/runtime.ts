@@ -29,6 +29,7 @@ import { QueueService } from './chats/turns/queue';
 import { startOrphanSweeper } from './chats/turns/recovery';
 import { TurnRunner } from './chats/turns/runner';
 import { type Config, trustedOrigins } from './platform/config';
+import { DatabaseCircuit } from './platform/databaseCircuit';
 import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
@@ -127,6 +128,7 @@ export async function createRuntime(
   });
   const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger });
   const origins = trustedOrigins(config);
+  const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });
   auth = createAuth({
     db,
     secret: authSecret(config),
@@ -134,6 +136,7 @@ export async function createRuntime(
     trustedOrigins: origins,
     logger,
     onGuestLinked: (link) => accounts.linkGuest(link),
+    onError: (error) => circuit.recordFailure(error),
   });
   const limits = new RateLimiter({
     windowMs: config.RATE_LIMIT_WINDOW_MS,
@@ -145,13 +148,14 @@ export async function createRuntime(
     },
   });
   const services: ChatServices = {
-    authRequests: createAuthHandler(auth, { allowGuests, limits }),
+    authRequests: createAuthHandler(auth, { allowGuests, limits, database: circuit }),
     accounts,
     logger,
     http: {
       trustedOrigins: origins,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       limits,
+      database: circuit,
     },
     ready: databaseReadiness(database.sql),
     threads,
@@ -182,6 +186,7 @@ export async function createRuntime(
       // exit hook may already be stopping PostgreSQL. Turns cut off here are settled as
       // interrupted by the next instance's sweeper (their lease runs out).
       const steps: Array<[string, () => Promise<void> | void]> = [
+        ['circuit', () => circuit.stop()],
         ['sweeper', stopSweeper],
         ['attachment sweeper', stopAttachmentSweeper],
         ['runner', () => runner.stop()],

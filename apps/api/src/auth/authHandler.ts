@@ -8,7 +8,8 @@ import {
 } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
-import { ApiError } from '../platform/errors';
+import type { DatabaseCircuit } from '../platform/databaseCircuit';
+import { ApiError, databaseUnavailable } from '../platform/errors';
 import { readJson } from '../platform/http';
 import type { RateLimiter } from '../platform/rateLimit';
 import { requestWithBody } from '../platform/requestBody';
@@ -27,7 +28,10 @@ const checkedBodies: Record<string, z.ZodType<Record<string, unknown>>> = {
  * (`403 guests_disabled`), and better-auth's own refusals become `{ error: { code, message } }`.
  * The request guard has already read the body (`platform/requestBody.ts`).
  */
-export function createAuthHandler(auth: Auth, options: { allowGuests: boolean; limits: RateLimiter }) {
+export function createAuthHandler(
+  auth: Auth,
+  options: { allowGuests: boolean; limits: RateLimiter; database: DatabaseCircuit },
+) {
   return async (event: H3Event): Promise<Response> => {
     const path = event.url.pathname.replace(/\/+$/, '');
     if (path === '/api/auth/sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
@@ -46,7 +50,14 @@ export function createAuthHandler(auth: Auth, options: { allowGuests: boolean; l
       });
     }
     const response = await auth.handler(forwarded);
-    return response.status >= 400 && response.status < 500 ? await asContractRefusal(response) : response;
+    if (response.status >= 500) {
+      // better-auth caught a failure of its own (it has been logged, redacted, through auth.ts's
+      // logger, which opened the circuit if it was the database): never an empty 500.
+      throw options.database.isOpen
+        ? databaseUnavailable()
+        : new Error(`better-auth answered ${response.status}`);
+    }
+    return response.status >= 400 ? await asContractRefusal(response) : response;
   };
 }
 

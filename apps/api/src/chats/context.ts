@@ -1,5 +1,6 @@
 import type { H3Event } from 'h3';
 import type { AccountService } from '../accounts/accountService';
+import type { DatabaseCircuit } from '../platform/databaseCircuit';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
 import type { AttachmentService } from './attachmentService';
@@ -20,6 +21,8 @@ export interface HttpPolicy {
   /** Peers whose X-Forwarded-For is believed. */
   trustedProxies: ReadonlySet<string>;
   limits: RateLimiter;
+  /** Open while the database cannot be reached: requests are answered `503` at once. */
+  database: DatabaseCircuit;
 }
 
 /** What the routes may call: the chat domain's services, nothing lower (no database, no signals). */

@@ -1,4 +1,5 @@
 import { type ErrorBody, type ErrorCode, errorMessage, errorTable } from '@chat/contracts';
+import type { DatabaseCircuit } from './databaseCircuit';
 import { isDatabaseUnavailable } from './databaseErrors';
 import type { Logger } from './logger';
 
@@ -39,12 +40,12 @@ export const databaseUnavailable = () =>
 /**
  * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
  * `not_found` / `bad_request`, a database that cannot be reached is `503 unavailable` (logged at
- * warn), anything else is logged and answered with a 500.
+ * warn; it opens the circuit), anything else is logged and answered with a 500.
  */
-export function errorResponse(error: unknown, logger: Logger): Response {
+export function errorResponse(error: unknown, logger: Logger, circuit?: DatabaseCircuit): Response {
   const refusal = asRefusal(error);
   if (refusal) return refusalResponse(refusal);
-  if (isDatabaseUnavailable(error)) {
+  if (circuit ? circuit.recordFailure(error) : isDatabaseUnavailable(error)) {
     logger.warn({ err: error }, 'database unavailable');
     return refusalResponse(databaseUnavailable());
   }
