@@ -35,11 +35,19 @@ describe('the database circuit', () => {
     expect((refusal as ApiError).code).toBe('unavailable');
     expect((refusal as ApiError).headers?.['retry-after']).toBeDefined();
     // It keeps probing while the database is away ...
-    await waitFor(async () => database.probes, (probes) => probes >= 3, 2_000);
+    await waitFor(
+      async () => database.probes,
+      (probes) => probes >= 3,
+      2_000,
+    );
     expect(circuit.isOpen).toBe(true);
     // ... and closes on the first probe that answers.
     database.up = true;
-    await waitFor(async () => circuit.isOpen, (open) => !open, 2_000);
+    await waitFor(
+      async () => circuit.isOpen,
+      (open) => !open,
+      2_000,
+    );
     circuit.stop();
   });
 

@@ -99,7 +99,12 @@ describe('a database outage', () => {
       // First, while nothing has failed yet: better-auth itself meets the database error.
       [
         'sign-up',
-        () => visitor().fetch('POST', '/api/auth/sign-up/email', { email: EMAIL, password: `${SECRET}-pw2`, name: '' }),
+        () =>
+          visitor().fetch('POST', '/api/auth/sign-up/email', {
+            email: EMAIL,
+            password: `${SECRET}-pw2`,
+            name: '',
+          }),
       ],
       [
         'sign-in',
