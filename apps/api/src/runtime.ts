@@ -44,8 +44,12 @@ export interface Runtime {
   database: DatabaseHandle;
   chatAgent: ChatAgent;
   runnerId: string;
-  /** Interrupts this instance's turns, then closes everything it opened. */
-  close(): Promise<void>;
+  /**
+   * Interrupts this instance's turns, then closes everything it opened. With a `deadline` (epoch
+   * ms) each step gets at most the time left (and no step more than its own bound), so a step that
+   * hangs on a broken connection cannot hold the rest.
+   */
+  close(deadline?: number): Promise<void>;
 }
 
 export interface RuntimeOptions {
@@ -181,28 +185,43 @@ export async function createRuntime(
     database,
     chatAgent,
     runnerId,
-    close: async () => {
-      // Each step runs even if one before it failed: on SIGINT/SIGTERM the embedded server's own
-      // exit hook may already be stopping PostgreSQL. Turns cut off here are settled as
-      // interrupted by the next instance's sweeper (their lease runs out).
-      const steps: Array<[string, () => Promise<void> | void]> = [
-        ['circuit', () => circuit.stop()],
-        ['sweeper', stopSweeper],
-        ['attachment sweeper', stopAttachmentSweeper],
-        ['runner', () => runner.stop()],
-        ['signals', () => signals.stop()],
-        ['memory', () => chatAgent.close()],
-        ['database', () => database.close()],
+    close: async (deadline = Number.POSITIVE_INFINITY) => {
+      // Each step runs even if one before it failed or ran out of time. Turns cut off here are
+      // settled as interrupted by the next instance's sweeper (their lease runs out). The runner
+      // gets the most time: it settles this instance's turns while the database still runs.
+      const steps: Array<[string, number, () => Promise<void> | void]> = [
+        ['circuit', 100, () => circuit.stop()],
+        ['sweeper', 1_000, stopSweeper],
+        ['attachment sweeper', 1_000, stopAttachmentSweeper],
+        ['runner', 5_000, () => runner.stop()],
+        ['signals', 1_000, () => signals.stop()],
+        ['memory', 1_000, () => chatAgent.close()],
+        ['database', 8_000, () => database.close()],
       ];
-      for (const [name, step] of steps) {
+      for (const [name, boundMs, step] of steps) {
+        const ms = Math.max(0, Math.min(boundMs, deadline - Date.now()));
         try {
-          await step();
+          const finished = await withinMs(Promise.resolve().then(step), ms);
+          if (!finished) logger.warn({ step: name, ms }, 'shutdown step did not finish in time; going on');
         } catch (error) {
           logger.warn({ err: error, step: name }, 'shutdown step failed');
         }
       }
     },
   };
+}
+
+/** Whether `work` settled within `ms` (a rejection is passed on). */
+async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** BETTER_AUTH_SECRET, or one generated once and kept under DATA_DIR so sessions survive restarts. */
