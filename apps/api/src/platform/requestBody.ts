@@ -78,6 +78,13 @@ export async function readBounded(
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * The deepest nesting of arrays and objects a body may have. No request needs more than a few
+ * levels; a parser or validator that recurses (better-auth's, zod's, a logger's) would run out of
+ * stack on a body nested hundreds of thousands deep, which fits easily in the size bound.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 function parseJson(bytes: Uint8Array): unknown {
   let raw: string;
   try {
@@ -86,6 +93,9 @@ function parseJson(bytes: Uint8Array): unknown {
     throw new ApiError('bad_request', 'Request body is not valid UTF-8.');
   }
   if (raw.trim() === '') return {};
+  if (nestingExceeds(raw, MAX_JSON_DEPTH)) {
+    throw new ApiError('bad_request', `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
   let json: unknown;
   try {
     json = JSON.parse(raw);
@@ -94,6 +104,25 @@ function parseJson(bytes: Uint8Array): unknown {
   }
   assertStorableStrings(json);
   return json;
+}
+
+/** Whether arrays and objects in `raw` nest deeper than `max`, counted before anything parses it. */
+function nestingExceeds(raw: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < raw.length; index++) {
+    const char = raw.charCodeAt(index);
+    if (inString) {
+      if (char === 0x5c)
+        index += 1; // a backslash escapes the next character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x5b || char === 0x7b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (char === 0x5d || char === 0x7d) depth -= 1;
+  }
+  return false;
 }
 
 /** Every string in the body, keys included, walked without recursion (nesting can be deep). */

@@ -1,7 +1,6 @@
-import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES } from '@chat/contracts';
+import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES, unsafeRequestUrlReason } from '@chat/contracts';
 import { readBoundedBody } from '../utils/boundedBody';
 import { abandon, refuse } from '../utils/refusal';
-import { unforwardableReason } from '../utils/requestPath';
 import { pipeUpstreamBody, upstreamRequestHeaders, writeUpstreamHead } from '../utils/upstream';
 
 /** The one route whose body is not JSON: an image upload (multipart, one file). */
@@ -33,7 +32,7 @@ export default defineEventHandler(async (event) => {
   const method = (req.method ?? 'GET').toUpperCase();
   if (!FORWARDED_METHODS.has(method))
     return refuse(event, 'method_not_allowed', { headers: { allow: [...FORWARDED_METHODS].join(', ') } });
-  const unforwardable = unforwardableReason(rawUrl);
+  const unforwardable = unsafeRequestUrlReason(rawUrl);
   if (unforwardable) return refuse(event, 'bad_request', { message: unforwardable });
 
   let body: Uint8Array<ArrayBuffer> | undefined;
