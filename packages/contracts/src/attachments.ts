@@ -7,6 +7,13 @@ import { z } from 'zod';
 
 /** Largest image accepted, counted as it arrives (`413 too_large` past it). */
 export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
+/**
+ * Largest image dimensions accepted, as the image's own header states them: each side, and the
+ * pixel count. A few bytes can claim any size (a 30-byte WebP says 16777216 x 16777216); whatever
+ * decodes the image later (a browser, a model provider, a thumbnailer) would need memory for that.
+ */
+export const MAX_IMAGE_SIDE = 16_384;
+export const MAX_IMAGE_PIXELS = 50_000_000;
 /** Most images one message carries. */
 export const MAX_ATTACHMENTS_PER_MESSAGE = 4;
 /** The image kinds accepted, recognised by their bytes (never by a name or declared type). */

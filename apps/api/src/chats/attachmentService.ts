@@ -1,4 +1,4 @@
-import { type Attachment, MAX_ATTACHMENT_BYTES } from '@chat/contracts';
+import { type Attachment, MAX_ATTACHMENT_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { ApiError, notFound } from '../platform/errors';
 import { sniffImage } from '../platform/imageInfo';
@@ -43,6 +43,12 @@ export class AttachmentService {
     if (!info) {
       throw new ApiError('unsupported_media_type', 'Only PNG, JPEG, WebP and GIF images can be attached.');
     }
+    if (!withinImageBounds(info)) {
+      throw new ApiError(
+        'too_large',
+        `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
+      );
+    }
     const row = await db.transaction(async (tx) => {
       // Locked so the thread cannot be deleted in between (its cascade would miss this upload).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
@@ -85,6 +91,15 @@ export class AttachmentService {
     if (!row || !bytes) throw notFound('Image');
     return { id: row.id, name: row.name, mediaType: row.mediaType, bytes };
   }
+}
+
+/** Each side and the pixel count within the contract's bounds (checked before anything is stored). */
+function withinImageBounds(info: { width: number; height: number }): boolean {
+  return (
+    info.width <= MAX_IMAGE_SIDE &&
+    info.height <= MAX_IMAGE_SIDE &&
+    info.width * info.height <= MAX_IMAGE_PIXELS
+  );
 }
 
 const EXTENSIONS: Record<string, string> = {
