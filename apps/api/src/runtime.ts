@@ -34,6 +34,7 @@ import type { Logger } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
+import { UploadSlots } from './platform/uploadSlots';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
@@ -160,6 +161,13 @@ export async function createRuntime(
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       limits,
       database: circuit,
+      uploads: new UploadSlots({
+        perAccount: config.UPLOADS_AT_ONCE_PER_ACCOUNT,
+        total: config.UPLOADS_AT_ONCE,
+        maxWaitingPerAccount: 8,
+        maxWaiting: 64,
+        maxWaitMs: 30_000,
+      }),
     },
     ready: databaseReadiness(database.sql),
     threads,

@@ -19,6 +19,7 @@ export const errorCodes = [
   'unsupported_media_type',
   'rate_limited',
   'unavailable',
+  'overloaded',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -60,6 +61,7 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   unsupported_media_type: { status: 415, message: 'This kind of content is not accepted.' },
   rate_limited: { status: 429, message: 'Too many requests. Wait a moment and try again.' },
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
+  overloaded: { status: 503, message: 'The server is busy. Try again in a moment.' },
 };
 
 /** The default message of a code. */

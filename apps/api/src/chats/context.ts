@@ -3,6 +3,7 @@ import type { AccountService } from '../accounts/accountService';
 import type { DatabaseCircuit } from '../platform/databaseCircuit';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
+import type { UploadSlots } from '../platform/uploadSlots';
 import type { AttachmentService } from './attachmentService';
 import type { BranchService } from './branchService';
 import type { FeedbackService } from './feedbackService';
@@ -23,6 +24,8 @@ export interface HttpPolicy {
   limits: RateLimiter;
   /** Open while the database cannot be reached: requests are answered `503` at once. */
   database: DatabaseCircuit;
+  /** How many image uploads are read at once, per account and in all. */
+  uploads: UploadSlots;
 }
 
 /** What the routes may call: the chat domain's services, nothing lower (no database, no signals). */

@@ -53,6 +53,9 @@ const configSchema = z.object({
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */
   ATTACHMENT_CONTEXT_MESSAGES: z.coerce.number().int().min(0).max(100).default(10),
+  /** Image uploads read at once per account, and in all (per API instance); more wait their turn. */
+  UPLOADS_AT_ONCE_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(2),
+  UPLOADS_AT_ONCE: z.coerce.number().int().min(1).max(1000).default(4),
   /** Uploads never sent are removed after this many hours. */
   ATTACHMENT_UNSENT_HOURS: z.coerce
     .number()

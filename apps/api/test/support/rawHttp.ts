@@ -146,3 +146,49 @@ function unchunk(body: string): string {
     rest = rest.slice(lineEnd + 2 + size + 2);
   }
 }
+
+/**
+ * POSTs `body` with its length declared, 64 KiB at a time, and resolves with the answer and how
+ * much was written before it came (the writing stops once it has).
+ */
+export function postBytes(
+  url: string,
+  headers: Record<string, string>,
+  body: Uint8Array,
+): Promise<EndlessBodyResult> {
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(body.byteLength) },
+    });
+    req.on('response', (res) => {
+      answered = true;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (data: string) => {
+        text += data;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: text, sent });
+        req.destroy();
+      });
+    });
+    req.on('error', (error) => {
+      if (!answered) reject(error);
+    });
+    const write = () => {
+      while (!answered && !req.destroyed && sent < body.byteLength) {
+        const piece = body.subarray(sent, Math.min(sent + 64 * 1024, body.byteLength));
+        sent += piece.byteLength;
+        if (!req.write(piece)) {
+          req.once('drain', write);
+          return;
+        }
+      }
+      if (sent >= body.byteLength && !answered) req.end();
+    };
+    write();
+  });
+}

@@ -41,10 +41,9 @@ export default defineEventHandler(async (event) => {
     const read = await readBoundedBody(req, upload ? UPLOAD_LIMIT : MAX_JSON_BODY_BYTES);
     if (!read.ok) {
       if (read.reason === 'aborted') return abandon(event);
-      // The rest of the body is never read: close the connection after answering.
+      // The rest of the body is thrown away as it comes (boundedBody.ts), so the client reads this.
       return refuse(event, 'too_large', {
         message: upload ? 'Images can be at most 10 MB.' : 'Request body is too large.',
-        headers: { connection: 'close' },
       });
     }
     body = read.bytes;
