@@ -1,4 +1,4 @@
-import { H3, type H3Event, type HTTPError } from 'h3';
+import { H3, type HTTPError } from 'h3';
 import { registerAccountRoutes } from './accounts/routes';
 import type { ChatServices } from './chats/context';
 import { registerAttachmentRoutes } from './chats/routes/attachments';
@@ -10,7 +10,6 @@ import { registerThreadRoutes } from './chats/routes/threads';
 import { registerTurnRoutes } from './chats/routes/turns';
 import { databaseGate } from './platform/databaseGate';
 import { errorResponse, noSuchRoute } from './platform/errors';
-import { clientAddress, type RateLimitRule } from './platform/rateLimit';
 import { requestGuard } from './platform/requestGuard';
 import { applySecurityHeaders } from './platform/securityHeaders';
 
@@ -32,11 +31,7 @@ export function createApp(services: ChatServices): H3 {
     await services.ready();
     return { ok: true };
   });
-  app.all('/api/auth/**', (event) => {
-    const rule = authRateLimit(event);
-    if (rule) services.http.limits.hit(rule, `ip:${clientAddress(event, services.http.trustedProxies)}`);
-    return services.authRequests(event);
-  });
+  app.all('/api/auth/**', (event) => services.authRequests(event));
   registerAccountRoutes(app, services);
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
@@ -49,13 +44,4 @@ export function createApp(services: ChatServices): H3 {
     throw noSuchRoute();
   });
   return app;
-}
-
-/** Creating a guest account, and signing in or up with a password, are counted per address. */
-function authRateLimit(event: H3Event): RateLimitRule | undefined {
-  if (event.req.method !== 'POST') return undefined;
-  const path = event.url.pathname.replace(/\/+$/, '');
-  if (path === '/api/auth/sign-in/anonymous') return 'guests';
-  if (path === '/api/auth/sign-in/email' || path === '/api/auth/sign-up/email') return 'signIns';
-  return undefined;
 }

@@ -148,12 +148,19 @@ export async function createRuntime(
     limits: {
       guests: config.RATE_LIMIT_GUESTS_PER_IP,
       signIns: config.RATE_LIMIT_SIGN_INS_PER_IP,
+      failedSignIns: config.RATE_LIMIT_FAILED_SIGN_INS,
+      failedSignInsPerEmail: config.RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL,
       threads: config.RATE_LIMIT_THREADS_PER_ACCOUNT,
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
   const services: ChatServices = {
-    authRequests: createAuthHandler(auth, { allowGuests, limits, database: circuit }),
+    authRequests: createAuthHandler(auth, {
+      allowGuests,
+      limits,
+      trustedProxies: new Set(config.TRUSTED_PROXIES),
+      database: circuit,
+    }),
     accounts,
     logger,
     http: {

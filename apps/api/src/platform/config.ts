@@ -46,6 +46,10 @@ const configSchema = z.object({
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   RATE_LIMIT_GUESTS_PER_IP: limit(10),
   RATE_LIMIT_SIGN_INS_PER_IP: limit(20),
+  /** Failed password sign-ins per email and address (and failed password changes per account). */
+  RATE_LIMIT_FAILED_SIGN_INS: limit(5),
+  /** Failed sign-ins per email from all addresses; past it, an address that failed gets no more tries. */
+  RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: limit(50),
   RATE_LIMIT_THREADS_PER_ACCOUNT: limit(30),
   RATE_LIMIT_SENDS_PER_ACCOUNT: limit(60),
   RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: limit(10),
