@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
+import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { type Auth, createAuth } from './auth/auth';
@@ -189,6 +190,10 @@ export async function createRuntime(
     attachments: new AttachmentService({ db, storage }),
   };
   const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
+  const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;
+  const stopGuestSweeper = allowGuests
+    ? () => {}
+    : startGuestSweeper({ accounts, db, logger }, { idleMs: guestIdleMs, intervalMs: 3_600_000 });
   const unsentMs = config.ATTACHMENT_UNSENT_HOURS * 3_600_000;
   const stopAttachmentSweeper = startAttachmentSweeper(
     { db, logger },
@@ -208,6 +213,7 @@ export async function createRuntime(
         ['circuit', 100, () => circuit.stop()],
         ['sweeper', 1_000, stopSweeper],
         ['attachment sweeper', 1_000, stopAttachmentSweeper],
+        ['guest sweeper', 1_000, stopGuestSweeper],
         ['runner', 5_000, () => runner.stop()],
         ['signals', 1_000, () => signals.stop()],
         ['memory', 1_000, () => chatAgent.close()],

@@ -1,5 +1,6 @@
 import type { AccountDeleted, AccountSession } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
+import { sweepIdleGuests } from '../src/accounts/guestSweep';
 import {
   accountOf,
   guestWithChats,
@@ -264,6 +265,47 @@ describe('AUTH_ALLOW_GUESTS=false', () => {
       expect((await stillGuest.json('GET', '/api/account')).status).toBe(401);
       expect((await signUp(stillGuest, newEmail())).status).toBe(200);
       expect((await threadsOf(stillGuest)).map((thread) => thread.id)).toEqual([threadId]);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('guests switched off: leftover guest data', () => {
+  it('is removed, share links included, once its guest has not visited for the grace period; accounts and recent guests stay', async () => {
+    const idle = await guest();
+    const idleId = (await accountOf(idle)).id;
+    const idleThread = await idle.createThread('Left behind');
+    await idle.sendAndRead(idleThread, 'an old chat [[words:3]]');
+    const share = await idle.json<{ share: { token: string } }>(
+      'POST',
+      `/api/threads/${idleThread}/shares`,
+      {},
+    );
+    expect(share.status).toBe(201);
+    const recent = await guest();
+    const recentThread = await recent.createThread('Still visiting');
+    const member = ApiClient.anonymousVisitor(api.baseUrl);
+    expect((await signUp(member, newEmail())).status).toBe(200);
+    const memberThread = await member.createThread('An account');
+    // The idle guest's last visit (its session's refresh, its user row) was 40 days ago.
+    const { sql } = api.runtime.database;
+    await sql`update "user" set updated_at = now() - interval '40 days', created_at = now() - interval '40 days' where id = ${idleId}`;
+    await sql`update session set updated_at = now() - interval '40 days' where user_id = ${idleId}`;
+
+    const strict = await startTestApi(api.runtime.database.url, {
+      AUTH_ALLOW_GUESTS: 'false',
+      GUEST_GRACE_DAYS: '30',
+    });
+    try {
+      const removed = await sweepIdleGuests(strict.runtime.services.accounts, api.runtime.database.db, {
+        idleMs: 30 * 86_400_000,
+      });
+      expect(removed).toBeGreaterThanOrEqual(1);
+      expect(await rowsMentioning(sql, [idleId, idleThread])).toEqual([]);
+      expect((await member.json('GET', `/api/shares/${share.body.share.token}`)).status).toBe(404);
+      expect((await threadsOf(recent)).map((thread) => thread.id)).toContain(recentThread);
+      expect((await threadsOf(member)).map((thread) => thread.id)).toContain(memberThread);
     } finally {
       await strict.close();
     }

@@ -38,6 +38,11 @@ const configSchema = z.object({
   AUTH_ALLOW_GUESTS: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true'))
     .transform((value) => value === 'true'),
+  /**
+   * With guests off, a guest from before that has not visited for this many days has its data
+   * (chats, share links, uploads) removed.
+   */
+  GUEST_GRACE_DAYS: z.coerce.number().min(0).max(3650).default(30),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /** Origins allowed to send unsafe requests besides WEB_ORIGIN and its loopback twin. */
   TRUSTED_ORIGINS: list('').pipe(z.array(z.url().transform((value) => new URL(value).origin))),
