@@ -31,7 +31,7 @@ import { startOrphanSweeper } from './chats/turns/recovery';
 import { TurnRunner } from './chats/turns/runner';
 import { type Config, trustedOrigins } from './platform/config';
 import { DatabaseCircuit } from './platform/databaseCircuit';
-import type { Logger } from './platform/logger';
+import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
@@ -79,7 +79,8 @@ export async function createRuntime(
       // Our own notes (a stale server stopped, a password moved) matter to an operator; PostgreSQL's
       // chatter does not.
       if (OPERATOR_NOTES.test(text)) logger.info({ postgres: text }, 'embedded PostgreSQL');
-      else logger.debug({ postgres: text });
+      // An error line can quote a value (`invalid input syntax for type uuid: "..."`): cut there.
+      else logger.debug({ postgres: withoutQuotedValue(text) });
     },
   });
   const { db } = database;

@@ -114,7 +114,8 @@ function framesOf(stack: string): string {
     .join('\n');
 }
 
-function withoutQuotedValue(message: string): string {
+/** `message` cut before its first quote, where a server error starts quoting a value. */
+export function withoutQuotedValue(message: string): string {
   const quote = message.search(/["']/);
   return quote < 0 ? message : `${message.slice(0, quote).trimEnd()} [value redacted]`;
 }

@@ -90,7 +90,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     // initdb's methods for every connection line: the password never crosses in clear text.
     authMethod: 'scram-sha-256',
     createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+      // Its log (which the API keeps at debug level) never holds a statement or a row's values:
+      // no STATEMENT lines, no DETAIL ("Key (email)=(...) already exists").
+      ...['-c', 'log_min_error_statement=panic', '-c', 'log_error_verbosity=terse'],
+    ],
     onLog: (message) => {
       recent.push(...message.split('\n').filter((line) => line.trim() !== ''));
       recent.splice(0, Math.max(0, recent.length - 20));
