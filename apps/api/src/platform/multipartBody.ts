@@ -118,5 +118,5 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
  * standard's form encoding); the name a person gave is the one with them put back.
  */
 function unescapeFormName(name: string): string {
-  return name.replace(/%(22|0d|0a)/gi, (escape) => decodeURIComponent(escape));
+  return name.replace(/%(22|0d|0a)/gi, (escaped) => decodeURIComponent(escaped));
 }
