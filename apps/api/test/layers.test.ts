@@ -26,6 +26,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
     (path) =>
       /^chats\/[^/]+\.ts$/.test(path) ||
       path === 'accounts/accountService.ts' ||
+      path === 'accounts/guestSweep.ts' ||
       path === 'accounts/device.ts',
   ],
   ['routes', (path) => path.startsWith('chats/routes/') || path === 'accounts/routes.ts'],
