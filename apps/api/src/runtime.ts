@@ -105,7 +105,10 @@ export async function createRuntime(
       saveNote: ({ memoryThreadId, text }) => insertNoteForMemoryThread(db, memoryThreadId, text),
     },
   });
-  const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger);
+  const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });
+  const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger, {
+    onCheckFailed: (error) => circuit.recordFailure(error),
+  });
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
@@ -135,7 +138,6 @@ export async function createRuntime(
   });
   const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger });
   const origins = trustedOrigins(config);
-  const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });
   auth = createAuth({
     db,
     secret: authSecret(config),

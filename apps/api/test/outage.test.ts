@@ -91,6 +91,13 @@ describe('a database outage', () => {
       await client.queued(threadId, 'queued before the outage 2 [[words:3]]'),
     ];
     void running.text().catch(() => {});
+    // A page showing the thread follows its events.
+    const events = await client.fetch('GET', `/api/threads/${threadId}/events`);
+    expect(events.status).toBe(200);
+    const eventsEnded = events.text().then(
+      () => 'ended',
+      () => 'broken',
+    );
 
     await server.stop();
 
@@ -134,6 +141,11 @@ describe('a database outage', () => {
       answers.push(...(await Promise.all(requests.map(([name, request]) => timedRefusal(name, request)))));
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
+    // The open event stream was ended, so the page reconnects, meets the 503 and says so.
+    expect(
+      await Promise.race([eventsEnded, new Promise((resolve) => setTimeout(() => resolve('open'), 5_000))]),
+    ).toBe('ended');
+    expect((await client.fetch('GET', `/api/threads/${threadId}/events`)).status).toBe(503);
     const wrong = answers.filter(
       (answer) =>
         answer.status !== 503 ||
@@ -203,6 +215,31 @@ describe('a database outage', () => {
       'after the outage [[words:12]]',
     ]);
   }, 180_000);
+
+  it('ends open event streams when the database goes away, even when nobody asks anything, so pages say they are reconnecting', async () => {
+    if (!api || !server) throw new Error('not started');
+    const client = await ApiClient.signIn(api.baseUrl);
+    const threadId = await client.createThread('Watched');
+    const events = await client.fetch('GET', `/api/threads/${threadId}/events`);
+    expect(events.status).toBe(200);
+    const ended = events.text().then(
+      () => 'ended',
+      () => 'broken',
+    );
+    await server.stop();
+    // No request: the API's own signals check (every 2 s) meets the outage and opens the circuit.
+    const outcome = await Promise.race([
+      ended,
+      new Promise((resolve) => setTimeout(() => resolve('open'), 10_000)),
+    ]);
+    await startServer();
+    expect(outcome).toBe('ended');
+    await waitFor(
+      async () => (await client.fetch('GET', `/api/threads/${threadId}/events`)).status,
+      (status) => status === 200,
+      30_000,
+    );
+  }, 90_000);
 
   it('logged all of it through the one JSON logger, with no email, password, message text or SQL parameter in any line', () => {
     if (!api) throw new Error('not started');

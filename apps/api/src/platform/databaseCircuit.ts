@@ -25,6 +25,7 @@ export interface DatabaseCircuitOptions {
  */
 export class DatabaseCircuit {
   private open = false;
+  private readonly openListeners = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly probeIntervalMs: number;
@@ -37,6 +38,12 @@ export class DatabaseCircuit {
 
   get isOpen(): boolean {
     return this.open;
+  }
+
+  /** Calls `listener` each time the circuit opens; returns the unsubscribe. */
+  onOpen(listener: () => void): () => void {
+    this.openListeners.add(listener);
+    return () => this.openListeners.delete(listener);
   }
 
   /** `503 unavailable` while the circuit is open. */
@@ -54,6 +61,7 @@ export class DatabaseCircuit {
       this.open = true;
       this.options.logger.warn('database unreachable: answering 503 until it answers again');
       this.scheduleProbe(0);
+      for (const listener of [...this.openListeners]) listener();
     }
     return true;
   }
