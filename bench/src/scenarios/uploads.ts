@@ -40,7 +40,13 @@ function multipartBody(fields: number): Uint8Array<ArrayBuffer> {
   );
 }
 
-/** Short sends, one after another: send -> first text delta. */
+/**
+ * A send starts at most this often, so the timed sends span several of the flood's upload cycles
+ * (each loop starts an upload every 2 s) rather than a second of it.
+ */
+const SEND_EVERY_MS = 250;
+
+/** Short sends, one after another, paced: send -> first text delta. */
 async function timeSends(session: Session, iterations: number, warmup: number): Promise<number[]> {
   let threadId = await session.createThread();
   return await repeat(
@@ -48,7 +54,10 @@ async function timeSends(session: Session, iterations: number, warmup: number): 
     async (index) => {
       if (index % 10 === 0) threadId = await session.createThread();
       const startedAt = performance.now();
-      return (await readStream(await session.send(threadId, SHORT_TURN), startedAt)).firstDeltaMs;
+      const pace = new Promise((resolve) => setTimeout(resolve, SEND_EVERY_MS));
+      const { firstDeltaMs } = await readStream(await session.send(threadId, SHORT_TURN), startedAt);
+      await pace;
+      return firstDeltaMs;
     },
     { warmup },
   );
@@ -90,7 +99,7 @@ async function flood(context: BenchContext, body: Uint8Array<ArrayBuffer>) {
  */
 export async function measureUploadFlood(context: BenchContext): Promise<Row[]> {
   const { mode, session } = context;
-  const iterations = mode.quick ? 5 : 30;
+  const iterations = mode.quick ? 5 : 40;
   const quiet = summarize(await timeSends(session, iterations, mode.warmup));
   const rows: Row[] = [];
   const floods: Array<[string, string, number]> = [
