@@ -40,7 +40,14 @@ describe('pnpm bench --quick', () => {
     const byId = new Map(rows.map((row) => [row.id, row]));
 
     // Timings beside the baseline: both sides measured, as distributions.
-    for (const id of ['first-delta', 'whole-turn', 'stop-send', 'streams-10']) {
+    for (const id of [
+      'first-delta',
+      'whole-turn',
+      'stop-send',
+      'send-during-part-flood',
+      'send-during-image-flood',
+      'streams-10',
+    ]) {
       const row = byId.get(id);
       expect(isSummary(row?.baseline), id).toBe(true);
       expect(isSummary(row?.app), id).toBe(true);

@@ -1,6 +1,6 @@
-import { H3, type H3Event, type HTTPError } from 'h3';
+import { H3, type HTTPError } from 'h3';
+import { databaseGate } from './platform/databaseGate';
 import { errorResponse, noSuchRoute } from './platform/errors';
-import { clientAddress, type RateLimitRule } from './platform/rateLimit';
 import { requestGuard } from './platform/requestGuard';
 import { applySecurityHeaders } from './platform/securityHeaders';
 import { registerAccountRoutes } from './routes/account';
@@ -18,23 +18,20 @@ export function createApp(services: ApiServices): H3 {
   const app = new H3({
     silent: true,
     onError: (error: HTTPError) => {
-      const response = errorResponse(error, services.logger);
+      const response = errorResponse(error, services.logger, services.http.database);
       applySecurityHeaders(response.headers);
       return response;
     },
   });
 
   app.use(requestGuard(services.http.trustedOrigins));
+  app.use(databaseGate(services.http.database));
   app.get('/api/health', () => ({ ok: true }));
   app.get('/api/ready', async () => {
     await services.ready();
     return { ok: true };
   });
-  app.all('/api/auth/**', (event) => {
-    const rule = authRateLimit(event);
-    if (rule) services.http.limits.hit(rule, `ip:${clientAddress(event, services.http.trustedProxies)}`);
-    return services.authRequests(event);
-  });
+  app.all('/api/auth/**', (event) => services.authRequests(event));
   registerAccountRoutes(app, services);
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
@@ -47,13 +44,4 @@ export function createApp(services: ApiServices): H3 {
     throw noSuchRoute();
   });
   return app;
-}
-
-/** Creating a guest account, and signing in or up with a password, are counted per address. */
-function authRateLimit(event: H3Event): RateLimitRule | undefined {
-  if (event.req.method !== 'POST') return undefined;
-  const path = event.url.pathname.replace(/\/+$/, '');
-  if (path === '/api/auth/sign-in/anonymous') return 'guests';
-  if (path === '/api/auth/sign-in/email' || path === '/api/auth/sign-up/email') return 'signIns';
-  return undefined;
 }

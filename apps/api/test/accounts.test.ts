@@ -1,5 +1,6 @@
 import type { AccountDeleted, AccountSession } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
+import { sweepIdleGuests } from '../src/accounts/guestSweep';
 import {
   accountOf,
   guestWithChats,
@@ -347,29 +348,187 @@ describe('AUTH_ALLOW_GUESTS=false', () => {
   });
 });
 
-describe('sign-in limits', () => {
-  it('counts sign-ins per email address as well as per IP', async () => {
-    const limited = await startTestApi(api.runtime.database.url, { RATE_LIMIT_SIGN_INS_PER_IP: '3' });
+describe('guests switched off: leftover guest data', () => {
+  it('is removed, share links included, once its guest has not visited for the grace period; accounts and recent guests stay', async () => {
+    const idle = await guest();
+    const idleId = (await accountOf(idle)).id;
+    const idleThread = await idle.createThread('Left behind');
+    await idle.sendAndRead(idleThread, 'an old chat [[words:3]]');
+    const share = await idle.json<{ share: { token: string } }>(
+      'POST',
+      `/api/threads/${idleThread}/shares`,
+      {},
+    );
+    expect(share.status).toBe(201);
+    const recent = await guest();
+    const recentThread = await recent.createThread('Still visiting');
+    const member = ApiClient.anonymousVisitor(api.baseUrl);
+    expect((await signUp(member, newEmail())).status).toBe(200);
+    const memberThread = await member.createThread('An account');
+    // The idle guest's last visit (its session's refresh, its user row) was 40 days ago.
+    const { sql } = api.runtime.database;
+    await sql`update "user" set updated_at = now() - interval '40 days', created_at = now() - interval '40 days' where id = ${idleId}`;
+    await sql`update session set updated_at = now() - interval '40 days' where user_id = ${idleId}`;
+
+    const strict = await startTestApi(api.runtime.database.url, {
+      AUTH_ALLOW_GUESTS: 'false',
+      GUEST_GRACE_DAYS: '30',
+    });
     try {
-      const attempt = (email: string, from: string) =>
-        fetch(`${limited.baseUrl}/api/auth/sign-in/email`, {
-          method: 'POST',
-          // Each attempt from another address (the API trusts loopback proxies' X-Forwarded-For).
-          headers: { ...APP_HEADERS, 'x-forwarded-for': from },
-          body: JSON.stringify({ email, password: 'wrong password!' }),
-        });
-      const target = newEmail();
-      const statuses = [];
-      for (let n = 1; n <= 4; n++) statuses.push((await attempt(target, `10.0.0.${n}`)).status);
-      expect(statuses).toEqual([401, 401, 401, 429]);
-      const refused = await attempt(target, '10.0.0.9');
+      const removed = await sweepIdleGuests(strict.runtime.services.accounts, api.runtime.database.db, {
+        idleMs: 30 * 86_400_000,
+      });
+      expect(removed).toBeGreaterThanOrEqual(1);
+      expect(await rowsMentioning(sql, [idleId, idleThread])).toEqual([]);
+      expect((await member.json('GET', `/api/shares/${share.body.share.token}`)).status).toBe(404);
+      expect((await threadsOf(recent)).map((thread) => thread.id)).toContain(recentThread);
+      expect((await threadsOf(member)).map((thread) => thread.id)).toContain(memberThread);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('sign-in limits', () => {
+  const limits = {
+    RATE_LIMIT_SIGN_INS_PER_IP: '100',
+    RATE_LIMIT_FAILED_SIGN_INS: '3',
+    RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: '5',
+  };
+  /** A sign-in from `address` (the API trusts loopback proxies' X-Forwarded-For). */
+  const attempt = (baseUrl: string, email: string, password: string, address: string) =>
+    fetch(`${baseUrl}/api/auth/sign-in/email`, {
+      method: 'POST',
+      headers: { ...APP_HEADERS, 'x-forwarded-for': address },
+      body: JSON.stringify({ email, password }),
+    });
+
+  it('limits failed sign-ins per email and address, and a flood from many addresses never locks the owner out of a new one', async () => {
+    const limited = await startTestApi(api.runtime.database.url, limits);
+    try {
+      const email = newEmail();
+      expect((await signUp(ApiClient.anonymousVisitor(limited.baseUrl), email)).status).toBe(200);
+      const wrong = (address: string) => attempt(limited.baseUrl, email, 'wrong password!', address);
+      // One address: three failures, then refused (429 with Retry-After), even with the right password.
+      const one = [];
+      for (let n = 0; n < 4; n++) one.push((await wrong('10.0.0.1')).status);
+      expect(one).toEqual([401, 401, 401, 429]);
+      const refused = await attempt(limited.baseUrl, email, PASSWORD, '10.0.0.1');
       expect(refused.status).toBe(429);
       expect(((await refused.json()) as Refusal).error.code).toBe('rate_limited');
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-      // Another email from a fresh address is not held back.
-      expect((await attempt(newEmail(), '10.0.0.10')).status).toBe(401);
+      // Failures from more addresses pass the email's ceiling (5): past it, an address that
+      // failed once on this email is refused at once ...
+      expect((await wrong('10.0.0.2')).status).toBe(401);
+      expect((await wrong('10.0.0.2')).status).toBe(401);
+      expect((await wrong('10.0.0.2')).status).toBe(429);
+      // ... and each new address gets one try.
+      for (let n = 3; n < 8; n++) {
+        expect((await wrong(`10.0.0.${n}`)).status).toBe(401);
+        expect((await wrong(`10.0.0.${n}`)).status).toBe(429);
+      }
+      // The owner, from an address of their own, signs in.
+      expect((await attempt(limited.baseUrl, email, PASSWORD, '10.0.0.99')).status).toBe(200);
+      // Another email is not held back by any of it.
+      expect((await attempt(limited.baseUrl, newEmail(), 'wrong password!', '10.0.0.1')).status).toBe(401);
     } finally {
       await limited.close();
     }
+  });
+
+  it('limits failed password changes per account, and changes the password with the right one', async () => {
+    const limited = await startTestApi(api.runtime.database.url, limits);
+    try {
+      const client = ApiClient.anonymousVisitor(limited.baseUrl);
+      const email = newEmail();
+      expect((await signUp(client, email)).status).toBe(200);
+      const change = (currentPassword: string) =>
+        client.auth('change-password', { currentPassword, newPassword: 'a brand new password' });
+      const statuses = [];
+      for (let n = 0; n < 3; n++) statuses.push((await change('not the password')).status);
+      expect(statuses).toEqual([400, 400, 400]);
+      expect((await change(PASSWORD)).status).toBe(429);
+
+      const other = ApiClient.anonymousVisitor(limited.baseUrl);
+      const otherEmail = newEmail();
+      expect((await signUp(other, otherEmail)).status).toBe(200);
+      const changed = await other.auth('change-password', {
+        currentPassword: PASSWORD,
+        newPassword: 'a brand new password',
+      });
+      expect(changed.status).toBe(200);
+      expect(
+        (await signIn(ApiClient.anonymousVisitor(limited.baseUrl), otherEmail, 'a brand new password'))
+          .status,
+      ).toBe(200);
+      expect((await signIn(ApiClient.anonymousVisitor(limited.baseUrl), otherEmail)).status).toBe(401);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('profile fields', () => {
+  it('bounds the name and takes only an http(s) image URL (or none), at sign-up and on update, changing nothing otherwise', async () => {
+    const client = ApiClient.anonymousVisitor(api.baseUrl);
+    const email = newEmail();
+    const refusedSignUps = [
+      { name: 'n'.repeat(101) },
+      { name: 'Person', image: 'javascript:alert(1)' },
+      { name: 'Person', image: 'data:image/png;base64,AAAA' },
+      { name: 'Person', image: `https://example.test/${'a'.repeat(2100)}` },
+    ];
+    for (const extra of refusedSignUps) {
+      const answer = await client.auth<Refusal>('sign-up/email', { email, password: PASSWORD, ...extra });
+      expect(answer.status, JSON.stringify(extra).slice(0, 60)).toBe(400);
+      expect(answer.body.error.code).toBe('bad_request');
+      expect(['name', 'image']).toContain(answer.body.error.field);
+    }
+    const signedUp = await client.auth('sign-up/email', {
+      email,
+      password: PASSWORD,
+      name: 'Person',
+      image: 'https://example.test/me.png',
+    });
+    expect(signedUp.status).toBe(200);
+    for (const body of [
+      { name: 'x'.repeat(5000) },
+      { image: 'javascript:alert(1)' },
+      { image: 'ftp://example.test/a' },
+    ]) {
+      const answer = await client.auth<Refusal>('update-user', body);
+      expect(answer.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+    }
+    const session = await client.json<{ user: { name: string; image: string | null } }>(
+      'GET',
+      '/api/auth/get-session',
+    );
+    expect(session.body.user).toMatchObject({ name: 'Person', image: 'https://example.test/me.png' });
+    expect((await client.auth('update-user', { name: 'Renamed', image: null })).status).toBe(200);
+    const after = await client.json<{ user: { name: string; image: string | null } }>(
+      'GET',
+      '/api/auth/get-session',
+    );
+    expect(after.body.user).toMatchObject({ name: 'Renamed', image: null });
+  });
+});
+
+describe('the auth routes', () => {
+  it('serve only what the app uses: anything else of better-auth is 404', async () => {
+    const client = await guest();
+    for (const path of [
+      'delete-user',
+      'list-accounts',
+      'revoke-sessions',
+      'change-email',
+      'request-password-reset',
+      'set-password',
+    ]) {
+      const answer = await client.auth<Refusal>(path, {});
+      expect(answer.status, path).toBe(404);
+      expect(answer.body.error.code, path).toBe('not_found');
+    }
+    expect((await client.fetch('GET', '/api/auth/list-sessions')).status).toBe(404);
+    expect((await client.fetch('GET', '/api/auth/get-session')).status).toBe(200);
   });
 });

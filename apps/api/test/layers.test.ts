@@ -42,6 +42,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
     (path) =>
       /^chats\/[^/]+\.ts$/.test(path) ||
       path === 'accounts/accountService.ts' ||
+      path === 'accounts/guestSweep.ts' ||
       path === 'accounts/device.ts',
   ],
   ['routes: the one HTTP edge', (path) => path.startsWith('routes/')],

@@ -3,6 +3,9 @@ import {
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS_PER_MESSAGE,
   MAX_FEEDBACK_COMMENT_LENGTH,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  MAX_JSON_DEPTH,
   MAX_TEXT_LENGTH,
 } from './limits';
 
@@ -35,6 +38,7 @@ export const errorCodes = [
   'unavailable',
   /** A fault on the server (a bug): never the client's doing, never a refusal of bad input. */
   'internal',
+  'overloaded',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -77,6 +81,7 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   rate_limited: { status: 429, message: 'Too many requests. Wait a moment and try again.' },
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
   internal: { status: 500, message: 'Something went wrong on the server.' },
+  overloaded: { status: 503, message: 'The server is busy. Try again in a moment.' },
 };
 
 /** The default message of a code. */
@@ -143,12 +148,15 @@ export const refusalMessages = {
     invalidQuery: (where: string, issue: string) => `Invalid query: ${where}${issue}.`,
     notMultipart: 'The upload is not valid multipart/form-data.',
     oneFile: 'Upload exactly one file.',
+    tooManyParts: (otherFields: number) => `An upload holds one file and at most ${otherFields} other fields.`,
+    nestedTooDeep: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`,
   },
   too_large: {
     text: `Message text is longer than ${MAX_TEXT_LENGTH} characters.`,
     comment: `A comment can be at most ${MAX_FEEDBACK_COMMENT_LENGTH} characters.`,
     image: `Images can be at most ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MB.`,
     images: `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`,
+    imageDimensions: `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
     body: 'Request body is too large.',
   },
   unsupported_media_type: {

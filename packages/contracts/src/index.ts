@@ -5,6 +5,7 @@ export * from './events';
 export * from './feedback';
 export * from './hitl';
 export * from './limits';
+export * from './requestPath';
 export * from './shares';
 export * from './text';
 export * from './threads';

@@ -3,7 +3,7 @@ import { schema } from '@chat/db';
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { deleteMemoryRowsOfUser, moveMemoryRowsOfUser } from '../agent/memoryTables';
 
-const { threads, branches, chatTurnRequests, user, verification } = schema;
+const { threads, branches, chatTurnRequests, session, user, verification } = schema;
 
 /**
  * Account-wide SQL. Which tables hold a user's rows is read from the database catalog, not
@@ -118,4 +118,19 @@ export async function findUser(q: Queryable, userId: string) {
 export async function lockUser(q: Queryable, userId: string) {
   const [row] = await q.select().from(user).where(eq(user.id, userId)).for('update');
   return row;
+}
+
+/**
+ * Guest users whose last visit (the later of the user row's update and their sessions' refresh,
+ * which better-auth moves on at most every few minutes while a session is used) is before
+ * `before`, oldest first, at most `limit`.
+ */
+export async function idleGuestIds(q: Queryable, before: Date, limit: number): Promise<string[]> {
+  const rows = await q.execute<{ id: string }>(sql`
+    SELECT u.id FROM ${user} u
+    LEFT JOIN LATERAL (SELECT max(s.updated_at) AS seen FROM ${session} s WHERE s.user_id = u.id) s ON true
+    WHERE u.is_anonymous AND greatest(u.updated_at, s.seen) < ${before.toISOString()}::timestamptz
+    ORDER BY greatest(u.updated_at, s.seen)
+    LIMIT ${limit}`);
+  return [...rows].map((row) => row.id);
 }

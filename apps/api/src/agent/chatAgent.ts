@@ -1,9 +1,11 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { DATABASE_TIMEOUTS } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
+import pg from 'pg';
 import { type ChatToolPorts, createChatTools } from './tools';
 
 export const CHAT_INSTRUCTIONS = [
@@ -36,12 +38,32 @@ export async function createChatAgent(options: {
   /** What the built-in tools write through (the API's own tables). */
   tools: ChatToolPorts;
 }): Promise<ChatAgent> {
-  const storage = new PostgresStore({
-    id: 'chat-memory',
+  // Schema changes run once at start on a store of their own, with no statement timeout: a new
+  // index on a large table may take minutes. Requests then go through a pool whose connections and
+  // statements are bounded like the app's own (`DATABASE_TIMEOUTS`), so an outage fails fast here too.
+  const setup = new PostgresStore({
+    id: 'chat-memory-setup',
     connectionString: options.databaseUrl,
     schemaName: 'mastra',
   });
-  await options.startupLock(() => storage.init());
+  try {
+    await options.startupLock(() => setup.init());
+  } finally {
+    await setup.close();
+  }
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: 10,
+    connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
+    statement_timeout: DATABASE_TIMEOUTS.statementMs,
+    // The client's own bound, for a server that stopped answering without closing the connection.
+    query_timeout: DATABASE_TIMEOUTS.statementMs + DATABASE_TIMEOUTS.connectMs,
+    keepAlive: true,
+  });
+  // An idle client whose connection breaks emits 'error' on the pool; unhandled, it would end the
+  // process. The next query makes a new connection.
+  pool.on('error', () => {});
+  const storage = new PostgresStore({ id: 'chat-memory', pool, schemaName: 'mastra', disableInit: true });
   const memory = new Memory({
     storage,
     // Transcripts are recalled in full; no semantic recall or working memory.
@@ -60,5 +82,14 @@ export async function createChatAgent(options: {
   // Mastra's own console output stays quiet: the turn runner reports every failure in the API's
   // structured log instead.
   new Mastra({ agents: { chat: agent }, storage, logger: new ConsoleLogger({ level: 'silent' }) });
-  return { agent, memory, storage, close: () => storage.close() };
+  return {
+    agent,
+    memory,
+    storage,
+    // The store does not end a pool it was given.
+    close: async () => {
+      await storage.close();
+      await pool.end();
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { type Attachment, MAX_ATTACHMENT_BYTES, refusalMessages } from '@chat/contracts';
+import { type Attachment, MAX_ATTACHMENT_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, refusalMessages } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { ApiError, notFound } from '../platform/errors';
 import { sniffImage } from '../platform/imageInfo';
@@ -43,6 +43,9 @@ export class AttachmentService {
     if (!info) {
       throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.image);
     }
+    if (!withinImageBounds(info)) {
+      throw new ApiError('too_large', refusalMessages.too_large.imageDimensions);
+    }
     const row = await db.transaction(async (tx) => {
       // Locked so the thread cannot be deleted in between (its cascade would miss this upload).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
@@ -85,6 +88,15 @@ export class AttachmentService {
     if (!row || !bytes) throw notFound('image');
     return { id: row.id, name: row.name, mediaType: row.mediaType, bytes };
   }
+}
+
+/** Each side and the pixel count within the contract's bounds (checked before anything is stored). */
+function withinImageBounds(info: { width: number; height: number }): boolean {
+  return (
+    info.width <= MAX_IMAGE_SIDE &&
+    info.height <= MAX_IMAGE_SIDE &&
+    info.width * info.height <= MAX_IMAGE_PIXELS
+  );
 }
 
 const EXTENSIONS: Record<string, string> = {

@@ -11,6 +11,7 @@ import {
   type ThreadBusyReason,
   threadBusyMessages,
 } from '@chat/contracts';
+import type { DatabaseCircuit } from './databaseCircuit';
 import { isDatabaseUnavailable } from './databaseErrors';
 import type { Logger } from './logger';
 
@@ -61,12 +62,12 @@ export const databaseUnavailable = () =>
 /**
  * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
  * `not_found` / `bad_request`, a database that cannot be reached is `503 unavailable` (logged at
- * warn), anything else is logged and answered `500 internal`.
+ * warn; it opens the circuit), anything else is logged and answered `500 internal`.
  */
-export function errorResponse(error: unknown, logger: Logger): Response {
+export function errorResponse(error: unknown, logger: Logger, circuit?: DatabaseCircuit): Response {
   const refusal = asRefusal(error);
   if (refusal) return refusalResponse(refusal);
-  if (isDatabaseUnavailable(error)) {
+  if (circuit ? circuit.recordFailure(error) : isDatabaseUnavailable(error)) {
     logger.warn({ err: error }, 'database unavailable');
     return refusalResponse(databaseUnavailable());
   }

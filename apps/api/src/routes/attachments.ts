@@ -12,14 +12,20 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
   const { attachments } = services;
 
   // Multipart, one file; the request guard leaves this body to the route (bounded as it arrives).
+  // It is read only once one of the account's upload slots is free (`platform/uploadSlots.ts`).
   route(
     'post',
     '/api/threads/:id/attachments',
     async (event, userId) => {
       const threadId = idParam(event, 'id');
-      const file = await readUploadedFile(event, MAX_ATTACHMENT_BYTES);
-      const answer: AttachmentAnswer = { attachment: await attachments.upload(userId, threadId, file) };
-      return Response.json(answer, { status: 201 });
+      const release = await services.http.uploads.acquire(userId, event.req.signal);
+      try {
+        const file = await readUploadedFile(event, MAX_ATTACHMENT_BYTES);
+        const answer: AttachmentAnswer = { attachment: await attachments.upload(userId, threadId, file) };
+        return Response.json(answer, { status: 201 });
+      } finally {
+        release();
+      }
     },
     { limit: 'sends' },
   );

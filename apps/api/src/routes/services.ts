@@ -12,8 +12,10 @@ import type { InterruptService } from '../chats/turns/interrupt/interruptService
 import type { QueueService } from '../chats/turns/queue/queueService';
 import type { TurnStreams } from '../chats/turns/running/attach';
 import type { HeadClaims } from '../chats/turns/running/headClaim';
+import type { DatabaseCircuit } from '../platform/databaseCircuit';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
+import type { UploadSlots } from '../platform/uploadSlots';
 
 /** Who may send what, as the HTTP layer enforces it (from the config). */
 export interface HttpPolicy {
@@ -22,6 +24,10 @@ export interface HttpPolicy {
   /** Peers whose X-Forwarded-For is believed. */
   trustedProxies: ReadonlySet<string>;
   limits: RateLimiter;
+  /** Open while the database cannot be reached: requests are answered `503` at once. */
+  database: DatabaseCircuit;
+  /** How many image uploads are read at once, per account and in all. */
+  uploads: UploadSlots;
 }
 
 /**

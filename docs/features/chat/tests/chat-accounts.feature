@@ -61,3 +61,20 @@ Feature: Accounts people can come back to
     When they choose "Delete account" and confirm with "Delete everything"
     Then the sign-in page says "Your account and all its chats were deleted."
     And signing in with that email says "Wrong email or password."
+
+  Scenario: A flood of wrong passwords never locks the owner out
+    # Automated in apps/api/test/accounts.test.ts ("sign-in limits").
+    Given an account with the email "owner@example.test"
+    When one address signs in with a wrong password 5 times
+    Then its next attempt on that email is refused with 429 rate_limited, even with the right password
+    When 50 wrong passwords for that email came from many addresses
+    Then each address that failed on it is refused, and a new address gets one try
+    And the owner signs in with the right password from an address of their own
+
+  Scenario: Leftover guest data goes once guests are off
+    # Automated in apps/api/test/accounts.test.ts ("guests switched off: leftover guest data").
+    Given a guest with a chat and a share link, who last visited 40 days ago
+    And the server runs with AUTH_ALLOW_GUESTS=false and GUEST_GRACE_DAYS=30
+    When the hourly sweep runs
+    Then the guest's chat and share link are gone, and no row names the guest
+    And accounts and guests who visited recently keep their chats

@@ -97,3 +97,13 @@ Feature: Images in chat
     When I attach another image on the start page and sign out
     And a new guest opens the start page in this browser
     Then the composer holds no image
+
+  Scenario: An upload that cannot be one image is refused as it arrives, and its refusal can be read
+    # Automated in apps/api/test/uploadBounds.test.ts and attachments.test.ts.
+    Given a chat
+    When a 30 MB image is uploaded with fetch
+    Then the answer is 413 too_large, read by fetch (the rest of the body was read and thrown away)
+    When a 9 MB form of 170,000 fields and one image is uploaded
+    Then the answer is 400 long before the body is sent
+    When a PNG whose header says 2147483647 x 2147483647 is uploaded
+    Then the answer is 413 too_large and nothing is stored
