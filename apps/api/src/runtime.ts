@@ -37,8 +37,8 @@ import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
-import type { ApiServices } from './routes/services';
 import { UploadSlots } from './platform/uploadSlots';
+import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =

@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import { ApiError } from './errors';
 import { rateLimited } from './rateLimit';
 
@@ -24,7 +25,7 @@ interface Waiter {
 const RETRY_AFTER_SECONDS = 2;
 
 export const overloaded = () =>
-  new ApiError('overloaded', 'The server is busy with other uploads. Try again in a moment.', undefined, {
+  new ApiError('overloaded', refusalMessages.overloaded.uploads, undefined, {
     'retry-after': String(RETRY_AFTER_SECONDS),
   });
 
