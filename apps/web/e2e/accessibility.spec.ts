@@ -2,6 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { ShareDialog } from './pages/ShareDialog';
+import { recordAnnouncements } from './support/announcements';
 import { realPng } from './support/images';
 
 /** axe-core (WCAG 2.2 A/AA and best practice) violations above "minor" on the page as it is now. */
@@ -119,17 +120,18 @@ for (const colorScheme of ['light', 'dark'] as const) {
 }
 
 test('a finished reply and queue changes are announced, not every word', async ({ chat, dock, page }) => {
+  const announcements = await recordAnnouncements(page);
   await chat.startThread('[[words:150]] [[delay:30]] announce');
   await chat.send('queued');
   await dock.expectTexts(['queued']);
-  const live = page.locator('[aria-live="polite"]').filter({ hasText: /queued|Reply finished/ });
-  await expect(live).toContainText('1 queued.');
-  // A finished reply is announced with its first sentence.
-  await expect(
-    page.locator('[aria-live="polite"]', { hasText: 'Reply finished: You said: "announce".' }),
-  ).toHaveCount(1, {
-    timeout: 20_000,
-  });
+  await expect.poll(announcements).toContain('1 queued.');
+  // A finished reply is announced with its first sentence, and the queue moving on after it.
+  await expect.poll(announcements, { timeout: 20_000 }).toContain('Reply finished: You said: "announce".');
+  await expect.poll(announcements, { timeout: 20_000 }).toContain('Reply finished: You said: "queued".');
+  expect((await announcements()).filter((text) => text.includes('You said'))).toEqual([
+    'Reply finished: You said: "announce".',
+    'Reply finished: You said: "queued".',
+  ]);
 });
 
 test('the two sidebar toggles have different names', async ({ chat, page }) => {
