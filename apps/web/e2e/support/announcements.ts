@@ -11,7 +11,7 @@ export async function recordAnnouncements(page: Page): Promise<() => Promise<str
     const heard: string[] = [];
     (window as unknown as { __announcements: string[] }).__announcements = heard;
     const read = () => {
-      for (const region of document.querySelectorAll('.nuxt-announcer [aria-live="polite"]')) {
+      for (const region of Array.from(document.querySelectorAll('.nuxt-announcer [aria-live="polite"]'))) {
         const text = region.textContent?.trim() ?? '';
         if (text && heard.at(-1) !== text) heard.push(text);
       }
