@@ -11,7 +11,6 @@ import {
   type ThreadBusyReason,
   threadBusyMessages,
 } from '@chat/contracts';
-import type { DatabaseCircuit } from './databaseCircuit';
 import { isDatabaseUnavailable } from './databaseErrors';
 import type { Logger } from './logger';
 
@@ -60,11 +59,20 @@ export const databaseUnavailable = () =>
   });
 
 /**
+ * What the error path tells of a failure that may be the database's: the circuit, which answers
+ * whether it was (and opens on it). Named here, not imported, because the circuit refuses with
+ * `databaseUnavailable` from this file.
+ */
+export interface DatabaseFailureRecorder {
+  recordFailure(error: unknown): boolean;
+}
+
+/**
  * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
  * `not_found` / `bad_request`, a database that cannot be reached is `503 unavailable` (logged at
  * warn; it opens the circuit), anything else is logged and answered `500 internal`.
  */
-export function errorResponse(error: unknown, logger: Logger, circuit?: DatabaseCircuit): Response {
+export function errorResponse(error: unknown, logger: Logger, circuit?: DatabaseFailureRecorder): Response {
   const refusal = asRefusal(error);
   if (refusal) return refusalResponse(refusal);
   if (circuit ? circuit.recordFailure(error) : isDatabaseUnavailable(error)) {
