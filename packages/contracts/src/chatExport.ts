@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { attachmentMediaTypes } from './attachments';
+import { refusalMessages } from './errors';
 import { feedbackRatings } from './feedback';
 import {
   MAX_ATTACHMENT_BYTES,
@@ -35,6 +36,9 @@ const key = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a key of letters,
 /** A time, as ISO 8601 in UTC (`2026-12-01T17:10:35.266Z`). */
 const time = z.iso.datetime();
 const text = z.string().max(MAX_EXPORT_TEXT_LENGTH);
+/** The words of a count past its bound (errors.ts), as the refusal's issue. */
+const tooMany = (what: string, max: number) =>
+  refusalMessages.too_large.importCount(what, max).replace(/\.$/, '');
 
 /** The states an AI SDK tool part can be in (a finished chat holds the final ones). */
 export const exportedToolStates = [
@@ -87,7 +91,7 @@ export const exportedPart = z.union([
     filename: z.string().max(255).optional(),
   }),
   z.strictObject({
-    type: z.string().regex(/^tool-[A-Za-z0-9_.-]{1,64}$/, 'must be a part type this format knows'),
+    type: z.templateLiteral(['tool-', z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/)]),
     ...toolCallFields,
   }),
   z.strictObject({ type: z.literal('dynamic-tool'), toolName: z.string().min(1).max(64), ...toolCallFields }),
@@ -127,7 +131,9 @@ export const exportedVersion = z.strictObject({
   editOf: key.nullable(),
   /** When the person last had this version on screen: which version a message's `‹ k / n ›` opens. */
   lastShownAt: time,
-  messages: z.array(key).max(MAX_IMPORT_VERSION_MESSAGES),
+  messages: z
+    .array(key)
+    .max(MAX_IMPORT_VERSION_MESSAGES, tooMany('messages in a version', MAX_IMPORT_VERSION_MESSAGES)),
 });
 export type ExportedVersion = z.infer<typeof exportedVersion>;
 
@@ -162,12 +168,15 @@ export const chatExportV1 = z.strictObject({
   chat: z.strictObject({ title: z.string().trim().min(1).max(200), createdAt: time }),
   /** The version shown when the chat was exported; the import shows it too. */
   shownVersion: key,
-  versions: z.array(exportedVersion).min(1).max(MAX_IMPORT_VERSIONS),
+  versions: z
+    .array(exportedVersion)
+    .min(1)
+    .max(MAX_IMPORT_VERSIONS, tooMany('versions', MAX_IMPORT_VERSIONS)),
   /** Every message of every version, once, in the order versions first hold them. */
-  messages: z.array(exportedMessage).max(MAX_IMPORT_MESSAGES),
-  images: z.array(exportedImage).max(MAX_IMPORT_IMAGES),
-  notes: z.array(exportedNote).max(MAX_IMPORT_NOTES),
-  approvals: z.array(exportedApproval).max(MAX_IMPORT_APPROVALS),
+  messages: z.array(exportedMessage).max(MAX_IMPORT_MESSAGES, tooMany('messages', MAX_IMPORT_MESSAGES)),
+  images: z.array(exportedImage).max(MAX_IMPORT_IMAGES, tooMany('images', MAX_IMPORT_IMAGES)),
+  notes: z.array(exportedNote).max(MAX_IMPORT_NOTES, tooMany('notes', MAX_IMPORT_NOTES)),
+  approvals: z.array(exportedApproval).max(MAX_IMPORT_APPROVALS, tooMany('approvals', MAX_IMPORT_APPROVALS)),
 });
 export type ChatExport = z.infer<typeof chatExportV1>;
 

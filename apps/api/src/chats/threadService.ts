@@ -40,6 +40,10 @@ export function toThread(row: ThreadRow): Thread {
     activeBranchId: row.activeBranchId ?? '',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    forkedFrom:
+      row.forkedFromThreadId && row.forkedFromMessageId
+        ? { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId }
+        : null,
   };
 }
 

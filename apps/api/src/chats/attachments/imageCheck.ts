@@ -24,7 +24,8 @@ export interface CheckedImage {
  * dimension bounds its own header states (`413 too_large`). The name is made safe to show.
  */
 export function checkImage(bytes: Uint8Array, name: string): CheckedImage {
-  if (bytes.byteLength > MAX_ATTACHMENT_BYTES) throw new ApiError('too_large', refusalMessages.too_large.image);
+  if (bytes.byteLength > MAX_ATTACHMENT_BYTES)
+    throw new ApiError('too_large', refusalMessages.too_large.image);
   const info = sniffImage(bytes);
   if (!info) throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.image);
   if (!withinImageBounds(info)) throw new ApiError('too_large', refusalMessages.too_large.imageDimensions);
