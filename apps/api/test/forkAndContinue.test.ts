@@ -71,7 +71,7 @@ describe('New chat from here (P3)', () => {
     const { status, body } = await fork(threadId, stopped?.id as string);
     expect(status).toBe(201);
     expect(body.thread).toMatchObject({
-      title: 'Trip planning',
+      title: 'Copy of Trip planning',
       forkedFrom: { threadId, messageId: stopped?.id },
     });
     expect(await storedRows(threadId)).toEqual(before);

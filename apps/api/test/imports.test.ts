@@ -247,8 +247,8 @@ describe('importing an export (P2)', () => {
       [
         smallExport({
           messages: [
-            { ...(base.messages[0] as never), feedback: { rating: 'up' } },
-            base.messages[1] as never,
+            { ...(base.messages[0] as ChatExport['messages'][number]), feedback: { rating: 'up' } },
+            base.messages[1] as ChatExport['messages'][number],
           ],
         }),
         'messages.0',
@@ -424,7 +424,7 @@ describe('importing an export (P2)', () => {
       const worked = await importChat(document);
       expect(worked.status).toBe(201);
       const after = await rowCounts();
-      expect(after.threads).toBe(before.threads + 1);
+      expect(after.threads).toBe((before.threads ?? 0) + 1);
       expect(after['mastra.mastra_messages']).toBeGreaterThan(before['mastra.mastra_messages'] as number);
     } finally {
       await sql.unsafe('drop trigger refuse_test_note on notes; drop function refuse_test_note();');

@@ -78,8 +78,9 @@ export class PortabilityService {
   }
 
   /**
-   * P3: a new chat holding the shown version up to `messageId` (included), with its marks, images
-   * and the owner's feedback, and a link back to where it came from. The source is only read.
+   * P3: a new chat ("Copy of" the source's title) holding the shown version up to `messageId`
+   * (included), with its marks, images and the owner's feedback, and a link back to where it came
+   * from. The source is only read.
    */
   async fork(ownerId: string, threadId: string, messageId: string): Promise<Thread> {
     const row = await this.deps.db.transaction(
@@ -88,7 +89,8 @@ export class PortabilityService {
         const source = await readChatExport(tx, thread, ownerId, { kind: 'shownVersionUpTo', messageId });
         return await writeNewChat(tx, this.deps.storage, {
           ownerId,
-          title: source.title,
+          // Told apart from its source in the list at a glance; the link back says which one.
+          title: `Copy of ${source.title}`.slice(0, 200),
           content: source.content,
           images: this.copiedImages(source.images),
           forkedFrom: { threadId, messageId },
