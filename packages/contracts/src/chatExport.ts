@@ -40,12 +40,13 @@ const text = z.string().max(MAX_EXPORT_TEXT_LENGTH);
 const tooMany = (what: string, max: number) =>
   refusalMessages.too_large.importCount(what, max).replace(/\.$/, '');
 
-/** The states an AI SDK tool part can be in (a finished chat holds the final ones). */
+/**
+ * The states of an AI SDK tool part a finished message can hold: a call cut off before its result,
+ * a result, an error, a call not run (denied, or stopped while it waited for a decision). The
+ * states of a call in progress (streaming its input, waiting for a decision) are never final.
+ */
 export const exportedToolStates = [
-  'input-streaming',
   'input-available',
-  'approval-requested',
-  'approval-responded',
   'output-available',
   'output-error',
   'output-denied',
