@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { ChatExport } from '@chat/contracts';
+import type { ChatExport, ThreadDetail } from '@chat/contracts';
 import { expect, test } from './fixtures';
 import { ChatCopies } from './pages/ChatCopies';
 import { ChatPage } from './pages/ChatPage';
@@ -66,6 +66,71 @@ test.describe('taking a chat anywhere (P1-P4)', () => {
       }),
     ).toBeVisible();
     expect(new URL(page.url()).pathname).toBe('/');
+  });
+
+  test('an import larger than any message body goes through the app (its own bound), image included', async ({
+    chat,
+    page,
+  }, testInfo) => {
+    const copies = new ChatCopies(page);
+    await chat.openStartPage();
+    // A PNG's header (800 x 600) and 700 KB in all: the file is past the 512 KiB of a JSON request.
+    const png = Buffer.alloc(700 * 1024, 7);
+    png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+    png.writeUInt32BE(800, 16);
+    png.writeUInt32BE(600, 20);
+    const document: ChatExport = {
+      format: 'queued-turn-chat.export',
+      version: 1,
+      exportedAt: '2026-12-01T10:00:00.000Z',
+      chat: { title: 'A photo from the trip', createdAt: '2026-12-01T09:00:00.000Z' },
+      shownVersion: 'v1',
+      versions: [
+        {
+          id: 'v1',
+          parent: null,
+          editOf: null,
+          lastShownAt: '2026-12-01T09:00:03.000Z',
+          messages: ['m1', 'm2'],
+        },
+      ],
+      messages: [
+        {
+          id: 'm1',
+          role: 'user',
+          createdAt: '2026-12-01T09:00:01.000Z',
+          parts: [
+            { type: 'text', text: 'Where was this taken?' },
+            { type: 'file', mediaType: 'image/png', image: 'i1', filename: 'lake.png' },
+          ],
+        },
+        {
+          id: 'm2',
+          role: 'assistant',
+          createdAt: '2026-12-01T09:00:02.000Z',
+          parts: [{ type: 'text', text: 'By a lake, in the morning.' }],
+          model: 'local',
+        },
+      ],
+      images: [{ id: 'i1', name: 'lake.png', mediaType: 'image/png', data: png.toString('base64') }],
+      notes: [],
+      approvals: [],
+    };
+    const path = testInfo.outputPath('photo.chat.json');
+    writeFileSync(path, JSON.stringify(document));
+    await copies.import(path);
+    await expect(chat.userMessages.first()).toContainText('Where was this taken?');
+    await expect(chat.lastReply()).toContainText('By a lake, in the morning.');
+    // The image is the importer's own now, served whole (its bytes are a header and filler, so the
+    // page shows it as not available: the browser cannot draw it).
+    const detail = (await (
+      await page.request.get(`/api/threads/${threadIdOf(page.url())}`)
+    ).json()) as ThreadDetail;
+    const source = detail.messages[0]?.parts.find((part) => part.type === 'file')?.url;
+    expect(source).toMatch(/^\/api\/media\/[0-9a-f-]{36}$/);
+    const media = await page.request.get(String(source));
+    expect(media.status()).toBe(200);
+    expect((await media.body()).length).toBe(700 * 1024);
   });
 
   test('"New chat from here" copies the chat up to that message, with a link back', async ({
