@@ -14,9 +14,9 @@ export interface Thread {
   updatedAt: string;
   /**
    * Where this chat was started from with "New chat from here" (P3): the owner's chat and the
-   * message it was copied up to. Null for any other chat, and once that chat is deleted.
+   * message it was copied up to. Absent on any other chat, and once that chat is deleted.
    */
-  forkedFrom?: ForkOrigin | null;
+  forkedFrom?: ForkOrigin;
 }
 
 /** The chat (and its message) a fork was copied from. */
