@@ -126,7 +126,7 @@ test('a finished reply and queue changes are announced, not every word', async (
     const said: string[] = [];
     (window as unknown as { announced: string[] }).announced = said;
     new MutationObserver(() => {
-      for (const region of document.querySelectorAll('[aria-live="polite"]')) {
+      for (const region of Array.from(document.querySelectorAll('[aria-live="polite"]'))) {
         const text = region.textContent?.trim() ?? '';
         if (text && said.at(-1) !== text) said.push(text);
       }
