@@ -2,6 +2,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { ShareDialog } from './pages/ShareDialog';
+import { recordAnnouncements } from './support/announcements';
 import { realPng } from './support/images';
 
 /** axe-core (WCAG 2.2 A/AA and best practice) violations above "minor" on the page as it is now. */
@@ -119,28 +120,18 @@ for (const colorScheme of ['light', 'dark'] as const) {
 }
 
 test('a finished reply and queue changes are announced, not every word', async ({ chat, dock, page }) => {
-  // Everything the polite live region says, in order. The next announcement can replace one within
-  // a few hundred milliseconds (the queued item starts and the queue empties), so the test keeps
-  // the history instead of hoping to look at the right moment.
-  await page.addInitScript(() => {
-    const said: string[] = [];
-    (window as unknown as { announced: string[] }).announced = said;
-    new MutationObserver(() => {
-      for (const region of Array.from(document.querySelectorAll('[aria-live="polite"]'))) {
-        const text = region.textContent?.trim() ?? '';
-        if (text && said.at(-1) !== text) said.push(text);
-      }
-    }).observe(document, { subtree: true, childList: true, characterData: true });
-  });
-  const announced = () => page.evaluate(() => (window as unknown as { announced: string[] }).announced);
+  const announcements = await recordAnnouncements(page);
   await chat.startThread('[[words:150]] [[delay:30]] announce');
   await chat.send('queued');
   await dock.expectTexts(['queued']);
-  await expect.poll(announced).toContain('1 queued.');
-  // A finished reply is announced with its first sentence.
-  await expect.poll(announced, { timeout: 20_000 }).toContain('Reply finished: You said: "announce".');
-  // Never word by word: nothing said is a reply still being written.
-  expect((await announced()).filter((text) => text.startsWith('You said'))).toEqual([]);
+  await expect.poll(announcements).toContain('1 queued.');
+  // A finished reply is announced with its first sentence, and the queue moving on after it.
+  await expect.poll(announcements, { timeout: 20_000 }).toContain('Reply finished: You said: "announce".');
+  await expect.poll(announcements, { timeout: 20_000 }).toContain('Reply finished: You said: "queued".');
+  expect((await announcements()).filter((text) => text.includes('You said'))).toEqual([
+    'Reply finished: You said: "announce".',
+    'Reply finished: You said: "queued".',
+  ]);
 });
 
 test('the two sidebar toggles have different names', async ({ chat, page }) => {
