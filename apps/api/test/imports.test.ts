@@ -454,7 +454,7 @@ describe('import rate limit', () => {
 });
 
 describe('an import makes the chat as sent', () => {
-  it('keeps a long chat linear: 2,000 messages import and show', async () => {
+  it('keeps a long chat linear: 2,000 messages import, show and export as they came', async () => {
     const messages: ChatExport['messages'] = [];
     const start = Date.parse('2026-11-01T00:00:00.000Z');
     for (let index = 0; index < 2_000; index++) {
@@ -485,6 +485,18 @@ describe('an import makes the chat as sent', () => {
     expect(detail.messages.map((message) => textOfMessage(message))).toEqual(
       messages.map((_, index) => `message ${index + 1}`),
     );
+    // Exported back, the long chat is the file it came from: every message, in order, once.
+    const exported = await exportJson(client, body.thread.id);
+    expect(exported.versions.map((version) => version.messages.length)).toEqual([2_000]);
+    expect(exported.messages.map(({ role, createdAt, parts }) => ({ role, createdAt, parts }))).toEqual(
+      messages.map(({ role, createdAt, parts }) => ({ role, createdAt, parts })),
+    );
+    const markdown = await (
+      await client.fetch('GET', `/api/threads/${body.thread.id}/export?format=md`)
+    ).text();
+    expect(markdown.match(/^### /gm)).toHaveLength(2_000);
+    expect(markdown).toContain('message 2000');
+
     const { chunks } = await client.sendAndRead(body.thread.id, 'and then? [[words:8]]');
     expect(textOfChunks(chunks)).toContain('You said: "and then?"');
   });
