@@ -8,6 +8,7 @@ import { registerApprovalRoutes } from './routes/approvals';
 import { registerAttachmentRoutes } from './routes/attachments';
 import { registerBranchRoutes } from './routes/branches';
 import { registerFeedbackRoutes } from './routes/feedback';
+import { registerPortabilityRoutes } from './routes/portability';
 import type { ApiServices } from './routes/services';
 import { registerShareRoutes } from './routes/shares';
 import { registerThreadRoutes } from './routes/threads';
@@ -40,6 +41,7 @@ export function createApp(services: ApiServices): H3 {
   registerFeedbackRoutes(app, services);
   registerApprovalRoutes(app, services);
   registerAttachmentRoutes(app, services);
+  registerPortabilityRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });

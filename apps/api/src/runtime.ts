@@ -16,6 +16,7 @@ import { postgresAttachmentStorage } from './chats/attachments/storage';
 import { startAttachmentSweeper } from './chats/attachments/sweep';
 import { BranchService } from './chats/branchService';
 import { FeedbackService } from './chats/feedbackService';
+import { PortabilityService } from './chats/portabilityService';
 import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
@@ -209,6 +210,7 @@ export async function createRuntime(
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),
+    portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN }),
   };
   const stopSweeper = startOrphanSweeper({ db, memory, signals, logger }, Math.max(250, leaseMs / 2));
   const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;

@@ -104,6 +104,14 @@ const ROUTES: Route[] = [
     path: ({ thread, message }) => `/api/threads/${thread}/messages/${message}`,
     body: false,
   },
+  { method: 'GET', path: ({ thread }) => `/api/threads/${thread}/export?format=json`, body: false },
+  { method: 'POST', path: () => '/api/imports', body: true },
+  {
+    method: 'POST',
+    path: ({ thread, message }) => `/api/threads/${thread}/messages/${message}/fork`,
+    body: false,
+  },
+  { method: 'POST', path: ({ thread }) => `/api/shares/${thread}/continue`, body: false },
 ];
 
 /** Rows of every table a request could change, and a digest of the chat tables' contents. */

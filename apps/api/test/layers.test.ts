@@ -37,6 +37,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
     'chats/shares, chats/feedback',
     (path) => path.startsWith('chats/shares/') || path.startsWith('chats/feedback/'),
   ],
+  ['chats/portability', (path) => path.startsWith('chats/portability/')],
   [
     'chat and account services',
     (path) =>

@@ -5,6 +5,7 @@ import {
   MAX_FEEDBACK_COMMENT_LENGTH,
   MAX_IMAGE_PIXELS,
   MAX_IMAGE_SIDE,
+  MAX_IMPORT_BYTES,
   MAX_JSON_DEPTH,
   MAX_TEXT_LENGTH,
 } from './limits';
@@ -109,6 +110,9 @@ export const threadBusyMessages = {
   queue_waiting: 'Send or delete the queued messages before editing a message.',
   /** A Stop whose turn did not settle within the interrupt's bound. */
   stop_timed_out: 'The running turn did not stop in time; try again.',
+  /** A new chat starts from finished messages only (P3): not a running reply or a failed attempt. */
+  not_settled:
+    'Wait for this reply to finish, or resolve the failed message, before starting a new chat from it.',
 } as const;
 export type ThreadBusyReason = keyof typeof threadBusyMessages;
 
@@ -159,6 +163,8 @@ export const refusalMessages = {
     images: `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`,
     imageDimensions: `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
     body: 'Request body is too large.',
+    importBody: `An import can be at most ${MAX_IMPORT_BYTES / (1024 * 1024)} MB.`,
+    importCount: (what: string, max: number) => `An import can hold at most ${max} ${what}.`,
   },
   unsupported_media_type: {
     image: `Only ${imageKinds} images can be attached.`,
@@ -178,6 +184,27 @@ export const refusalMessages = {
   overloaded: {
     uploads: 'The server is busy with other uploads. Try again in a moment.',
   },
+} as const;
+
+/**
+ * What is wrong with an import that its schema alone cannot say (P2), as the second half of
+ * `bad_request.invalidBody(where, issue)`: `Invalid request body: versions.1.messages.4: names no
+ * message of this export.`
+ */
+export const importProblems = {
+  duplicateKey: 'is used twice in this export',
+  unknownMessage: 'names no message of this export',
+  unknownVersion: 'names no version of this export',
+  unknownImage: 'names no image of this export',
+  unknownToolCall: 'names no tool call of this export',
+  notInAnyVersion: 'is in no version',
+  unusedImage: 'is used by no message',
+  listedTwice: 'lists the same message twice',
+  outOfOrder: 'is older than the message before it (a version lists its messages oldest first)',
+  originalHasParent: 'the first version is the original and has no parent',
+  parentNotBefore: 'names a version listed after it (a version comes after the one it was made from)',
+  repliesOnly: 'only a reply has a model, a stop or feedback',
+  mediaTypeMismatch: (actual: string) => `holds ${actual} bytes, not the media type it names`,
 } as const;
 
 /** Why a turn ended without its reply, as its `error` (and the reply's `metadata.error`) says it. */

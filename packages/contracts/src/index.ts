@@ -1,5 +1,7 @@
 export * from './accounts';
 export * from './attachments';
+export * from './chatExport';
+export * from './chatExportSchema';
 export * from './errors';
 export * from './events';
 export * from './feedback';

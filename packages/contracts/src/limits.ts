@@ -42,6 +42,23 @@ export const MAX_JSON_BODY_BYTES = 512 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * An import (`POST /api/imports`, P2) is one chat export, images inside: its body is bounded as it
+ * arrives like any other, at this size (an export larger than this cannot be imported here), and
+ * what it holds is bounded in count. Several times any chat a person writes by hand; an export is
+ * refused past them (`413 too_large`), naming the bound.
+ */
+export const MAX_IMPORT_BYTES = 32 * 1024 * 1024;
+export const MAX_IMPORT_MESSAGES = 20_000;
+export const MAX_IMPORT_VERSIONS = 500;
+/** Messages one version of an import holds (a version lists its copies of earlier messages too). */
+export const MAX_IMPORT_VERSION_MESSAGES = 20_000;
+export const MAX_IMPORT_IMAGES = 200;
+export const MAX_IMPORT_NOTES = 2_000;
+export const MAX_IMPORT_APPROVALS = 2_000;
+/** The longest text one part of an exported message (or a note) may hold, in UTF-16 units. */
+export const MAX_EXPORT_TEXT_LENGTH = 1_000_000;
+
 /** Default and largest page of `GET /api/threads`. */
 export const THREAD_PAGE_DEFAULT = 50;
 export const THREAD_PAGE_MAX = 200;

@@ -12,6 +12,17 @@ export interface Thread {
   activeBranchId: string;
   createdAt: string;
   updatedAt: string;
+  /**
+   * Where this chat was started from with "New chat from here" (P3): the owner's chat and the
+   * message it was copied up to. Absent on any other chat, and once that chat is deleted.
+   */
+  forkedFrom?: ForkOrigin;
+}
+
+/** The chat (and its message) a fork was copied from. */
+export interface ForkOrigin {
+  threadId: string;
+  messageId: string;
 }
 
 /** A thread title: 1 to 200 characters after trimming, some of them visible. */

@@ -40,6 +40,14 @@ export const threads = pgTable(
     activeBranchId: uuid('active_branch_id').references((): AnyPgColumn => branches.id),
     /** The owner paused the queue: nothing is claimed until it is resumed (a send is queued). */
     queuePaused: boolean('queue_paused').notNull().default(false),
+    /**
+     * The chat this one was forked from ("New chat from here", P3) and the message (as its owner
+     * sees it) it was copied up to: a link back, nothing more. Cleared when that chat is deleted.
+     */
+    forkedFromThreadId: uuid('forked_from_thread_id').references((): AnyPgColumn => threads.id, {
+      onDelete: 'set null',
+    }),
+    forkedFromMessageId: text('forked_from_message_id'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -14,6 +14,9 @@ import { textArray } from '../platform/sqlArrays';
  * - The lineage rows (`message_lineage`, see chats/branches/lineage.ts), whose parents are the
  *   branch's stored order.
  * - An account's rows, moved to another account or deleted with it.
+ * - A new chat's memory threads and messages (an import, a fork, a continued share), written in the
+ *   caller's transaction so the chat appears whole or not at all (Mastra's own `saveMessages` and
+ *   `copyThread` write through Mastra's connections, outside it).
  */
 
 /** The rows as Mastra stores them (`content` is the JSON of MastraMessageContentV2). */
@@ -122,6 +125,61 @@ function toStoredMessage(row: MessageRow, memoryThreadId: string): MastraDBMessa
     resourceId: row.resourceId ?? undefined,
     ...(row.type && row.type !== 'v2' ? { type: row.type } : {}),
   } as MastraDBMessage;
+}
+
+// --- A new chat's memory, in the caller's transaction --------------------------------------------
+
+/** A message to store as Mastra stores it: `content` is the JSON of MastraMessageContentV2. */
+export interface NewMemoryMessage {
+  id: string;
+  threadId: string;
+  resourceId: string;
+  role: 'user' | 'assistant';
+  content: string;
+  createdAt: Date;
+}
+
+/** Rows per INSERT: a few thousand parameters at most, whatever the size of the chat. */
+const INSERT_BATCH = 500;
+
+/** Memory threads (one per branch) of `resourceId`, as `saveThread` writes them. */
+export async function insertMemoryThreads(
+  q: Queryable,
+  threadIds: string[],
+  resourceId: string,
+): Promise<void> {
+  for (let start = 0; start < threadIds.length; start += INSERT_BATCH) {
+    const ids = threadIds.slice(start, start + INSERT_BATCH);
+    await q.execute(sql`
+      insert into mastra.mastra_threads (id, "resourceId", title, metadata, "createdAt", "createdAtZ", "updatedAt", "updatedAtZ")
+      select id, ${resourceId}, '', '{}'::jsonb, now() at time zone 'UTC', now(), now() at time zone 'UTC', now()
+      from unnest(${textArray(ids)}) as t(id)`);
+  }
+}
+
+/**
+ * Messages, as `saveMessages` writes them: `createdAt` in UTC without a zone and `createdAtZ` with
+ * one, type `v2`. Their order in a thread is Mastra's (`createdAt`, then id).
+ */
+export async function insertMemoryMessages(
+  q: Queryable,
+  messages: readonly NewMemoryMessage[],
+): Promise<void> {
+  for (let start = 0; start < messages.length; start += INSERT_BATCH) {
+    const batch = messages.slice(start, start + INSERT_BATCH);
+    const column = (pick: (message: NewMemoryMessage) => string) => textArray(batch.map(pick));
+    await q.execute(sql`
+      insert into ${MESSAGES} (id, thread_id, content, "createdAt", "createdAtZ", role, type, "resourceId")
+      select m.id, m.thread_id, m.content, m.created::timestamptz at time zone 'UTC', m.created::timestamptz, m.role, 'v2', m.resource
+      from unnest(
+        ${column((message) => message.id)},
+        ${column((message) => message.threadId)},
+        ${column((message) => message.content)},
+        ${column((message) => message.createdAt.toISOString())},
+        ${column((message) => message.role)},
+        ${column((message) => message.resourceId)}
+      ) as m(id, thread_id, content, created, role, resource)`);
+  }
 }
 
 // --- Lineage rows, from the stored order -------------------------------------------------------

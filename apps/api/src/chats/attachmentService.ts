@@ -1,14 +1,8 @@
-import {
-  type Attachment,
-  MAX_ATTACHMENT_BYTES,
-  MAX_IMAGE_PIXELS,
-  MAX_IMAGE_SIDE,
-  refusalMessages,
-} from '@chat/contracts';
+import type { Attachment } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import { ApiError, notFound } from '../platform/errors';
-import { sniffImage } from '../platform/imageInfo';
+import { notFound } from '../platform/errors';
 import type { UploadedFile } from '../platform/multipartBody';
+import { checkImage } from './attachments/imageCheck';
 import {
   findOwnedAttachment,
   findThreadAttachment,
@@ -43,27 +37,11 @@ export class AttachmentService {
   async upload(ownerId: string, threadId: string, file: UploadedFile): Promise<Attachment> {
     const { db, storage } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
-    if (file.bytes.byteLength > MAX_ATTACHMENT_BYTES)
-      throw new ApiError('too_large', refusalMessages.too_large.image);
-    const info = sniffImage(file.bytes);
-    if (!info) {
-      throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.image);
-    }
-    if (!withinImageBounds(info)) {
-      throw new ApiError('too_large', refusalMessages.too_large.imageDimensions);
-    }
+    const image = checkImage(file.bytes, file.name);
     const row = await db.transaction(async (tx) => {
       // Locked so the thread cannot be deleted in between (its cascade would miss this upload).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      const created = await insertAttachment(tx, {
-        threadId,
-        ownerId,
-        name: cleanName(file.name, info.mediaType),
-        mediaType: info.mediaType,
-        size: file.bytes.byteLength,
-        width: info.width,
-        height: info.height,
-      });
+      const created = await insertAttachment(tx, { threadId, ownerId, ...image });
       await storage.put(tx, created.id, file.bytes);
       return created;
     });
@@ -94,30 +72,4 @@ export class AttachmentService {
     if (!row || !bytes) throw notFound('image');
     return { id: row.id, name: row.name, mediaType: row.mediaType, bytes };
   }
-}
-
-/** Each side and the pixel count within the contract's bounds (checked before anything is stored). */
-function withinImageBounds(info: { width: number; height: number }): boolean {
-  return (
-    info.width <= MAX_IMAGE_SIDE &&
-    info.height <= MAX_IMAGE_SIDE &&
-    info.width * info.height <= MAX_IMAGE_PIXELS
-  );
-}
-
-const EXTENSIONS: Record<string, string> = {
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-  'image/gif': 'gif',
-};
-
-/** A file name safe to show and to send back in a header: no path, no control characters, bounded. */
-export function cleanName(name: string, mediaType: string): string {
-  const base = (name.split(/[/\\]/).at(-1) ?? '')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed.
-    .replace(/[\u0000-\u001f\u007f"]/g, '')
-    .trim()
-    .slice(0, 200);
-  return base || `image.${EXTENSIONS[mediaType] ?? 'img'}`;
 }

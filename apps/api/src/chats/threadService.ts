@@ -40,6 +40,9 @@ export function toThread(row: ThreadRow): Thread {
     activeBranchId: row.activeBranchId ?? '',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    ...(row.forkedFromThreadId && row.forkedFromMessageId
+      ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
+      : {}),
   };
 }
 

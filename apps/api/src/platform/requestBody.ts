@@ -68,12 +68,20 @@ export function discardBody(body: ReadableStream<Uint8Array> | null): void {
  * goes through here once (the request guard), so every route, auth included, is bounded.
  */
 export async function readRequestBody(event: H3Event): Promise<void> {
+  await readJsonBody(event, MAX_JSON_BODY_BYTES, tooLarge);
+}
+
+/**
+ * The same for a route that takes a larger JSON body (an import): read by the route itself, after
+ * it has a slot to read it in, bounded by `limit` (`refusal` past it), checked the same way.
+ */
+export async function readJsonBody(event: H3Event, limit: number, refusal: () => ApiError): Promise<void> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_JSON_BODY_BYTES) {
+  if (declared > limit) {
     discardBody(event.req.body);
-    throw tooLarge();
+    throw refusal();
   }
-  const bytes = await readBounded(event.req.body, MAX_JSON_BODY_BYTES);
+  const bytes = await readBounded(event.req.body, limit, refusal);
   bodies.set(event, { bytes, json: parseJson(bytes) });
 }
 
@@ -103,6 +111,7 @@ export function requestWithBody(event: H3Event): Request {
 export async function readBounded(
   body: ReadableStream<Uint8Array> | null,
   limit: number,
+  refusal: () => ApiError = tooLarge,
 ): Promise<Uint8Array<ArrayBuffer>> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
@@ -114,7 +123,7 @@ export async function readBounded(
     size += value.byteLength;
     if (size > limit) {
       discardRest(reader);
-      throw tooLarge();
+      throw refusal();
     }
     chunks.push(value);
   }

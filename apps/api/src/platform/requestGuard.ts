@@ -8,10 +8,15 @@ import { applySecurityHeaders } from './securityHeaders';
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * The routes that read their own body, not JSON: an image upload is multipart, bounded by its own
- * limit as it arrives (`platform/multipartBody.ts`). The origin check still applies to them.
+ * The routes that read their own body, once they have a slot to read it in, bounded by their own
+ * limit as it arrives: an image upload (multipart, `platform/multipartBody.ts`) and an import (JSON
+ * up to MAX_IMPORT_BYTES, `readJsonBody`). The origin check still applies to them, and an import
+ * must still be JSON.
  */
-const OWN_BODY_ROUTES = [/^\/api\/threads\/[^/]+\/attachments\/?$/];
+const OWN_BODY_ROUTES: ReadonlyArray<{ path: RegExp; json: boolean }> = [
+  { path: /^\/api\/threads\/[^/]+\/attachments\/?$/, json: false },
+  { path: /^\/api\/imports\/?$/, json: true },
+];
 
 /**
  * The app-level middleware every request passes, before any route (better-auth's included):
@@ -23,7 +28,7 @@ const OWN_BODY_ROUTES = [/^\/api\/threads\/[^/]+\/attachments\/?$/];
  *   (`403 forbidden_origin`): a form or a `no-cors` fetch from another site is refused;
  * - their body, if any, must be `application/json` (`415 unsupported_media_type`), is counted as
  *   it arrives (`413 too_large`) and must be storable JSON (`400 bad_request`), see requestBody.ts;
- *   an image upload (`OWN_BODY_ROUTES`) reads its multipart body itself, with its own bound.
+ *   an image upload and an import (`OWN_BODY_ROUTES`) read their bodies themselves, with their own bounds.
  */
 export function requestGuard(trustedOrigins: readonly string[]) {
   const trusted = new Set(trustedOrigins);
@@ -33,7 +38,12 @@ export function requestGuard(trustedOrigins: readonly string[]) {
     if (unsafeUrl) throw new ApiError('bad_request', unsafeUrl);
     if (!UNSAFE_METHODS.has(event.req.method)) return await next();
     assertTrustedOrigin(event.req.headers, trusted);
-    if (event.req.method === 'POST' && OWN_BODY_ROUTES.some((route) => route.test(event.url.pathname))) {
+    const ownBody =
+      event.req.method === 'POST'
+        ? OWN_BODY_ROUTES.find((route) => route.path.test(event.url.pathname))
+        : undefined;
+    if (ownBody) {
+      if (ownBody.json) assertJsonMediaType(event.req.headers);
       return await next();
     }
     assertJsonMediaType(event.req.headers);

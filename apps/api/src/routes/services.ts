@@ -3,6 +3,7 @@ import type { AccountService } from '../accounts/accountService';
 import type { AttachmentService } from '../chats/attachmentService';
 import type { BranchService } from '../chats/branchService';
 import type { FeedbackService } from '../chats/feedbackService';
+import type { PortabilityService } from '../chats/portabilityService';
 import type { ShareService } from '../chats/shareService';
 import type { ThreadEvents } from '../chats/threadEvents';
 import type { ThreadService } from '../chats/threadService';
@@ -54,4 +55,5 @@ export interface ApiServices {
   feedback: FeedbackService;
   approvals: ApprovalService;
   attachments: AttachmentService;
+  portability: PortabilityService;
 }

@@ -7,6 +7,7 @@ import {
   finishedAnnouncement,
   noticeMessage,
   transcriptStatus,
+  unsettledTurnIds,
   versionsView,
 } from '~/threadPage/views';
 import { approvalsKey, useApprovals } from './useApprovals';
@@ -101,6 +102,8 @@ export function useThreadPage(threadId: string) {
       ],
       versionsView,
     ),
+    /** Turns whose messages a new chat cannot start from yet (P3). */
+    unsettled: viewOf((current) => [current.queue], unsettledTurnIds),
     notice: viewOf(
       (current) => [current.notice, current.streamError, current.queue.items],
       (current) => ({ message: noticeMessage(current), retryable: current.notice?.retryable ?? false }),

@@ -108,6 +108,15 @@ export function versionsView(state: ThreadPageState): VersionsView {
   return { editingMessageId: state.editing.messageId, changing, lockedReason, editLockedReason };
 }
 
+/**
+ * The turns whose messages are not final yet: the active one and every item waiting (of those
+ * only a failed attempt at the head has messages, Q11). A new chat cannot start from their
+ * messages (P3), as the server refuses it (`thread_busy`, `not_settled`).
+ */
+export function unsettledTurnIds(state: ThreadPageState): string[] {
+  return [state.queue.activeTurn, ...state.queue.items].flatMap((turn) => (turn ? [turn.id] : []));
+}
+
 /** What `UChatMessages` is told: a reply is on its way, streaming, or not. */
 export function transcriptStatus(state: ThreadPageState): ChatStatus {
   const live = state.transcript.live;

@@ -1,5 +1,6 @@
 import {
   MAX_ATTACHMENT_BYTES,
+  MAX_IMPORT_BYTES,
   MAX_JSON_BODY_BYTES,
   refusalMessages,
   unsafeRequestUrlReason,
@@ -8,9 +9,20 @@ import { readBoundedBody } from '../utils/boundedBody';
 import { abandon, refuse } from '../utils/refusal';
 import { pipeUpstreamBody, upstreamRequestHeaders, writeUpstreamHead } from '../utils/upstream';
 
-/** The one route whose body is not JSON: an image upload (multipart, one file). */
-const UPLOAD_PATH = /^\/api\/threads\/[^/?#]+\/attachments(?:\?.*)?$/;
-const UPLOAD_LIMIT = MAX_ATTACHMENT_BYTES + 64 * 1024;
+/** The routes whose bodies are larger than a JSON request's: an image upload, an imported chat. */
+const LARGE_BODIES = [
+  {
+    // Multipart, one file.
+    path: /^\/api\/threads\/[^/?#]+\/attachments(?:\?.*)?$/,
+    limit: MAX_ATTACHMENT_BYTES + 64 * 1024,
+    refusal: refusalMessages.too_large.image,
+  },
+  {
+    path: /^\/api\/imports(?:\?.*)?$/,
+    limit: MAX_IMPORT_BYTES,
+    refusal: refusalMessages.too_large.importBody,
+  },
+];
 
 /** The methods the API serves. Anything else (TRACE, CONNECT, made-up ones) stops here. */
 const FORWARDED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -25,8 +37,8 @@ const FORWARDED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELET
  *   (dot segments, NUL, backslash) with `400 bad_request`;
  * - refuses methods the API does not serve with `405 method_not_allowed`;
  * - reads the request body counting bytes (bodies are JSON, at most MAX_JSON_BODY_BYTES; an image
- *   upload, at most MAX_ATTACHMENT_BYTES and its multipart framing) and answers `413 too_large` at
- *   the limit, without reading the rest;
+ *   upload, at most MAX_ATTACHMENT_BYTES and its multipart framing; an imported chat, at most
+ *   MAX_IMPORT_BYTES) and answers `413 too_large` at the limit, without reading the rest;
  * - writes responses, SSE included, through chunk by chunk, and breaks the browser's connection
  *   when the API's breaks; an unreachable API is `503 unavailable`.
  * Cookies pass both ways untouched.
@@ -42,14 +54,12 @@ export default defineEventHandler(async (event) => {
 
   let body: Uint8Array<ArrayBuffer> | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
-    const upload = method === 'POST' && UPLOAD_PATH.test(rawUrl);
-    const read = await readBoundedBody(req, upload ? UPLOAD_LIMIT : MAX_JSON_BODY_BYTES);
+    const large = method === 'POST' ? LARGE_BODIES.find((route) => route.path.test(rawUrl)) : undefined;
+    const read = await readBoundedBody(req, large?.limit ?? MAX_JSON_BODY_BYTES);
     if (!read.ok) {
       if (read.reason === 'aborted') return abandon(event);
       // The rest of the body is thrown away as it comes (boundedBody.ts), so the client reads this.
-      return refuse(event, 'too_large', {
-        message: upload ? refusalMessages.too_large.image : refusalMessages.too_large.body,
-      });
+      return refuse(event, 'too_large', { message: large?.refusal ?? refusalMessages.too_large.body });
     }
     body = read.bytes;
   }

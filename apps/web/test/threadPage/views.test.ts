@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { whenItemsRun } from '../../app/threadPage/queue';
-import { finishedAnnouncement, firstSentence, versionsView } from '../../app/threadPage/views';
+import {
+  finishedAnnouncement,
+  firstSentence,
+  unsettledTurnIds,
+  versionsView,
+} from '../../app/threadPage/views';
 import { detail, exchange, Page, queueOf, streamed, turn } from '../support/threadFacts';
 
 const three = [turn('b', 'queued'), turn('c', 'queued'), turn('d', 'queued')];
@@ -73,6 +78,19 @@ describe('what the version controls allow', () => {
       lockedReason: null,
       editLockedReason: 'Send or delete the queued messages before editing a message.',
     });
+  });
+});
+
+describe('which messages a new chat can start from (P3)', () => {
+  it('not those of the running turn or a failed attempt at the head; all others once the queue is quiet', () => {
+    const running = Page.opened(detail(exchange('a'), queueOf(turn('b', 'running'), [turn('c', 'queued')])));
+    expect(unsettledTurnIds(running.state)).toEqual(['b', 'c']);
+    const failedHead = Page.opened(
+      detail(exchange('a'), queueOf(null, [turn('f', 'failed'), turn('g', 'queued')])),
+    );
+    expect(unsettledTurnIds(failedHead.state)).toEqual(['f', 'g']);
+    const quiet = Page.opened(detail(exchange('a'), queueOf(null, [])));
+    expect(unsettledTurnIds(quiet.state)).toEqual([]);
   });
 });
 

@@ -69,3 +69,39 @@ export async function insertTurn(
   if (!row) throw new InvariantError('insert returned no turn');
   return row;
 }
+
+/**
+ * Records turns that ran in another chat and are copied with its history (an import, a fork, a
+ * continued share): they begin where they ended there, settled, and never move again. Their
+ * messages are already stored; the rows carry what the API knows of them (which message is whose,
+ * a stop, the model, the images) and let the next turn on a branch see how the last one ended (S5).
+ */
+export async function insertCopiedTurns(
+  q: Queryable,
+  values: ReadonlyArray<{
+    id: string;
+    threadId: string;
+    branchId: string;
+    clientRequestId: string;
+    text: string;
+    status: Extract<TurnStatus, 'completed' | 'interrupted'>;
+    userMessageId: string | null;
+    assistantMessageId: string | null;
+    model: string | null;
+    attachments: TurnRow['attachments'];
+  }>,
+): Promise<TurnRow[]> {
+  const finishedAt = new Date();
+  const rows: TurnRow[] = [];
+  // In batches: one statement's parameters are bounded (65,535), a long chat's turns are not.
+  for (let start = 0; start < values.length; start += 1_000) {
+    const batch = values.slice(start, start + 1_000);
+    rows.push(
+      ...(await q
+        .insert(turns)
+        .values(batch.map((value) => ({ ...value, startedAt: finishedAt, finishedAt })))
+        .returning()),
+    );
+  }
+  return rows;
+}

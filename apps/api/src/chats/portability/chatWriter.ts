@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import type { Attachment, ExportedMessage, ForkOrigin } from '@chat/contracts';
+import type { Queryable, ThreadRow } from '@chat/db';
+import {
+  insertMemoryMessages,
+  insertMemoryThreads,
+  type NewMemoryMessage,
+  writeBranchLineage,
+} from '../../agent/memoryTables';
+import { InvariantError } from '../../platform/errors';
+import type { CheckedImage } from '../attachments/imageCheck';
+import type { AttachmentStorage } from '../attachments/storage';
+import { insertMessageOrigins } from '../branches/repository';
+import { updateThread } from '../threads/repository';
+import { insertCopiedTurns } from '../turns/lifecycle';
+import type { ChatContent } from './exportReader';
+import { storedContent } from './parts';
+import {
+  insertDecidedApprovals,
+  insertFeedbackRows,
+  insertNewChatThread,
+  insertNotes,
+  insertSentAttachments,
+  insertVersionBranches,
+} from './repository';
+
+/** An image of a new chat: checked already, its bytes read when the chat is written. */
+export interface NewChatImage extends CheckedImage {
+  /** Its key in the chat's content (`file` parts name it). */
+  key: string;
+  readBytes(): Promise<Uint8Array>;
+}
+
+/** A new chat of `ownerId`'s: an import, a fork or a continued share (P2-P4). */
+export interface NewChat {
+  ownerId: string;
+  title: string;
+  content: ChatContent;
+  images: readonly NewChatImage[];
+  forkedFrom?: ForkOrigin;
+}
+
+/**
+ * Writes a new chat, whole, inside the caller's transaction: the thread, one branch and one Mastra
+ * memory thread per version (a message shared by versions is stored once as itself and as a copy
+ * in each later version, with its origin, ADR-010), the lineage rows, a settled turn per exchange
+ * (which message is whose, a stop, the model, the images: what thread detail marks and the next
+ * turn's handoff read), the images, feedback, notes and decided approvals. Memory is written with
+ * SQL in the same transaction (agent/memoryTables.ts): a failure anywhere, or a crash, leaves no
+ * row of it, in the app's tables or Mastra's.
+ *
+ * The content is trusted: it was read from a chat, or passed `checkImport`.
+ */
+export async function writeNewChat(
+  tx: Queryable,
+  storage: AttachmentStorage,
+  chat: NewChat,
+): Promise<ThreadRow> {
+  const { ownerId, content } = chat;
+  const thread = await insertNewChatThread(tx, {
+    ownerId,
+    title: chat.title,
+    ...(chat.forkedFrom
+      ? { forkedFromThreadId: chat.forkedFrom.threadId, forkedFromMessageId: chat.forkedFrom.messageId }
+      : {}),
+  });
+
+  const attachmentOfImage = new Map<string, Attachment>();
+  const attachments = await insertSentAttachments(
+    tx,
+    thread.id,
+    ownerId,
+    chat.images.map(({ name, mediaType, size, width, height }) => ({ name, mediaType, size, width, height })),
+  );
+  for (const [index, image] of chat.images.entries()) {
+    const attachment = attachments[index] as Attachment;
+    await storage.put(tx, attachment.id, await image.readBytes());
+    attachmentOfImage.set(image.key, attachment);
+  }
+  const attachmentOf = (key: string) => {
+    const attachment = attachmentOfImage.get(key);
+    if (!attachment) throw new InvariantError(`image ${key} of a new chat has no attachment`);
+    return attachment;
+  };
+
+  const messageOf = new Map(content.messages.map((message) => [message.id, message]));
+  const message = (key: string) => {
+    const found = messageOf.get(key);
+    if (!found) throw new InvariantError(`message ${key} of a new chat is not in it`);
+    return found;
+  };
+  const branchOf = new Map(content.versions.map((version) => [version.id, crypto.randomUUID()]));
+
+  // Each message is stored once as itself, in the first version that holds it (its owner), and
+  // as a copy in every later one. Ids are made in each version's order, so messages of one time
+  // keep their order in Mastra's (time, id) order.
+  const nextId = orderedIds();
+  const idOf = new Map<string, string>();
+  const ownerOf = new Map<string, string>();
+  const contentOf = new Map<string, string>();
+  const memory: NewMemoryMessage[] = [];
+  const copies = new Map<string, Array<{ messageId: string; originId: string }>>();
+  for (const version of content.versions) {
+    const branchId = branchOf.get(version.id) as string;
+    for (const key of version.messages) {
+      const origin = idOf.get(key);
+      const id = nextId();
+      if (origin === undefined) {
+        idOf.set(key, id);
+        ownerOf.set(key, version.id);
+      } else {
+        const list = copies.get(branchId) ?? [];
+        list.push({ messageId: id, originId: origin });
+        copies.set(branchId, list);
+      }
+      const exported = message(key);
+      let stored = contentOf.get(key);
+      if (stored === undefined) {
+        stored = storedContent({ ...exported, id, createdAt: new Date(exported.createdAt) }, attachmentOf);
+        contentOf.set(key, stored);
+      }
+      memory.push({
+        id,
+        threadId: branchId,
+        resourceId: ownerId,
+        role: exported.role,
+        content: stored,
+        createdAt: new Date(exported.createdAt),
+      });
+    }
+  }
+  await insertVersionBranches(
+    tx,
+    thread.id,
+    content.versions.map((version, index) => ({
+      id: branchOf.get(version.id) as string,
+      parentBranchId: version.parent === null ? null : (branchOf.get(version.parent) ?? null),
+      // Set for every version but the original, which marks it as a version (B4 removes those):
+      // the user message it replaces, or one that names nothing when that message is not in the chat.
+      forkMessageId:
+        index === 0
+          ? null
+          : ((version.editOf === null ? undefined : idOf.get(version.editOf)) ?? crypto.randomUUID()),
+      lastActiveAt: new Date(version.lastShownAt),
+    })),
+  );
+  await insertMemoryThreads(tx, [...branchOf.values()], ownerId);
+  await insertMemoryMessages(tx, memory);
+  for (const [branchId, rows] of copies) await insertMessageOrigins(tx, branchId, rows);
+  for (const branchId of branchOf.values()) await writeBranchLineage(tx, branchId);
+
+  const turnOf = await writeTurns(tx, thread.id, content, { branchOf, idOf, ownerOf, message, attachmentOf });
+  await insertFeedbackRows(
+    tx,
+    content.messages.flatMap((exported) =>
+      exported.feedback
+        ? [
+            {
+              userId: ownerId,
+              threadId: thread.id,
+              messageId: idOf.get(exported.id) as string,
+              rating: exported.feedback.rating,
+              comment: exported.feedback.comment ?? null,
+            },
+          ]
+        : [],
+    ),
+  );
+  await insertNotes(
+    tx,
+    thread.id,
+    content.notes.map((note) => ({ text: note.text, createdAt: new Date(note.createdAt) })),
+  );
+  const messageOfToolCall = new Map<string, string>();
+  for (const exported of content.messages) {
+    for (const part of exported.parts) {
+      if ('toolCallId' in part && !messageOfToolCall.has(part.toolCallId))
+        messageOfToolCall.set(part.toolCallId, exported.id);
+    }
+  }
+  await insertDecidedApprovals(
+    tx,
+    thread.id,
+    content.approvals.map((approval) => {
+      const turnId = turnOf.get(messageOfToolCall.get(approval.toolCallId) ?? '');
+      if (!turnId) throw new InvariantError(`approval of ${approval.toolCallId} has no turn`);
+      return {
+        turnId,
+        toolName: approval.toolName,
+        toolCallId: approval.toolCallId,
+        args: approval.args,
+        status: approval.status,
+        createdAt: new Date(approval.createdAt),
+        decidedAt: approval.decidedAt === null ? null : new Date(approval.decidedAt),
+      };
+    }),
+  );
+  return await updateThread(tx, thread.id, { activeBranchId: branchOf.get(content.shownVersion) as string });
+}
+
+/**
+ * A settled turn per exchange of each version's own messages: a user message and the replies
+ * after it. Its reply (whose marks thread detail shows) is the first one with a model or a stop,
+ * else the last; another marked reply in the same exchange, or a reply before any user message,
+ * gets a turn of its own. Returns each message's turn, by key.
+ */
+async function writeTurns(
+  tx: Queryable,
+  threadId: string,
+  content: ChatContent,
+  chat: {
+    branchOf: Map<string, string>;
+    idOf: Map<string, string>;
+    ownerOf: Map<string, string>;
+    message: (key: string) => ExportedMessage;
+    attachmentOf: (imageKey: string) => Attachment;
+  },
+): Promise<Map<string, string>> {
+  interface Exchange {
+    id: string;
+    branchId: string;
+    user?: ExportedMessage;
+    reply?: ExportedMessage;
+  }
+  const exchanges: Exchange[] = [];
+  const turnOf = new Map<string, string>();
+  const marked = (message: ExportedMessage | undefined) => !!(message?.model || message?.interrupted);
+  for (const version of content.versions) {
+    const branchId = chat.branchOf.get(version.id) as string;
+    let current: Exchange | undefined;
+    for (const key of version.messages) {
+      if (chat.ownerOf.get(key) !== version.id) continue;
+      const message = chat.message(key);
+      if (message.role === 'user') {
+        current = { id: crypto.randomUUID(), branchId, user: message };
+        exchanges.push(current);
+      } else if (!current || (marked(message) && marked(current.reply))) {
+        current = { id: crypto.randomUUID(), branchId, reply: message };
+        exchanges.push(current);
+      } else if (!current.reply || (marked(message) && !marked(current.reply))) {
+        current.reply = message;
+      }
+      turnOf.set(key, current.id);
+    }
+  }
+  await insertCopiedTurns(
+    tx,
+    exchanges.map((exchange, index) => ({
+      id: exchange.id,
+      threadId,
+      branchId: exchange.branchId,
+      clientRequestId: `copied:${index + 1}`,
+      text: exchange.user ? textOf(exchange.user) : '',
+      status: exchange.reply?.interrupted ? 'interrupted' : 'completed',
+      userMessageId: exchange.user ? (chat.idOf.get(exchange.user.id) ?? null) : null,
+      assistantMessageId: exchange.reply ? (chat.idOf.get(exchange.reply.id) ?? null) : null,
+      model: exchange.reply?.model ?? null,
+      attachments: (exchange.user?.parts ?? []).flatMap((part) =>
+        'image' in part ? [chat.attachmentOf(part.image)] : [],
+      ),
+    })),
+  );
+  return turnOf;
+}
+
+function textOf(message: ExportedMessage): string {
+  return message.parts
+    .map((part) => (part.type === 'text' && 'text' in part ? part.text : ''))
+    .join('')
+    .trim();
+}
+
+/**
+ * Message ids that sort in the order they are made (as text, under any collation: same length,
+ * hex digits, dashes in the same places), shaped like a UUIDv7: the time, a counter, and random
+ * bits of this chat, so two chats written in the same millisecond never share one.
+ */
+function orderedIds(): () => string {
+  const time = Date.now().toString(16).padStart(12, '0');
+  const random = randomBytes(6).toString('hex').slice(0, 11);
+  let counter = 0;
+  return () => {
+    const count = (counter++).toString(16).padStart(7, '0');
+    return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${count.slice(0, 3)}-8${count.slice(3, 6)}-${count.slice(6)}${random}`;
+  };
+}

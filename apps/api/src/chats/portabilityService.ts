@@ -1,0 +1,171 @@
+import type { ChatExport, ExportFormat, SharedMessage, Thread } from '@chat/contracts';
+import type { Database } from '@chat/db';
+import { notFound } from '../platform/errors';
+import type { AttachmentStorage } from './attachments/storage';
+import { type NewChat, type NewChatImage, writeNewChat } from './portability/chatWriter';
+import { type ChatExportSource, readChatExport } from './portability/exportReader';
+import { checkImport } from './portability/importChecks';
+import { chatExportStream } from './portability/jsonExport';
+import { chatMarkdown } from './portability/markdown';
+import { describeThreadAttachments } from './portability/repository';
+import { sharedChatContent } from './portability/sharedChat';
+import { findShare } from './shares/repository';
+import { isShareTokenShape } from './shares/snapshot';
+import { toThread } from './threadService';
+import { requireOwnedThread } from './threads/repository';
+
+export interface PortabilityServiceDeps {
+  db: Database;
+  storage: AttachmentStorage;
+  /** The origin people open the web app on: a Markdown export's image links are made absolute with it. */
+  webOrigin: string;
+}
+
+/** A chat as a file to download. */
+export interface ChatDownload {
+  filename: string;
+  contentType: string;
+  body: string | ReadableStream<Uint8Array>;
+}
+
+/** Reading a chat happens at one moment (every version, mark and note as they were together). */
+const SNAPSHOT = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
+
+/**
+ * Taking a chat anywhere (P1-P4, ADR-022): export it as Markdown or as a JSON file of the
+ * versioned format, import such a file as a new chat, start a new chat from a message of one's own
+ * ("New chat from here"), or continue a shared snapshot as one's own. Each new chat is written
+ * whole or not at all (`portability/chatWriter.ts`), and the chat it came from is only read.
+ */
+export class PortabilityService {
+  constructor(private readonly deps: PortabilityServiceDeps) {}
+
+  async exportChat(ownerId: string, threadId: string, format: ExportFormat): Promise<ChatDownload> {
+    const source = await this.deps.db.transaction(async (tx) => {
+      const thread = await requireOwnedThread(tx, threadId, ownerId);
+      return await readChatExport(tx, thread, ownerId, { kind: 'chat' });
+    }, SNAPSHOT);
+    const exportedAt = new Date();
+    if (format === 'md') {
+      return {
+        filename: `${fileStem(source.title)}.md`,
+        contentType: 'text/markdown; charset=utf-8',
+        body: chatMarkdown(source, this.deps.webOrigin, exportedAt),
+      };
+    }
+    return {
+      filename: `${fileStem(source.title)}.chat.json`,
+      contentType: 'application/json; charset=utf-8',
+      body: chatExportStream(source, exportedAt, (attachmentId) => this.deps.storage.get(attachmentId)),
+    };
+  }
+
+  /** P2: a JSON export as a new chat of the importer's, every version and the shown one as exported. */
+  async importChat(ownerId: string, document: ChatExport): Promise<Thread> {
+    const images = checkImport(document);
+    return await this.write({
+      ownerId,
+      title: document.chat.title,
+      content: {
+        shownVersion: document.shownVersion,
+        versions: document.versions,
+        messages: document.messages,
+        notes: document.notes,
+        approvals: document.approvals,
+      },
+      images,
+    });
+  }
+
+  /**
+   * P3: a new chat ("Copy of" the source's title) holding the shown version up to `messageId`
+   * (included), with its marks, images and the owner's feedback, and a link back to where it came
+   * from. The source is only read.
+   */
+  async fork(ownerId: string, threadId: string, messageId: string): Promise<Thread> {
+    const row = await this.deps.db.transaction(
+      async (tx) => {
+        const thread = await requireOwnedThread(tx, threadId, ownerId);
+        const source = await readChatExport(tx, thread, ownerId, { kind: 'shownVersionUpTo', messageId });
+        return await writeNewChat(tx, this.deps.storage, {
+          ownerId,
+          // Told apart from its source in the list at a glance; the link back says which one.
+          title: `Copy of ${source.title}`.slice(0, 200),
+          content: source.content,
+          images: this.copiedImages(source.images),
+          forkedFrom: { threadId, messageId },
+        });
+      },
+      { isolationLevel: 'repeatable read' },
+    );
+    return toThread(row);
+  }
+
+  /**
+   * P4: a share's snapshot as a new chat of the caller's (signed in or a guest). The shared chat is
+   * only read, and nothing about who continued it is written anywhere its owner could see.
+   */
+  async continueShare(userId: string, token: string): Promise<Thread> {
+    const share = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
+    if (!share) throw notFound('share');
+    const { content, images } = sharedChatContent(
+      { createdAt: share.createdAt, messages: share.messages as SharedMessage[] },
+      new Date(),
+    );
+    // Only the shared chat's own images, and only those still there.
+    const described = await describeThreadAttachments(
+      this.deps.db,
+      share.threadId,
+      images.map((image) => image.attachmentId),
+    );
+    const kept = images.flatMap(({ key, attachmentId }) => {
+      const attachment = described.get(attachmentId);
+      return attachment ? [{ key, attachment }] : [];
+    });
+    const keptKeys = new Set(kept.map((image) => image.key));
+    return await this.write({
+      ownerId: userId,
+      title: share.title,
+      content: {
+        ...content,
+        messages: content.messages.map((message) => ({
+          ...message,
+          parts: message.parts.filter((part) => !('image' in part) || keptKeys.has(part.image)),
+        })),
+      },
+      images: this.copiedImages(kept),
+    });
+  }
+
+  private async write(chat: NewChat): Promise<Thread> {
+    return toThread(await this.deps.db.transaction((tx) => writeNewChat(tx, this.deps.storage, chat)));
+  }
+
+  /** Images of an existing chat, copied into the new one (its own rows, so either chat can go). */
+  private copiedImages(images: ChatExportSource['images']): NewChatImage[] {
+    return images.map(({ key, attachment }) => ({
+      key,
+      name: attachment.name,
+      mediaType: attachment.mediaType,
+      size: attachment.size,
+      width: attachment.width,
+      height: attachment.height,
+      readBytes: async () => {
+        const bytes = await this.deps.storage.get(attachment.id);
+        if (!bytes) throw notFound('image');
+        return bytes;
+      },
+    }));
+  }
+}
+
+/** A file name for a chat's title: letters, digits, spaces as dashes; `chat` when nothing is left. */
+function fileStem(title: string): string {
+  const stem = title
+    .normalize('NFKD')
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .trim()
+    .replace(/\s+/g, '-')
+    .slice(0, 80);
+  return stem || 'chat';
+}
