@@ -6,7 +6,7 @@
  *   --json             print the rows as JSON instead of the table
  *   --write / --no-write   write docs/benchmarks.md (default: written in full mode only)
  *   --out=FILE         write the report there instead
- *   --only=a,b         run only some scenarios: latency, interrupts, uploads, streams, detail, web
+ *   --only=a,b         run only some scenarios: cpu, latency, interrupts, uploads, streams, detail, web
  *   --streams=500,1000 override the concurrent stream counts
  *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
  *   --from-json=FILE   no run: render (and with --write, write) the report of an earlier --json run
@@ -28,6 +28,7 @@ import { repoRoot, type ServerProcess, startApi, startBaseline } from './process
 import { markdownTable, type RunInfo, runInfo, writeReport } from './report';
 import { FULL, MB, type Mode, QUICK, type Row } from './rows';
 import type { BenchContext } from './scenarios/context';
+import { measureCpu } from './scenarios/cpu';
 import { measureDetail } from './scenarios/detail';
 import { measureInterrupts } from './scenarios/interrupts';
 import { measureLatency } from './scenarios/latency';
@@ -35,7 +36,7 @@ import { measureStreams } from './scenarios/streams';
 import { measureUploadFlood } from './scenarios/uploads';
 import { measureWebAssets } from './scenarios/webAssets';
 
-const SCENARIOS = ['latency', 'interrupts', 'uploads', 'detail', 'web', 'streams'] as const;
+const SCENARIOS = ['cpu', 'latency', 'interrupts', 'uploads', 'detail', 'web', 'streams'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -144,6 +145,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
 
     const rows: Row[] = [await idleMemory(context)];
     const steps: Array<[Scenario, () => Promise<Row[]>]> = [
+      ['cpu', () => measureCpu(context)],
       ['latency', () => measureLatency(context)],
       ['interrupts', () => measureInterrupts(context)],
       ['uploads', () => measureUploadFlood(context)],

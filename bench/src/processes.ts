@@ -13,7 +13,29 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Resident memory of the process in bytes (VmRSS), or NaN once it has exited. */
   rss(): number;
+  /** CPU time the process has used so far (user + system), in milliseconds; NaN once it has exited. */
+  cpuMs(): number;
   stop(): Promise<void>;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux build that matters). */
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/**
+ * CPU time of a process so far, user plus system, in milliseconds (`/proc/PID/stat` fields 14 and
+ * 15). Process CPU time, unlike wall time, does not grow when other work shares the machine.
+ */
+export function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export function rssOf(pid: number | undefined): number {
@@ -70,6 +92,7 @@ async function startServer(options: {
     baseUrl,
     child,
     rss: () => (child.exitCode === null ? rssOf(child.pid) : Number.NaN),
+    cpuMs: () => (child.exitCode === null ? cpuMsOf(child.pid) : Number.NaN),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -31,6 +31,8 @@ export interface Mode {
   streams: number[];
   streamWords: number;
   stopIterations: number;
+  /** Short turns per round of the CPU-per-turn figure. */
+  cpuTurns: number;
 }
 
 export const QUICK: Mode = {
@@ -44,6 +46,7 @@ export const QUICK: Mode = {
   streams: [10],
   streamWords: 10,
   stopIterations: 3,
+  cpuTurns: 10,
 };
 
 export const FULL: Mode = {
@@ -57,6 +60,7 @@ export const FULL: Mode = {
   streams: [500, 1_000],
   streamWords: 100,
   stopIterations: 30,
+  cpuTurns: 200,
 };
 
 export function ratioText(app: Summary, baseline: Summary): string {

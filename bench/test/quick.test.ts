@@ -41,6 +41,7 @@ describe('pnpm bench --quick', () => {
 
     // Timings beside the baseline: both sides measured, as distributions.
     for (const id of [
+      'cpu-per-turn',
       'first-delta',
       'whole-turn',
       'stop-send',
