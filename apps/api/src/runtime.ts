@@ -9,6 +9,7 @@ import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
+import { SessionCache } from './auth/sessionCache';
 import { AttachmentService } from './chats/attachmentService';
 import { withAttachmentContext } from './chats/attachments/modelContext';
 import { describeAttachments } from './chats/attachments/repository';
@@ -37,8 +38,8 @@ import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
-import type { ApiServices } from './routes/services';
 import { UploadSlots } from './platform/uploadSlots';
+import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
@@ -144,7 +145,9 @@ export async function createRuntime(
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
+  const sessions = new SessionCache(signals);
   const accounts = new AccountService({
+    sessions,
     db,
     auth: () => auth as Auth,
     interrupts,
@@ -180,6 +183,7 @@ export async function createRuntime(
       limits,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       database: circuit,
+      sessions,
     }),
     accounts,
     logger,
@@ -236,6 +240,7 @@ export async function createRuntime(
         ['attachment sweeper', 1_000, stopAttachmentSweeper],
         ['guest sweeper', 1_000, stopGuestSweeper],
         ['runner', 5_000, () => runner.stop()],
+        ['sessions', 100, () => sessions.stop()],
         ['signals', 1_000, () => signals.stop()],
         ['memory', 1_000, () => chatAgent.close()],
         ['database', 8_000, () => database.close()],

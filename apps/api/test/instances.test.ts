@@ -2,8 +2,10 @@ import { schema } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_CACHE_MS } from '../src/auth/sessionCache';
+import { newEmail, signIn, signUp } from './support/accounts';
 import {
-  type ApiClient,
+  ApiClient,
   iterateChunks,
   readChunks,
   readUntilWords,
@@ -160,5 +162,49 @@ describe('two API instances on one database', () => {
       .map((chunk) => chunk.delta)
       .join('');
     expect(text.startsWith('(after interruption) You said: "change of plan".')).toBe(true);
+  });
+});
+
+describe('sessions across two instances', () => {
+  /**
+   * Another instance hears that a session ended through a signal, within moments; its cache alone
+   * would keep the session for SESSION_CACHE_MS. Waiting a fifth of that tells the two apart.
+   */
+  const refusedSoon = (client: ApiClient) =>
+    waitFor(
+      async () => (await client.json('GET', '/api/threads')).status,
+      (status) => status === 401,
+      SESSION_CACHE_MS / 5,
+    );
+
+  it('refuses a signed-out session on the other instance, which had just seen it, within moments', async () => {
+    const onA = await instanceA.client();
+    const onB = onA.via(instanceB.baseUrl);
+    // B looks the session up (and keeps it for a moment).
+    expect((await onB.json('GET', '/api/threads')).status).toBe(200);
+    expect((await onA.auth('sign-out')).status).toBe(200);
+    // On the instance that signed out, at once.
+    expect((await onB.via(instanceA.baseUrl).json('GET', '/api/threads')).status).toBe(401);
+    expect(await refusedSoon(onB)).toBe(401);
+  });
+
+  it('refuses the other devices on every instance once one device signs them out', async () => {
+    const email = newEmail();
+    const first = await instanceA.client();
+    expect((await signUp(first, email)).status).toBe(200);
+    const second = ApiClient.anonymousVisitor(instanceB.baseUrl);
+    expect((await signIn(second, email)).status).toBe(200);
+    expect((await second.json('GET', '/api/threads')).status).toBe(200);
+    expect((await first.json('POST', '/api/account/sessions/revoke-others', {})).status).toBe(200);
+    expect(await refusedSoon(second)).toBe(401);
+    expect((await first.json('GET', '/api/threads')).status).toBe(200);
+  });
+
+  it('refuses a deleted account on the other instance', async () => {
+    const onA = await instanceA.client();
+    const onB = onA.via(instanceB.baseUrl);
+    expect((await onB.json('GET', '/api/threads')).status).toBe(200);
+    expect((await onA.json('DELETE', '/api/account')).status).toBe(200);
+    expect(await refusedSoon(onB)).toBe(401);
   });
 });

@@ -6,11 +6,14 @@ function chunksOf(words: number): UIMessageChunk[] {
   return [
     { type: 'start', messageId: 'm1' },
     { type: 'text-start', id: 't1' },
-    ...Array.from({ length: words }, (_, index): UIMessageChunk => ({
-      type: 'text-delta',
-      id: 't1',
-      delta: `word${index} `,
-    })),
+    ...Array.from(
+      { length: words },
+      (_, index): UIMessageChunk => ({
+        type: 'text-delta',
+        id: 't1',
+        delta: `word${index} `,
+      }),
+    ),
     { type: 'text-end', id: 't1' },
     { type: 'finish' },
   ];
@@ -72,7 +75,8 @@ describe('a turn stream response', () => {
     // Nothing else arrives until released: what is written before must hold the first words
     // (held back for a batch, they would never come and this read would hang).
     let before = '';
-    while (!before.includes('"delta":"Hello"')) before += new TextDecoder().decode((await reader.read()).value);
+    while (!before.includes('"delta":"Hello"'))
+      before += new TextDecoder().decode((await reader.read()).value);
     expect(before).not.toContain('text-end');
     release();
     let rest = '';

@@ -8,6 +8,12 @@ import type { Logger } from './logger';
  * Payloads stay tiny (ids only); receivers read the current state from the database.
  */
 export type Signal =
+  | ThreadSignal
+  /** Some of a user's sessions ended: instances forget what they cached of that user's sessions. */
+  | { kind: 'sessions.ended'; userId: string };
+
+/** A signal about one thread (what its tabs' event streams follow). */
+export type ThreadSignal =
   | { kind: 'interrupt'; threadId: string; turnId: string }
   /** A steer was sent into the thread's running turn: its runner redirects it into the run. */
   | { kind: 'steer'; threadId: string }
