@@ -2,6 +2,7 @@ import type { H3, H3Event } from 'h3';
 import type { SignedIn } from '../auth/auth';
 import { ApiError } from '../platform/errors';
 import type { RateLimitRule } from '../platform/rateLimit';
+import { stepTimesOf } from '../platform/serverTiming';
 import type { ApiServices } from './services';
 
 export type AuthedHandler = (
@@ -26,7 +27,9 @@ export interface RouteOptions {
 export function authedRoutes(app: H3, services: ApiServices) {
   return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
     app[method](path, async (event) => {
-      const signedIn = await services.accounts.signedIn(event.req.headers);
+      const signedIn = await stepTimesOf(event).measure('auth', () =>
+        services.accounts.signedIn(event.req.headers),
+      );
       if (!signedIn) throw new ApiError('unauthorized');
       if (options.limit) services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
       return await handler(event, signedIn.userId, signedIn);

@@ -1,6 +1,7 @@
 import type { Attachment, SendMode, Turn, TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../../platform/notifications';
+import { StepTimes } from '../../../platform/serverTiming';
 import { attachmentsForMessage } from '../../attachments/repository';
 import { findBranch } from '../../branches/repository';
 import { activeBranchIdOf, requireOwnedThread, updateThread } from '../../threads/repository';
@@ -84,6 +85,7 @@ export class TurnAcceptance {
     ownerId: string,
     threadId: string,
     input: { clientRequestId: string; text: string; mode?: SendMode; attachmentIds?: string[] },
+    times?: StepTimes,
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     return await this.accept(
@@ -115,14 +117,20 @@ export class TurnAcceptance {
           };
         },
       },
+      times,
     );
   }
 
-  /** Accepts one turn by `plan` (see the class). */
-  async accept(request: TurnRequest, plan: TurnPlan): Promise<SendResult> {
+  /**
+   * Accepts one turn by `plan` (see the class). `times` gets its steps: `accept` (the
+   * transaction), `claim` (within it), `start` (the run begun), `queue` (the queue read back).
+   */
+  async accept(request: TurnRequest, plan: TurnPlan, times = new StepTimes()): Promise<SendResult> {
     const { db, runner, signals } = this.deps;
     const { ownerId, threadId, clientRequestId } = request;
     let result: { retry: true; turn: TurnRow } | { retry: false; turn: TurnRow; joining: Joining };
+    const startedAt = performance.now();
+    let claimMs = 0;
     try {
       result = await db.transaction(async (tx) => {
         const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
@@ -143,13 +151,18 @@ export class TurnAcceptance {
             : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
           updateThread(tx, threadId, joining.thread ?? {}),
         ]);
-        const turn = joining.joins === 'run' ? await runner.claim(tx, recorded, joining.branchId) : recorded;
+        if (joining.joins !== 'run') return { retry: false as const, turn: recorded, joining };
+        const claimStartedAt = performance.now();
+        const turn = await runner.claim(tx, recorded, joining.branchId);
+        claimMs = performance.now() - claimStartedAt;
         return { retry: false as const, turn, joining };
       });
     } catch (error) {
       await plan.rolledBack?.();
       throw error;
     }
+    times.add('accept', performance.now() - startedAt - claimMs);
+    if (claimMs > 0) times.add('claim', claimMs);
 
     if (result.retry) return await this.replay(result.turn);
     const { turn, joining } = result;
@@ -158,12 +171,13 @@ export class TurnAcceptance {
       return {
         kind: 'streaming',
         turn: toTurn(turn),
-        stream: await runner.start(turn, ownerId, joining.branch),
+        stream: await times.measure('start', () => runner.start(turn, ownerId, joining.branch)),
       };
     }
     if (joining.joins === 'steer') await signals.publish({ kind: 'steer', threadId });
     await signals.publish({ kind: 'queue.changed', threadId });
-    return { kind: 'queued', turn: toTurn(turn), turnQueue: await readTurnQueue(db, threadId) };
+    const turnQueue = await times.measure('queue', () => readTurnQueue(db, threadId));
+    return { kind: 'queued', turn: toTurn(turn), turnQueue };
   }
 
   /** The answer to a retried clientRequestId (Q1): the first request's turn, as it stands now. */
