@@ -38,6 +38,7 @@ import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
+import { StartSlots } from './platform/startSlots';
 import { UploadSlots } from './platform/uploadSlots';
 import type { ApiServices } from './routes/services';
 
@@ -198,6 +199,11 @@ export async function createRuntime(
         maxWaitingPerAccount: 8,
         maxWaiting: 64,
         maxWaitMs: 30_000,
+      }),
+      starts: new StartSlots({
+        atOnce: config.SENDS_AT_ONCE,
+        maxWaiting: config.SENDS_WAITING,
+        maxWaitMs: config.SEND_WAIT_MS,
       }),
     },
     ready: databaseReadiness(database.sql),

@@ -38,12 +38,12 @@ describe('a send names its steps in Server-Timing', () => {
         .map((match) => [match[1], Number(match[2])] as const),
     );
 
-  it('a send that runs: body, auth, accept, claim, start and the total, each a duration', async () => {
+  it('a send that runs: body, wait (for a start slot), auth, accept, claim, start and the total, each a duration', async () => {
     const threadId = await client.createThread();
     const response = await client.send(threadId, 'Timed [[words:3]]');
     expect(response.status).toBe(200);
     const timing = steps(response);
-    expect([...timing.keys()]).toEqual(['body', 'auth', 'accept', 'claim', 'start', 'total']);
+    expect([...timing.keys()]).toEqual(['body', 'wait', 'auth', 'accept', 'claim', 'start', 'total']);
     const parts = [...timing].filter(([name]) => name !== 'total').map(([, ms]) => ms);
     // The steps follow one another inside the request: together they fit in its total.
     expect(parts.reduce((sum, ms) => sum + ms, 0)).toBeLessThanOrEqual((timing.get('total') ?? 0) + 0.5);
@@ -56,7 +56,7 @@ describe('a send names its steps in Server-Timing', () => {
     await readUntilWords(running, 1);
     const queued = await client.send(threadId, 'Then this');
     expect(queued.status).toBe(202);
-    expect([...steps(queued).keys()]).toEqual(['body', 'auth', 'accept', 'queue', 'total']);
+    expect([...steps(queued).keys()]).toEqual(['body', 'wait', 'auth', 'accept', 'queue', 'total']);
     await client.json('POST', `/api/threads/${threadId}/interrupt`);
   });
 });

@@ -148,7 +148,8 @@ export const refusalMessages = {
     invalidQuery: (where: string, issue: string) => `Invalid query: ${where}${issue}.`,
     notMultipart: 'The upload is not valid multipart/form-data.',
     oneFile: 'Upload exactly one file.',
-    tooManyParts: (otherFields: number) => `An upload holds one file and at most ${otherFields} other fields.`,
+    tooManyParts: (otherFields: number) =>
+      `An upload holds one file and at most ${otherFields} other fields.`,
     nestedTooDeep: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`,
   },
   too_large: {
@@ -173,6 +174,10 @@ export const refusalMessages = {
   unavailable: {
     database: 'The database is not reachable right now. Try again shortly.',
     api: 'The chat server is not reachable. Try again shortly.',
+  },
+  overloaded: {
+    /** A send not accepted because the server starts as many turns as it can already (L1). */
+    sends: 'The server is busy starting other replies. Your message was not sent yet; it is tried again.',
   },
 } as const;
 

@@ -31,7 +31,7 @@ export function registerBranchRoutes(app: H3, services: ApiServices) {
       const body = await readJson(event, editMessageBody);
       return sendResponse(await branches.editMessage(userId, threadId, messageId, body), stepTimesOf(event));
     },
-    { limit: 'sends' },
+    { limit: 'sends', startsTurn: true },
   );
 
   // Regenerating the latest reply is an edit that keeps the text: it starts a turn too.
@@ -47,7 +47,7 @@ export function registerBranchRoutes(app: H3, services: ApiServices) {
         stepTimesOf(event),
       );
     },
-    { limit: 'sends' },
+    { limit: 'sends', startsTurn: true },
   );
 
   route('put', '/api/threads/:id/active-branch', async (event, userId) => {

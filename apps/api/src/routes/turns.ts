@@ -30,7 +30,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
       const times = stepTimesOf(event);
       return sendResponse(await acceptance.send(userId, threadId, body, times), times);
     },
-    { limit: 'sends' },
+    { limit: 'sends', startsTurn: true },
   );
 
   route('get', '/api/threads/:id/turns/:turnId/stream', async (event, userId) => {
