@@ -5,7 +5,7 @@ import {
   composerView,
   dockView,
   finishedAnnouncement,
-  noticeMessage,
+  noticeView,
   transcriptStatus,
   versionsView,
 } from '~/threadPage/views';
@@ -102,8 +102,8 @@ export function useThreadPage(threadId: string) {
       versionsView,
     ),
     notice: viewOf(
-      (current) => [current.notice, current.streamError, current.queue.items],
-      (current) => ({ message: noticeMessage(current), retryable: current.notice?.retryable ?? false }),
+      (current) => [current.notice, current.shed, current.streamError, current.queue.items],
+      noticeView,
     ),
     /** What the live region says when a reply finishes (changes once per finished reply). */
     finished: viewOf(
