@@ -167,7 +167,7 @@ export async function createRuntime(
     onGuestLinked: (link) => accounts.linkGuest(link),
     onError: (error) => circuit.recordFailure(error),
   });
-  const limits = new RateLimiter({
+  const limits = new RateLimiter(db, {
     windowMs: config.RATE_LIMIT_WINDOW_MS,
     limits: {
       guests: config.RATE_LIMIT_GUESTS_PER_IP,
@@ -220,6 +220,7 @@ export async function createRuntime(
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),
   };
+  const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
   const stopSweeper = startOrphanSweeper({ db, memory, signals, logger }, Math.max(250, leaseMs / 2));
   const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;
   const stopGuestSweeper = allowGuests
@@ -245,6 +246,7 @@ export async function createRuntime(
         ['sweeper', 1_000, stopSweeper],
         ['attachment sweeper', 1_000, stopAttachmentSweeper],
         ['guest sweeper', 1_000, stopGuestSweeper],
+        ['rate limit sweeper', 100, stopLimitSweeper],
         ['runner', 5_000, () => runner.stop()],
         ['sessions', 100, () => sessions.stop()],
         ['signals', 1_000, () => signals.stop()],

@@ -71,7 +71,7 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
     if (!served || served.method !== event.req.method) throw noSuchRoute();
     if (route === 'sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
     const address = clientAddress(event, options.trustedProxies);
-    if (served.perAddress) options.limits.hit(served.perAddress, `ip:${address}`);
+    if (served.perAddress) await options.limits.hit(served.perAddress, `ip:${address}`);
 
     let forwarded = requestWithBody(event);
     let body: Record<string, unknown> | undefined;
@@ -88,12 +88,12 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
       });
     }
     const email = route === 'sign-in/email' ? String(body?.email) : undefined;
-    if (email) failures.assertMayTry(email, address);
+    if (email) await failures.assertMayTry(email, address);
     const caller = ENDS_SESSIONS.has(route)
       ? await signedInOf(auth, event.req.headers, { allowGuests: true, cache: options.sessions })
       : null;
     const changingPassword = route === 'change-password' ? caller : null;
-    if (changingPassword) failures.assertMayChangePassword(changingPassword.userId);
+    if (changingPassword) await failures.assertMayChangePassword(changingPassword.userId);
 
     const response = await auth.handler(forwarded);
     if (caller && response.status < 400) await options.sessions.ended(caller.userId);
@@ -105,13 +105,13 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
         : new Error(`better-auth answered ${response.status}`);
     }
     if (email) {
-      if (response.status === 401) failures.recordFailure(email, address);
-      else if (response.ok) failures.recordSuccess(email, address);
+      if (response.status === 401) await failures.recordFailure(email, address);
+      else if (response.ok) await failures.recordSuccess(email, address);
     }
     if (response.status < 400) return response;
     const refusal = await asContractRefusal(response);
     if (changingPassword && refusal.field === 'password')
-      failures.recordPasswordChangeFailure(changingPassword.userId);
+      await failures.recordPasswordChangeFailure(changingPassword.userId);
     return refusal.response;
   };
 }

@@ -39,7 +39,7 @@ export function authedRoutes(app: H3, services: ApiServices) {
       try {
         const signedIn = await times.measure('auth', () => services.accounts.signedIn(event.req.headers));
         if (!signedIn) throw new ApiError('unauthorized');
-        if (options.limit) services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
+        if (options.limit) await services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
         return await handler(event, signedIn.userId, signedIn);
       } finally {
         release?.();
