@@ -178,6 +178,7 @@ export async function createRuntime(
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
+  const streams = new TurnStreams({ db, runner, memory, signals, logger });
   const services: ApiServices = {
     authRequests: createAuthHandler(auth, {
       allowGuests,
@@ -213,7 +214,7 @@ export async function createRuntime(
     queue: new QueueService({ db, memory, signals }),
     claims,
     interrupts,
-    streams: new TurnStreams({ db, runner, memory }),
+    streams,
     approvals: new ApprovalService({ db, signals, runner }),
     branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
@@ -248,6 +249,7 @@ export async function createRuntime(
         ['guest sweeper', 1_000, stopGuestSweeper],
         ['rate limit sweeper', 100, stopLimitSweeper],
         ['runner', 5_000, () => runner.stop()],
+        ['stream fan-out', 100, () => streams.stop()],
         ['sessions', 100, () => sessions.stop()],
         ['signals', 1_000, () => signals.stop()],
         ['memory', 1_000, () => chatAgent.close()],

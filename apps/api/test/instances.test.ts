@@ -10,6 +10,7 @@ import {
   readChunks,
   readUntilWords,
   type StreamChunk,
+  textOfChunks,
   textOfMessage,
   waitFor,
 } from './support/client';
@@ -150,6 +151,23 @@ describe('two API instances on one database', () => {
     expect(text.split(/\s+/)).toHaveLength(60);
   });
 
+  it('gives a viewer on instance B the same chunks as one on A, sent by A as they stream (Scale-out)', async () => {
+    const threadId = await viaA.createThread();
+    const reply = await viaA.send(threadId, `follow me [[words:80]] [[delay:15]]`);
+    const turnId = reply.headers.get('x-turn-id');
+    await readUntilWords(reply, 5);
+    const [onA, onB] = await Promise.all([
+      viaA.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`),
+      viaB.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`),
+    ]);
+    expect([onA.status, onB.status]).toEqual([200, 200]);
+    const [chunksA, chunksB] = await Promise.all([readChunks(onA), readChunks(onB)]);
+    // Not rebuilt from checkpoints (one text part of its own, coarse deltas): the reply itself.
+    expect(chunksB).toEqual(chunksA);
+    expect(chunksB.filter((chunk) => chunk.type === 'text-delta').length).toBeGreaterThan(40);
+    expect(textOfChunks(chunksB)).toBe(textOfMessage((await viaB.detail(threadId)).messages[1]));
+  });
+
   it('queues a send on B behind a turn on A, and B can Stop & send it', async () => {
     const threadId = await viaA.createThread();
     const reply = await viaA.send(threadId, `long ${SLOW}`);
@@ -206,5 +224,22 @@ describe('sessions across two instances', () => {
     expect((await onB.json('GET', '/api/threads')).status).toBe(200);
     expect((await onA.json('DELETE', '/api/account')).status).toBe(200);
     expect(await refusedSoon(onB)).toBe(401);
+  });
+});
+
+// Last: it stops instance A's fan-out for good.
+describe('a running instance that sends no pieces', () => {
+  it('falls back to checkpoints when the running instance sends no pieces, and still ends with the whole reply', async () => {
+    const threadId = await viaA.createThread();
+    const reply = await viaA.send(threadId, `old instance [[words:60]] [[delay:20]]`);
+    const turnId = reply.headers.get('x-turn-id');
+    await readUntilWords(reply, 3);
+    // As an instance of a version before the fan-out would: nobody answers the watch.
+    instanceA.runtime.services.streams.stop();
+    const onB = await viaB.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`);
+    expect(onB.status).toBe(200);
+    const chunks = await readChunks(onB);
+    expect(chunks.at(-1)?.type).toBe('finish');
+    expect(textOfChunks(chunks)).toBe(textOfMessage((await viaB.detail(threadId)).messages[1]));
   });
 });

@@ -10,7 +10,12 @@ import type { Logger } from './logger';
 export type Signal =
   | ThreadSignal
   /** Some of a user's sessions ended: instances forget what they cached of that user's sessions. */
-  | { kind: 'sessions.ended'; userId: string };
+  | { kind: 'sessions.ended'; userId: string }
+  /**
+   * A viewer on some instance follows a running turn from piece `from` on: the instance running
+   * it sends its pieces on the stream channel (again from `from`) for a while (renewed by the viewer).
+   */
+  | { kind: 'stream.watch'; turnId: string; from: number };
 
 /** A signal about one thread (what its tabs' event streams follow). */
 export type ThreadSignal =
@@ -28,6 +33,18 @@ export type ThreadSignal =
 type Listener = (signal: Signal) => void;
 
 const CHANNEL = 'chat_signals';
+/**
+ * A second channel for the pieces of running replies that another instance's viewer follows
+ * (`turns/running/fanOut.ts`): bulky and only sent while someone watches, so signal listeners never
+ * parse them.
+ */
+const STREAM_CHANNEL = 'chat_streams';
+
+/**
+ * PostgreSQL refuses a NOTIFY payload of 8000 bytes or more (default build); stream pieces stay
+ * under this.
+ */
+export const MAX_NOTIFY_BYTES = 7_600;
 
 export interface SignalsOptions {
   /** How often the LISTEN connection is checked with a ping through the channel. */
@@ -51,6 +68,7 @@ const STALE_CHECKS = 3;
  */
 export class Signals {
   private readonly listeners = new Set<Listener>();
+  private readonly streamListeners = new Set<(payload: string) => void>();
   private readonly pingId = randomUUID();
   private readonly checkMs: number;
   private readonly onCheckFailed: (error: unknown) => void;
@@ -85,6 +103,7 @@ export class Signals {
     this.stopped = true;
     clearInterval(this.timer);
     this.listeners.clear();
+    this.streamListeners.clear();
     await this.client?.end({ timeout: 1 });
   }
 
@@ -97,10 +116,22 @@ export class Signals {
     return () => this.listeners.delete(listener);
   }
 
+  /** Sends a piece of a running reply (at most MAX_NOTIFY_BYTES) to every instance's stream listeners. */
+  async publishStream(payload: string): Promise<void> {
+    await this.sql.notify(STREAM_CHANNEL, payload);
+  }
+
+  /** Every stream piece any instance publishes, as it was published. */
+  subscribeStream(listener: (payload: string) => void): () => void {
+    this.streamListeners.add(listener);
+    return () => this.streamListeners.delete(listener);
+  }
+
   private async listen(): Promise<void> {
     const client = this.connectListener();
     try {
       await client.listen(CHANNEL, (payload) => this.dispatch(payload));
+      await client.listen(STREAM_CHANNEL, (payload) => this.dispatchStream(payload));
     } catch (error) {
       await client.end({ timeout: 0 }).catch(() => {});
       throw error;
@@ -130,6 +161,17 @@ export class Signals {
       this.onCheckFailed(error);
     } finally {
       this.checking = false;
+    }
+  }
+
+  private dispatchStream(payload: string): void {
+    this.heardAt = Date.now();
+    for (const listener of this.streamListeners) {
+      try {
+        listener(payload);
+      } catch (error) {
+        this.logger.error({ err: error }, 'stream listener failed');
+      }
     }
   }
 
