@@ -114,10 +114,13 @@ export function startBaseline(port: number): Promise<ServerProcess> {
   });
 }
 
-/** Builds the API's bundle (`apps/api/dist/main.mjs`) from the current sources. */
-function buildApi(): void {
+/** The API this harness runs: this checkout's, or `--api-dir` (another checkout's, to compare). */
+export const defaultApiDir = join(repoRoot, 'apps/api');
+
+/** Builds the API's bundle (`dist/main.mjs`) from the sources of `apiDir`. */
+function buildApi(apiDir: string): void {
   const built = spawnSync(process.execPath, ['build.mjs'], {
-    cwd: join(repoRoot, 'apps/api'),
+    cwd: apiDir,
     stdio: 'inherit',
   });
   if (built.status !== 0) throw new Error(`the API build failed (exit ${built.status})`);
@@ -134,8 +137,15 @@ export async function startApi(options: {
   cpuProfileDir?: string;
   /** The API's log (warnings and errors; never message text). */
   logFile?: string;
+  /** The `apps/api` directory to run (default: this checkout's). */
+  apiDir?: string;
+  /** Build it first (default); a second instance of the same build skips it. */
+  build?: boolean;
+  /** More environment (the instance's own start-slot settings, say). */
+  env?: Record<string, string>;
 }): Promise<ServerProcess & { dataDir: string }> {
-  buildApi();
+  const apiDir = options.apiDir ?? defaultApiDir;
+  if (options.build !== false) buildApi(apiDir);
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-data-'));
   const profile = options.cpuProfileDir
     ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '--cpu-prof-interval=2000']
@@ -143,7 +153,7 @@ export async function startApi(options: {
   const server = await startServer({
     name: 'api',
     args: [...profile, 'dist/main.mjs'],
-    cwd: join(repoRoot, 'apps/api'),
+    cwd: apiDir,
     env: {
       API_PORT: String(options.port),
       API_HOST: '127.0.0.1',
@@ -162,6 +172,7 @@ export async function startApi(options: {
       RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
       RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
       RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
+      ...options.env,
     },
     port: options.port,
     healthPath: '/api/health',
