@@ -12,6 +12,7 @@ import { validMessageText } from '../messageText';
 import { admitSend } from '../queue/admission';
 import { readTurnQueue } from '../queue/turnQueue';
 import { findTurnByClientRequestId } from '../repository';
+import { lastSettledTurnOnBranch } from '../running/repository';
 import type { TurnRunner } from '../running/runner';
 import type { TurnStream } from '../running/turnStream';
 
@@ -41,6 +42,8 @@ export interface Joining {
   branchId: string;
   /** The branch row, when the plan read it (the runner would read it again otherwise). */
   branch?: BranchRow;
+  /** The branch's last settled turn, when the plan read it with its own reads (S5's read). */
+  lastSettled?: TurnRow | null;
   text: string;
   attachments: Attachment[];
   /** Runs now (claimed in this transaction), waits in the queue, or waits for the running reply's next step. */
@@ -93,9 +96,11 @@ export class TurnAcceptance {
       {
         decide: async (tx, thread) => {
           const branchId = activeBranchIdOf(thread);
-          const [{ idle, active }, branch] = await Promise.all([
+          // One round trip: the claim's S5 read goes with the admission's, in case it runs now.
+          const [{ idle, active }, branch, lastSettled] = await Promise.all([
             admitSend(tx, thread),
             findBranch(tx, branchId),
+            lastSettledTurnOnBranch(tx, branchId),
           ]);
           const attachments = await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds ?? []);
           const steer = input.mode === 'steer' && active !== undefined;
@@ -107,6 +112,7 @@ export class TurnAcceptance {
           return {
             branchId,
             branch,
+            lastSettled: lastSettled ?? null,
             text,
             attachments,
             joins,
@@ -133,8 +139,11 @@ export class TurnAcceptance {
     let claimMs = 0;
     try {
       result = await db.transaction(async (tx) => {
-        const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
+        // The lock and the idempotency lookup go out together; the lookup runs once the lock is held.
+        const [thread, existing] = await Promise.all([
+          requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+          findTurnByClientRequestId(tx, threadId, clientRequestId),
+        ]);
         if (existing) return { retry: true as const, turn: existing };
         const joining = await plan.decide(tx, thread);
         const values = {
@@ -144,17 +153,28 @@ export class TurnAcceptance {
           text: joining.text,
           attachments: joining.attachments,
         };
+        const touchThread = updateThread(tx, threadId, joining.thread ?? {});
+        if (joining.joins === 'run') {
+          // Recorded running at once: accepted and claimed in one write (running/claim.ts).
+          const claimStartedAt = performance.now();
+          const [turn] = await Promise.all([
+            runner.claimNew(
+              tx,
+              { ...values, steer: joining.steer ?? false },
+              { ownerId, lastSettled: joining.lastSettled },
+            ),
+            touchThread,
+          ]);
+          claimMs = performance.now() - claimStartedAt;
+          return { retry: false as const, turn, joining };
+        }
         // Under the lock, the two writes go out together: one round trip.
-        const [recorded] = await Promise.all([
+        const [turn] = await Promise.all([
           joining.joins === 'steer'
             ? insertTurn(tx, 'steer_pending', { ...values, steer: true })
             : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
-          updateThread(tx, threadId, joining.thread ?? {}),
+          touchThread,
         ]);
-        if (joining.joins !== 'run') return { retry: false as const, turn: recorded, joining };
-        const claimStartedAt = performance.now();
-        const turn = await runner.claim(tx, recorded, joining.branchId);
-        claimMs = performance.now() - claimStartedAt;
         return { retry: false as const, turn, joining };
       });
     } catch (error) {
