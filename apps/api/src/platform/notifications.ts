@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '@chat/db';
+import type { Queryable, Sql } from '@chat/db';
+import { sql } from 'drizzle-orm';
 import type { Logger } from './logger';
 
 /**
@@ -109,6 +110,17 @@ export class Signals {
 
   async publish(signal: Signal): Promise<void> {
     await this.sql.notify(CHANNEL, JSON.stringify(signal));
+  }
+
+  /**
+   * Publishes `signals` with the transaction `tx`: PostgreSQL delivers them when it commits (and
+   * never if it rolls back), and they go out with the transaction's other statements instead of
+   * a round trip of their own after it.
+   */
+  async publishWith(tx: Queryable, ...signals: Signal[]): Promise<void> {
+    await Promise.all(
+      signals.map((signal) => tx.execute(sql`select pg_notify(${CHANNEL}, ${JSON.stringify(signal)})`)),
+    );
   }
 
   subscribe(listener: Listener): () => void {

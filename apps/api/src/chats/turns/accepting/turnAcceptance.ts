@@ -1,6 +1,6 @@
 import type { Attachment, SendMode, Turn, TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
-import type { Signals } from '../../../platform/notifications';
+import type { Signal, Signals } from '../../../platform/notifications';
 import { StepTimes } from '../../../platform/serverTiming';
 import { attachmentsForMessage } from '../../attachments/repository';
 import { findBranch } from '../../branches/repository';
@@ -154,6 +154,8 @@ export class TurnAcceptance {
           attachments: joining.attachments,
         };
         const touchThread = updateThread(tx, threadId, joining.thread ?? {});
+        // What other tabs hear of it goes out with the writes, delivered at the commit.
+        const told = signals.publishWith(tx, ...signalsOf(threadId, joining));
         if (joining.joins === 'run') {
           // Recorded running at once: accepted and claimed in one write (running/claim.ts).
           const claimStartedAt = performance.now();
@@ -164,6 +166,7 @@ export class TurnAcceptance {
               { ownerId, lastSettled: joining.lastSettled },
             ),
             touchThread,
+            told,
           ]);
           claimMs = performance.now() - claimStartedAt;
           return { retry: false as const, turn, joining };
@@ -174,6 +177,7 @@ export class TurnAcceptance {
             ? insertTurn(tx, 'steer_pending', { ...values, steer: true })
             : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
           touchThread,
+          told,
         ]);
         return { retry: false as const, turn, joining };
       });
@@ -186,7 +190,6 @@ export class TurnAcceptance {
 
     if (result.retry) return await this.replay(result.turn);
     const { turn, joining } = result;
-    if (joining.announce) await signals.publish({ kind: 'thread.changed', threadId });
     if (joining.joins === 'run') {
       return {
         kind: 'streaming',
@@ -194,8 +197,6 @@ export class TurnAcceptance {
         stream: await times.measure('start', () => runner.start(turn, ownerId, joining.branch)),
       };
     }
-    if (joining.joins === 'steer') await signals.publish({ kind: 'steer', threadId });
-    await signals.publish({ kind: 'queue.changed', threadId });
     const turnQueue = await times.measure('queue', () => readTurnQueue(db, threadId));
     return { kind: 'queued', turn: toTurn(turn), turnQueue };
   }
@@ -209,4 +210,16 @@ export class TurnAcceptance {
       ? { kind: 'queued', turn: toTurn(turn), turnQueue }
       : { kind: 'accepted', turn: toTurn(turn), turnQueue };
   }
+}
+
+/**
+ * What an accepted turn tells every instance: the thread's title or shown version changed
+ * (`announce`); a steer for the running reply; the queue grew. A turn that runs now announces
+ * itself when it starts (`turn.started`).
+ */
+function signalsOf(threadId: string, joining: Joining): Signal[] {
+  const signals: Signal[] = joining.announce ? [{ kind: 'thread.changed', threadId }] : [];
+  if (joining.joins === 'steer') signals.push({ kind: 'steer', threadId });
+  if (joining.joins !== 'run') signals.push({ kind: 'queue.changed', threadId });
+  return signals;
 }
