@@ -54,6 +54,8 @@ describe('a turn stream response', () => {
       chunks.length + 1,
     );
     expect(parts.length).toBeLessThan(chunks.length / 4);
+    // A short reply that arrives at once: its opening with the first words, then the rest.
+    expect(await reads(turnStreamResponse('turn-2', streamOf(chunksOf(5))))).toHaveLength(2);
   });
 
   it('sends the first text at once, without waiting for the batch', async () => {

@@ -85,7 +85,8 @@ export function turnStreamResponse(
 function batchedSse(chunks: ReadableStream<UIMessageChunk>): ReadableStream<Uint8Array> {
   const reader = chunks.getReader();
   let pending = '';
-  let lastWriteAt = 0;
+  // Counted from the start: the reply's opening chunks wait (briefly) for its first text.
+  let lastWriteAt = performance.now();
   let timer: NodeJS.Timeout | undefined;
   let sentText = false;
   let finished = false;
