@@ -2,7 +2,7 @@
  * `pnpm bench`: measures the API (and the built web app) beside a bare h3 + AI SDK baseline over
  * the same local model, in one run, and prints a markdown table (or JSON with --json).
  *
- *   --quick            small N and few iterations (seconds); does not write docs/benchmarks.md
+ *   --quick            small N and few iterations (a minute or two); does not write docs/benchmarks.md
  *   --json             print the rows as JSON instead of the table
  *   --write / --no-write   write docs/benchmarks.md (default: written in full mode only)
  *   --out=FILE         write the report there instead
