@@ -25,6 +25,11 @@ export class Session {
     return new Session(baseUrl, cookie, origin);
   }
 
+  /** The same person through another API instance (same cookie and origin). */
+  via(baseUrl: string): Session {
+    return new Session(baseUrl, this.cookie, this.origin);
+  }
+
   /** Another guest, on the same API and origin (a second person). */
   async anotherGuest(): Promise<Session> {
     return await Session.guest(this.baseUrl, this.origin);

@@ -2,19 +2,23 @@
  * `pnpm bench`: measures the API (and the built web app) beside a bare h3 + AI SDK baseline over
  * the same local model, in one run, and prints a markdown table (or JSON with --json).
  *
- *   --quick            small N and few iterations (seconds); does not write docs/benchmarks.md
+ *   --quick            small N and few iterations (a minute or two); does not write docs/benchmarks.md
  *   --json             print the rows as JSON instead of the table
  *   --write / --no-write   write docs/benchmarks.md (default: written in full mode only)
  *   --out=FILE         write the report there instead
- *   --only=a,b         run only some scenarios: latency, interrupts, uploads, streams, detail, web
+ *   --only=a,b         run only some scenarios: cpu, latency, interrupts, attach, rate, burst, uploads,
+ *                      detail, web, streams
  *   --streams=500,1000 override the concurrent stream counts
  *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
  *   --from-json=FILE   no run: render (and with --write, write) the report of an earlier --json run
  *   --cpu-prof=DIR     run the API with `node --cpu-prof` (profile written to DIR on exit)
+ *   --rates=50,100     override the paces (sends a second) of the sustained new-turn figure
+ *   --api-dir=DIR      run the API of another checkout (its apps/api, installed) beside this
+ *                      harness: the same figures before and after a change
  *
- * BENCH_PORT_BASE=N puts the baseline on N, the API on N+1, the web app on N+2 and an embedded
- * PostgreSQL on N+3 (otherwise free ports). BENCH_DATABASE_URL or DATABASE_URL names a PostgreSQL
- * server to create the run's own database on.
+ * BENCH_PORT_BASE=N puts the baseline on N, the API on N+1, the web app on N+2, an embedded
+ * PostgreSQL on N+3 and a second API instance on N+4 (otherwise free ports). BENCH_DATABASE_URL or
+ * DATABASE_URL names a PostgreSQL server to create the run's own database on.
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,14 +32,28 @@ import { repoRoot, type ServerProcess, startApi, startBaseline } from './process
 import { markdownTable, type RunInfo, runInfo, writeReport } from './report';
 import { FULL, MB, type Mode, QUICK, type Row } from './rows';
 import type { BenchContext } from './scenarios/context';
+import { measureCpu } from './scenarios/cpu';
 import { measureDetail } from './scenarios/detail';
+import { measureAttachLag } from './scenarios/instances';
 import { measureInterrupts } from './scenarios/interrupts';
 import { measureLatency } from './scenarios/latency';
+import { measureBurst, measureSustainedRate } from './scenarios/load';
 import { measureStreams } from './scenarios/streams';
 import { measureUploadFlood } from './scenarios/uploads';
 import { measureWebAssets } from './scenarios/webAssets';
 
-const SCENARIOS = ['latency', 'interrupts', 'uploads', 'detail', 'web', 'streams'] as const;
+const SCENARIOS = [
+  'cpu',
+  'latency',
+  'interrupts',
+  'attach',
+  'rate',
+  'burst',
+  'uploads',
+  'detail',
+  'web',
+  'streams',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -46,6 +64,7 @@ interface Options {
   only: Set<Scenario>;
   cpuProfileDir?: string;
   fromJson?: string;
+  apiDir?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -54,6 +73,8 @@ function parseArgs(argv: string[]): Options {
   const mode: Mode = { ...(quick ? QUICK : FULL) };
   const streams = value('streams');
   if (streams) mode.streams = streams.split(',').map(Number);
+  const rates = value('rates');
+  if (rates) mode.rates = rates.split(',').map(Number);
   const sizes = value('sizes');
   if (sizes) mode.detailSizes = sizes.split(',').map(Number);
   const only = value('only')?.split(',') ?? [...SCENARIOS];
@@ -68,17 +89,26 @@ function parseArgs(argv: string[]): Options {
     only: new Set(only as Scenario[]),
     cpuProfileDir: value('cpu-prof'),
     fromJson: value('from-json'),
+    apiDir: value('api-dir'),
   };
 }
 
-async function ports(): Promise<{ baseline: number; api: number; web: number; postgres: number }> {
+async function ports(): Promise<{
+  baseline: number;
+  api: number;
+  web: number;
+  postgres: number;
+  secondApi: number;
+}> {
   const base = Number(process.env.BENCH_PORT_BASE);
-  if (base > 0) return { baseline: base, api: base + 1, web: base + 2, postgres: base + 3 };
+  if (base > 0)
+    return { baseline: base, api: base + 1, web: base + 2, postgres: base + 3, secondApi: base + 4 };
   return {
     baseline: await freePort(),
     api: await freePort(),
     web: await freePort(),
     postgres: await freePort(),
+    secondApi: await freePort(),
   };
 }
 
@@ -134,6 +164,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
       webOrigin,
       cpuProfileDir: options.cpuProfileDir,
       logFile: join(tmpdir(), `chat-bench-api-${port.api}.log`),
+      apiDir: options.apiDir,
     });
     started.push(api);
     log(
@@ -144,8 +175,30 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
 
     const rows: Row[] = [await idleMemory(context)];
     const steps: Array<[Scenario, () => Promise<Row[]>]> = [
+      ['cpu', () => measureCpu(context)],
       ['latency', () => measureLatency(context)],
       ['interrupts', () => measureInterrupts(context)],
+      [
+        'attach',
+        async () => {
+          // A second instance of the same build on the same database.
+          const second = await startApi({
+            port: port.secondApi,
+            databaseUrl: (database as BenchDatabase).url,
+            webOrigin,
+            apiDir: options.apiDir,
+            build: false,
+            logFile: join(tmpdir(), `chat-bench-api-${port.secondApi}.log`),
+          });
+          try {
+            return await measureAttachLag(context, second);
+          } finally {
+            await second.stop();
+          }
+        },
+      ],
+      ['rate', () => measureSustainedRate(context)],
+      ['burst', () => measureBurst(context)],
       ['uploads', () => measureUploadFlood(context)],
       ['detail', () => measureDetail(context)],
       [

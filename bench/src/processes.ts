@@ -13,7 +13,29 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Resident memory of the process in bytes (VmRSS), or NaN once it has exited. */
   rss(): number;
+  /** CPU time the process has used so far (user + system), in milliseconds; NaN once it has exited. */
+  cpuMs(): number;
   stop(): Promise<void>;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on every Linux build that matters). */
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/**
+ * CPU time of a process so far, user plus system, in milliseconds (`/proc/PID/stat` fields 14 and
+ * 15). Process CPU time, unlike wall time, does not grow when other work shares the machine.
+ */
+export function cpuMsOf(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export function rssOf(pid: number | undefined): number {
@@ -70,6 +92,7 @@ async function startServer(options: {
     baseUrl,
     child,
     rss: () => (child.exitCode === null ? rssOf(child.pid) : Number.NaN),
+    cpuMs: () => (child.exitCode === null ? cpuMsOf(child.pid) : Number.NaN),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -91,10 +114,13 @@ export function startBaseline(port: number): Promise<ServerProcess> {
   });
 }
 
-/** Builds the API's bundle (`apps/api/dist/main.mjs`) from the current sources. */
-function buildApi(): void {
+/** The API this harness runs: this checkout's, or `--api-dir` (another checkout's, to compare). */
+export const defaultApiDir = join(repoRoot, 'apps/api');
+
+/** Builds the API's bundle (`dist/main.mjs`) from the sources of `apiDir`. */
+function buildApi(apiDir: string): void {
   const built = spawnSync(process.execPath, ['build.mjs'], {
-    cwd: join(repoRoot, 'apps/api'),
+    cwd: apiDir,
     stdio: 'inherit',
   });
   if (built.status !== 0) throw new Error(`the API build failed (exit ${built.status})`);
@@ -111,8 +137,15 @@ export async function startApi(options: {
   cpuProfileDir?: string;
   /** The API's log (warnings and errors; never message text). */
   logFile?: string;
+  /** The `apps/api` directory to run (default: this checkout's). */
+  apiDir?: string;
+  /** Build it first (default); a second instance of the same build skips it. */
+  build?: boolean;
+  /** More environment (the instance's own start-slot settings, say). */
+  env?: Record<string, string>;
 }): Promise<ServerProcess & { dataDir: string }> {
-  buildApi();
+  const apiDir = options.apiDir ?? defaultApiDir;
+  if (options.build !== false) buildApi(apiDir);
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-data-'));
   const profile = options.cpuProfileDir
     ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '--cpu-prof-interval=2000']
@@ -120,7 +153,7 @@ export async function startApi(options: {
   const server = await startServer({
     name: 'api',
     args: [...profile, 'dist/main.mjs'],
-    cwd: join(repoRoot, 'apps/api'),
+    cwd: apiDir,
     env: {
       API_PORT: String(options.port),
       API_HOST: '127.0.0.1',
@@ -139,6 +172,7 @@ export async function startApi(options: {
       RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
       RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
       RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
+      ...options.env,
     },
     port: options.port,
     healthPath: '/api/health',

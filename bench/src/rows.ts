@@ -31,6 +31,15 @@ export interface Mode {
   streams: number[];
   streamWords: number;
   stopIterations: number;
+  /** Short turns per round of the CPU-per-turn figure. */
+  cpuTurns: number;
+  /** Paces of the sustained new-turn figure (sends a second), each held for `rateSeconds`. */
+  rates: number[];
+  rateSeconds: number;
+  /** Sends at once in the burst figure. */
+  burst: number;
+  /** Paced replies followed through a second API instance. */
+  attachTurns: number;
 }
 
 export const QUICK: Mode = {
@@ -44,6 +53,11 @@ export const QUICK: Mode = {
   streams: [10],
   streamWords: 10,
   stopIterations: 3,
+  cpuTurns: 10,
+  rates: [20],
+  rateSeconds: 1,
+  burst: 40,
+  attachTurns: 1,
 };
 
 export const FULL: Mode = {
@@ -57,6 +71,11 @@ export const FULL: Mode = {
   streams: [500, 1_000],
   streamWords: 100,
   stopIterations: 30,
+  cpuTurns: 200,
+  rates: [50, 100, 200],
+  rateSeconds: 10,
+  burst: 1_000,
+  attachTurns: 5,
 };
 
 export function ratioText(app: Summary, baseline: Summary): string {

@@ -41,6 +41,7 @@ describe('pnpm bench --quick', () => {
 
     // Timings beside the baseline: both sides measured, as distributions.
     for (const id of [
+      'cpu-per-turn',
       'first-delta',
       'whole-turn',
       'stop-send',
@@ -53,8 +54,13 @@ describe('pnpm bench --quick', () => {
       expect(isSummary(row?.app), id).toBe(true);
       expect(row?.ratio, id).toBeTruthy();
     }
-    for (const id of ['interrupt', 'detail-20', 'detail-40'])
+    for (const id of ['interrupt', 'detail-20', 'detail-40', 'attach-lag', 'rate-20', 'burst'])
       expect(isSummary(byId.get(id)?.app), id).toBe(true);
+    // Load: every send of the small burst was started (shed ones after their Retry-After), and a
+    // Stop and a read answered while it was going on; a second instance relayed a reply.
+    expect(byId.get('burst')?.note).toMatch(/all 40 started/);
+    for (const id of ['burst-stop', 'burst-read']) expect(byId.get(id)?.met, id).toBe(true);
+    expect((byId.get('attach-lag')?.app as { n: number } | undefined)?.n).toBeGreaterThan(10);
     // Memory is read from /proc for both processes.
     for (const id of ['rss-idle', 'rss-streams-10']) {
       expect(byId.get(id)?.app, id).toBeGreaterThan(10);

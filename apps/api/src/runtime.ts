@@ -9,6 +9,7 @@ import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
+import { SessionCache } from './auth/sessionCache';
 import { AttachmentService } from './chats/attachmentService';
 import { withAttachmentContext } from './chats/attachments/modelContext';
 import { describeAttachments } from './chats/attachments/repository';
@@ -38,6 +39,7 @@ import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
+import { StartSlots } from './platform/startSlots';
 import { UploadSlots } from './platform/uploadSlots';
 import type { ApiServices } from './routes/services';
 
@@ -145,7 +147,9 @@ export async function createRuntime(
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
+  const sessions = new SessionCache(signals);
   const accounts = new AccountService({
+    sessions,
     db,
     auth: () => auth as Auth,
     interrupts,
@@ -164,7 +168,7 @@ export async function createRuntime(
     onGuestLinked: (link) => accounts.linkGuest(link),
     onError: (error) => circuit.recordFailure(error),
   });
-  const limits = new RateLimiter({
+  const limits = new RateLimiter(db, {
     windowMs: config.RATE_LIMIT_WINDOW_MS,
     limits: {
       guests: config.RATE_LIMIT_GUESTS_PER_IP,
@@ -175,12 +179,14 @@ export async function createRuntime(
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
+  const streams = new TurnStreams({ db, runner, memory, signals, logger });
   const services: ApiServices = {
     authRequests: createAuthHandler(auth, {
       allowGuests,
       limits,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       database: circuit,
+      sessions,
     }),
     accounts,
     logger,
@@ -196,6 +202,11 @@ export async function createRuntime(
         maxWaiting: 64,
         maxWaitMs: 30_000,
       }),
+      starts: new StartSlots({
+        atOnce: config.SENDS_AT_ONCE,
+        maxWaiting: config.SENDS_WAITING,
+        maxWaitMs: config.SEND_WAIT_MS,
+      }),
     },
     ready: databaseReadiness(database.sql),
     threads,
@@ -204,7 +215,7 @@ export async function createRuntime(
     queue: new QueueService({ db, memory, signals }),
     claims,
     interrupts,
-    streams: new TurnStreams({ db, runner, memory }),
+    streams,
     approvals: new ApprovalService({ db, signals, runner }),
     branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
@@ -212,6 +223,7 @@ export async function createRuntime(
     attachments: new AttachmentService({ db, storage }),
     portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN }),
   };
+  const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
   const stopSweeper = startOrphanSweeper({ db, memory, signals, logger }, Math.max(250, leaseMs / 2));
   const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;
   const stopGuestSweeper = allowGuests
@@ -237,7 +249,10 @@ export async function createRuntime(
         ['sweeper', 1_000, stopSweeper],
         ['attachment sweeper', 1_000, stopAttachmentSweeper],
         ['guest sweeper', 1_000, stopGuestSweeper],
+        ['rate limit sweeper', 100, stopLimitSweeper],
         ['runner', 5_000, () => runner.stop()],
+        ['stream fan-out', 100, () => streams.stop()],
+        ['sessions', 100, () => sessions.stop()],
         ['signals', 1_000, () => signals.stop()],
         ['memory', 1_000, () => chatAgent.close()],
         ['database', 8_000, () => database.close()],

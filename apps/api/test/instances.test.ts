@@ -2,12 +2,15 @@ import { schema } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_CACHE_MS } from '../src/auth/sessionCache';
+import { newEmail, signIn, signUp } from './support/accounts';
 import {
-  type ApiClient,
+  ApiClient,
   iterateChunks,
   readChunks,
   readUntilWords,
   type StreamChunk,
+  textOfChunks,
   textOfMessage,
   waitFor,
 } from './support/client';
@@ -148,6 +151,23 @@ describe('two API instances on one database', () => {
     expect(text.split(/\s+/)).toHaveLength(60);
   });
 
+  it('gives a viewer on instance B the same chunks as one on A, sent by A as they stream (Scale-out)', async () => {
+    const threadId = await viaA.createThread();
+    const reply = await viaA.send(threadId, `follow me [[words:80]] [[delay:15]]`);
+    const turnId = reply.headers.get('x-turn-id');
+    await readUntilWords(reply, 5);
+    const [onA, onB] = await Promise.all([
+      viaA.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`),
+      viaB.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`),
+    ]);
+    expect([onA.status, onB.status]).toEqual([200, 200]);
+    const [chunksA, chunksB] = await Promise.all([readChunks(onA), readChunks(onB)]);
+    // Not rebuilt from checkpoints (one text part of its own, coarse deltas): the reply itself.
+    expect(chunksB).toEqual(chunksA);
+    expect(chunksB.filter((chunk) => chunk.type === 'text-delta').length).toBeGreaterThan(40);
+    expect(textOfChunks(chunksB)).toBe(textOfMessage((await viaB.detail(threadId)).messages[1]));
+  });
+
   it('queues a send on B behind a turn on A, and B can Stop & send it', async () => {
     const threadId = await viaA.createThread();
     const reply = await viaA.send(threadId, `long ${SLOW}`);
@@ -160,5 +180,66 @@ describe('two API instances on one database', () => {
       .map((chunk) => chunk.delta)
       .join('');
     expect(text.startsWith('(after interruption) You said: "change of plan".')).toBe(true);
+  });
+});
+
+describe('sessions across two instances', () => {
+  /**
+   * Another instance hears that a session ended through a signal, within moments; its cache alone
+   * would keep the session for SESSION_CACHE_MS. Waiting a fifth of that tells the two apart.
+   */
+  const refusedSoon = (client: ApiClient) =>
+    waitFor(
+      async () => (await client.json('GET', '/api/threads')).status,
+      (status) => status === 401,
+      SESSION_CACHE_MS / 5,
+    );
+
+  it('refuses a signed-out session on the other instance, which had just seen it, within moments', async () => {
+    const onA = await instanceA.client();
+    const onB = onA.via(instanceB.baseUrl);
+    // B looks the session up (and keeps it for a moment).
+    expect((await onB.json('GET', '/api/threads')).status).toBe(200);
+    expect((await onA.auth('sign-out')).status).toBe(200);
+    // On the instance that signed out, at once.
+    expect((await onB.via(instanceA.baseUrl).json('GET', '/api/threads')).status).toBe(401);
+    expect(await refusedSoon(onB)).toBe(401);
+  });
+
+  it('refuses the other devices on every instance once one device signs them out', async () => {
+    const email = newEmail();
+    const first = await instanceA.client();
+    expect((await signUp(first, email)).status).toBe(200);
+    const second = ApiClient.anonymousVisitor(instanceB.baseUrl);
+    expect((await signIn(second, email)).status).toBe(200);
+    expect((await second.json('GET', '/api/threads')).status).toBe(200);
+    expect((await first.json('POST', '/api/account/sessions/revoke-others', {})).status).toBe(200);
+    expect(await refusedSoon(second)).toBe(401);
+    expect((await first.json('GET', '/api/threads')).status).toBe(200);
+  });
+
+  it('refuses a deleted account on the other instance', async () => {
+    const onA = await instanceA.client();
+    const onB = onA.via(instanceB.baseUrl);
+    expect((await onB.json('GET', '/api/threads')).status).toBe(200);
+    expect((await onA.json('DELETE', '/api/account')).status).toBe(200);
+    expect(await refusedSoon(onB)).toBe(401);
+  });
+});
+
+// Last: it stops instance A's fan-out for good.
+describe('a running instance that sends no pieces', () => {
+  it('falls back to checkpoints when the running instance sends no pieces, and still ends with the whole reply', async () => {
+    const threadId = await viaA.createThread();
+    const reply = await viaA.send(threadId, `old instance [[words:60]] [[delay:20]]`);
+    const turnId = reply.headers.get('x-turn-id');
+    await readUntilWords(reply, 3);
+    // As an instance of a version before the fan-out would: nobody answers the watch.
+    instanceA.runtime.services.streams.stop();
+    const onB = await viaB.fetch('GET', `/api/threads/${threadId}/turns/${turnId}/stream`);
+    expect(onB.status).toBe(200);
+    const chunks = await readChunks(onB);
+    expect(chunks.at(-1)?.type).toBe('finish');
+    expect(textOfChunks(chunks)).toBe(textOfMessage((await viaB.detail(threadId)).messages[1]));
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { APP_HEADERS, ApiClient, readChunks } from './support/client';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 
@@ -132,5 +133,51 @@ describe('rate limits', () => {
     await readChunks(afterStop);
     await client.json('POST', `/api/threads/${b}/interrupt`);
     await runB.text();
+  });
+});
+
+describe('rate limits across API processes', () => {
+  let processes: ApiProcess[] = [];
+
+  beforeAll(async () => {
+    const env = { ...LIMITS, DATABASE_URL: database.url };
+    processes = await Promise.all([startApiProcess(env), startApiProcess(env)]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map((process) => process.stop()));
+  });
+
+  it('holds one account to its sends however its requests are spread over two processes on one database', async () => {
+    const [a, b] = processes as [ApiProcess, ApiProcess];
+    const viaA = await ApiClient.signIn(a.baseUrl);
+    const viaB = viaA.via(b.baseUrl);
+    const threadId = await viaA.createThread();
+    const first = await viaA.send(threadId, 'a long one [[words:400]] [[delay:20]]');
+    expect(first.status).toBe(200);
+    // Four sends in the window, alternating processes: the fifth is refused on either.
+    expect((await viaB.send(threadId, 'queued 1 [[words:2]]')).status).toBe(202);
+    expect((await viaA.send(threadId, 'queued 2 [[words:2]]')).status).toBe(202);
+    expect((await viaB.send(threadId, 'queued 3 [[words:2]]')).status).toBe(202);
+    await expectLimited(await viaA.send(threadId, 'one too many'));
+    await expectLimited(await viaB.send(threadId, 'one too many'));
+    expect((await viaA.turnQueue(threadId)).items).toHaveLength(3);
+    await viaB.json('POST', `/api/threads/${threadId}/interrupt`);
+    await first.text();
+  });
+
+  it('holds one address to its guest accounts across both processes', async () => {
+    const signIn = (baseUrl: string) =>
+      fetch(`${baseUrl}/api/auth/sign-in/anonymous`, {
+        method: 'POST',
+        headers: { ...APP_HEADERS, 'x-forwarded-for': '203.0.113.77' },
+        body: '{}',
+      });
+    const [a, b] = processes as [ApiProcess, ApiProcess];
+    const statuses = [];
+    for (const process of [a, b, a]) statuses.push((await signIn(process.baseUrl)).status);
+    expect(statuses).toEqual([200, 200, 200]);
+    await expectLimited(await signIn(b.baseUrl));
+    await expectLimited(await signIn(a.baseUrl));
   });
 });

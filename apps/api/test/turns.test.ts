@@ -27,6 +27,40 @@ async function turnRows(threadId: string) {
     .where(eq(schema.chatTurnRequests.threadId, threadId));
 }
 
+describe('a send names its steps in Server-Timing', () => {
+  /** `name;dur=ms` entries of the header, by name. */
+  const steps = (response: Response) =>
+    new Map(
+      (response.headers.get('server-timing') ?? '')
+        .split(',')
+        .map((entry) => /^\s*([a-z]+);dur=([0-9.]+)\s*$/.exec(entry))
+        .filter((match) => match !== null)
+        .map((match) => [match[1], Number(match[2])] as const),
+    );
+
+  it('a send that runs: body, wait (for a start slot), auth, accept, claim, start and the total, each a duration', async () => {
+    const threadId = await client.createThread();
+    const response = await client.send(threadId, 'Timed [[words:3]]');
+    expect(response.status).toBe(200);
+    const timing = steps(response);
+    expect([...timing.keys()]).toEqual(['body', 'wait', 'auth', 'accept', 'claim', 'start', 'total']);
+    const parts = [...timing].filter(([name]) => name !== 'total').map(([, ms]) => ms);
+    // The steps follow one another inside the request: together they fit in its total.
+    expect(parts.reduce((sum, ms) => sum + ms, 0)).toBeLessThanOrEqual((timing.get('total') ?? 0) + 0.5);
+    await readChunks(response);
+  });
+
+  it('a send that waits: accept and the queue read back instead of claim and start', async () => {
+    const threadId = await client.createThread();
+    const running = await client.send(threadId, 'Long [[words:200]] [[delay:20]]');
+    await readUntilWords(running, 1);
+    const queued = await client.send(threadId, 'Then this');
+    expect(queued.status).toBe(202);
+    expect([...steps(queued).keys()]).toEqual(['body', 'wait', 'auth', 'accept', 'queue', 'total']);
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+  });
+});
+
 describe('a send on an idle thread (Q1, Q2)', () => {
   it('streams the reply as an AI SDK UI message stream and persists both messages in memory', async () => {
     const threadId = await client.createThread();

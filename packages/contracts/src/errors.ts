@@ -183,6 +183,10 @@ export const refusalMessages = {
   },
   overloaded: {
     uploads: 'The server is busy with other uploads. Try again in a moment.',
+    /** A send not accepted because the server starts as many turns as it can already (L1). */
+    sends: 'The server is busy starting other replies. Nothing was sent; try again in a moment.',
+    /** What the web app says while it sends a shed message again by itself. */
+    retrying: 'The server is busy. Your message goes out as soon as it can take it…',
   },
 } as const;
 

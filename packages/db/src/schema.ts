@@ -7,3 +7,4 @@ export * from './attachmentSchema';
 export * from './authSchema';
 export * from './chatSchema';
 export * from './lineageSchema';
+export * from './platformSchema';

@@ -3,6 +3,7 @@ import type { Database, Queryable } from '@chat/db';
 import { moveMemoryRowsOfUser } from '../agent/memoryTables';
 import type { Auth, SignedIn } from '../auth/auth';
 import { signedInOf } from '../auth/auth';
+import type { SessionCache } from '../auth/sessionCache';
 import type { InterruptService } from '../chats/turns/interrupt/interruptService';
 import { hasActiveTurn } from '../chats/turns/repository';
 import type { Logger } from '../platform/logger';
@@ -26,6 +27,8 @@ export interface AccountServiceDeps {
   signals: Signals;
   logger: Logger;
   allowGuests: boolean;
+  /** Sessions looked up a moment ago (`auth/sessionCache.ts`); told when sessions end. */
+  sessions: SessionCache;
 }
 
 /** A running turn that keeps coming back (a viewer claims the next) stops being waited for. */
@@ -42,7 +45,10 @@ export class AccountService {
   }
 
   async signedIn(headers: Headers): Promise<SignedIn | null> {
-    return await signedInOf(this.deps.auth(), headers, { allowGuests: this.deps.allowGuests });
+    return await signedInOf(this.deps.auth(), headers, {
+      allowGuests: this.deps.allowGuests,
+      cache: this.deps.sessions,
+    });
   }
 
   async account(signedIn: SignedIn): Promise<Account> {
@@ -69,8 +75,9 @@ export class AccountService {
   }
 
   /** Signs out every other device of this user; this one stays. */
-  async revokeOtherSessions(headers: Headers): Promise<void> {
+  async revokeOtherSessions(headers: Headers, signedIn: SignedIn): Promise<void> {
     await this.deps.auth().api.revokeOtherSessions({ headers });
+    await this.deps.sessions.ended(signedIn.userId);
   }
 
   /** The headers that end this request's session on the server and clear its cookie. */
@@ -98,6 +105,8 @@ export class AccountService {
       return { moved: threadIds, running: runningTurnIds };
     });
     for (const threadId of moved) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+    // better-auth deletes the guest user (and its session) once this returns.
+    await this.deps.sessions.ended(guestId);
     this.deps.logger.info(
       { threads: moved.length, running: running.length },
       'guest chats moved to an account',
@@ -151,6 +160,7 @@ export class AccountService {
       await deleteUserRows(tx, { userId, email: user?.email ?? null, memoryThreadIds });
       return threadIds;
     });
+    await this.deps.sessions.ended(userId);
     for (const threadId of deleted) await this.deps.signals.publish({ kind: 'thread.deleted', threadId });
     this.deps.logger.info({ threads: deleted.length }, 'account deleted');
     return { deleted: true, threads: deleted.length };

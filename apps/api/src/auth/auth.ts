@@ -4,6 +4,7 @@ import { betterAuth } from 'better-auth';
 import { drizzleAdapter } from 'better-auth/adapters/drizzle';
 import { anonymous } from 'better-auth/plugins';
 import type { Logger } from '../platform/logger';
+import { cookieValue, type SessionCache } from './sessionCache';
 
 export interface AuthOptions {
   db: Database;
@@ -79,15 +80,28 @@ export interface SignedIn {
 /**
  * Who sent the request, or null. With guests switched off (`AUTH_ALLOW_GUESTS=false`) a guest
  * session left from before counts as none: it may only sign up or sign in, which keeps its chats.
+ * With a `cache`, a session looked up a moment ago answers without better-auth (sessionCache.ts).
  */
 export async function signedInOf(
   auth: Auth,
   headers: Headers,
-  options: { allowGuests: boolean },
+  options: { allowGuests: boolean; cache?: SessionCache },
 ): Promise<SignedIn | null> {
-  const session = await auth.api.getSession({ headers });
-  if (!session) return null;
-  const isGuest = session.user.isAnonymous === true;
-  if (isGuest && !options.allowGuests) return null;
-  return { userId: session.user.id, sessionId: session.session.id, isGuest };
+  const { cache } = options;
+  const cookie = cache
+    ? cookieValue(headers.get('cookie'), (await auth.$context).authCookies.sessionToken.name)
+    : undefined;
+  let signedIn = cookie ? (cache?.get(cookie) ?? null) : null;
+  if (!signedIn) {
+    const session = await auth.api.getSession({ headers });
+    if (!session) return null;
+    signedIn = {
+      userId: session.user.id,
+      sessionId: session.session.id,
+      isGuest: session.user.isAnonymous === true,
+    };
+    if (cookie) cache?.set(cookie, signedIn, session.session.expiresAt);
+  }
+  if (signedIn.isGuest && !options.allowGuests) return null;
+  return signedIn;
 }

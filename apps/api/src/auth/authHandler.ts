@@ -15,7 +15,8 @@ import { ApiError, databaseUnavailable, noSuchRoute } from '../platform/errors';
 import { readJson } from '../platform/http';
 import { clientAddress, type RateLimiter, type RateLimitRule } from '../platform/rateLimit';
 import { requestWithBody } from '../platform/requestBody';
-import type { Auth } from './auth';
+import { type Auth, signedInOf } from './auth';
+import type { SessionCache } from './sessionCache';
 import { SignInFailures } from './signInFailures';
 
 /**
@@ -47,7 +48,12 @@ export interface AuthHandlerOptions {
   /** Peers whose X-Forwarded-For is believed, for per-address limits. */
   trustedProxies: ReadonlySet<string>;
   database: DatabaseCircuit;
+  /** Sessions looked up a moment ago: a sign-out or a password change ends them everywhere. */
+  sessions: SessionCache;
 }
+
+/** Routes after which some of the caller's sessions have ended (a password change may end the others). */
+const ENDS_SESSIONS = new Set(['sign-out', 'change-password']);
 
 /**
  * better-auth's `/api/auth/**` in the contract's terms: only the routes above; bodies checked first
@@ -65,7 +71,7 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
     if (!served || served.method !== event.req.method) throw noSuchRoute();
     if (route === 'sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
     const address = clientAddress(event, options.trustedProxies);
-    if (served.perAddress) options.limits.hit(served.perAddress, `ip:${address}`);
+    if (served.perAddress) await options.limits.hit(served.perAddress, `ip:${address}`);
 
     let forwarded = requestWithBody(event);
     let body: Record<string, unknown> | undefined;
@@ -82,12 +88,15 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
       });
     }
     const email = route === 'sign-in/email' ? String(body?.email) : undefined;
-    if (email) failures.assertMayTry(email, address);
-    const changingPassword =
-      route === 'change-password' ? await auth.api.getSession({ headers: event.req.headers }) : null;
-    if (changingPassword) failures.assertMayChangePassword(changingPassword.user.id);
+    if (email) await failures.assertMayTry(email, address);
+    const caller = ENDS_SESSIONS.has(route)
+      ? await signedInOf(auth, event.req.headers, { allowGuests: true, cache: options.sessions })
+      : null;
+    const changingPassword = route === 'change-password' ? caller : null;
+    if (changingPassword) await failures.assertMayChangePassword(changingPassword.userId);
 
     const response = await auth.handler(forwarded);
+    if (caller && response.status < 400) await options.sessions.ended(caller.userId);
     if (response.status >= 500) {
       // better-auth caught a failure of its own (it has been logged, redacted, through auth.ts's
       // logger, which opened the circuit if it was the database): never an empty 500.
@@ -96,13 +105,13 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
         : new Error(`better-auth answered ${response.status}`);
     }
     if (email) {
-      if (response.status === 401) failures.recordFailure(email, address);
-      else if (response.ok) failures.recordSuccess(email, address);
+      if (response.status === 401) await failures.recordFailure(email, address);
+      else if (response.ok) await failures.recordSuccess(email, address);
     }
     if (response.status < 400) return response;
     const refusal = await asContractRefusal(response);
     if (changingPassword && refusal.field === 'password')
-      failures.recordPasswordChangeFailure(changingPassword.user.id);
+      await failures.recordPasswordChangeFailure(changingPassword.userId);
     return refusal.response;
   };
 }

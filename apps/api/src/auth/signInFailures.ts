@@ -1,4 +1,4 @@
-import type { RateLimiter } from '../platform/rateLimit';
+import { type RateLimiter, type RateWindow, rateLimited } from '../platform/rateLimit';
 
 /**
  * Failed password attempts, counted so that guessing is slow and the owner is never locked out:
@@ -15,42 +15,46 @@ export class SignInFailures {
   constructor(private readonly limits: RateLimiter) {}
 
   /** `429 rate_limited` when this email may not be tried from this address now. */
-  assertMayTry(email: string, address: string): void {
-    const pair = pairKey(email, address);
+  async assertMayTry(email: string, address: string): Promise<void> {
     const pairLimit = this.limits.limit('failedSignIns');
-    const pairFailures = this.limits.count('failedSignIns', pair);
-    if (pairLimit > 0 && pairFailures >= pairLimit) throw this.limits.refusal('failedSignIns', pair);
     const ceiling = this.limits.limit('failedSignInsPerEmail');
-    const key = emailKey(email);
-    if (ceiling > 0 && pairFailures > 0 && this.limits.count('failedSignInsPerEmail', key) >= ceiling) {
-      throw this.limits.refusal('failedSignInsPerEmail', key);
-    }
+    if (pairLimit <= 0 && ceiling <= 0) return;
+    const [pair, all] = await Promise.all([
+      this.limits.window('failedSignIns', pairKey(email, address)),
+      ceiling > 0 ? this.limits.window('failedSignInsPerEmail', emailKey(email)) : undefined,
+    ]);
+    if (pairLimit > 0 && pair.count >= pairLimit) throw refusalUntil(pair);
+    if (all && pair.count > 0 && all.count >= ceiling) throw refusalUntil(all);
   }
 
-  recordFailure(email: string, address: string): void {
-    if (this.limits.limit('failedSignIns') > 0) this.limits.add('failedSignIns', pairKey(email, address));
-    if (this.limits.limit('failedSignInsPerEmail') > 0)
-      this.limits.add('failedSignInsPerEmail', emailKey(email));
+  async recordFailure(email: string, address: string): Promise<void> {
+    await Promise.all([
+      this.limits.limit('failedSignIns') > 0 && this.limits.add('failedSignIns', pairKey(email, address)),
+      this.limits.limit('failedSignInsPerEmail') > 0 &&
+        this.limits.add('failedSignInsPerEmail', emailKey(email)),
+    ]);
   }
 
   /** A sign-in that worked clears its address's failures on that email (not the email's count). */
-  recordSuccess(email: string, address: string): void {
-    this.limits.reset('failedSignIns', pairKey(email, address));
+  async recordSuccess(email: string, address: string): Promise<void> {
+    await this.limits.reset('failedSignIns', pairKey(email, address));
   }
 
   /** `429 rate_limited` once an account's password changes failed `failedSignIns` times. */
-  assertMayChangePassword(userId: string): void {
-    const key = `password:${userId}`;
+  async assertMayChangePassword(userId: string): Promise<void> {
     const limit = this.limits.limit('failedSignIns');
-    if (limit > 0 && this.limits.count('failedSignIns', key) >= limit) {
-      throw this.limits.refusal('failedSignIns', key);
-    }
+    if (limit <= 0) return;
+    const window = await this.limits.window('failedSignIns', `password:${userId}`);
+    if (window.count >= limit) throw refusalUntil(window);
   }
 
-  recordPasswordChangeFailure(userId: string): void {
-    if (this.limits.limit('failedSignIns') > 0) this.limits.add('failedSignIns', `password:${userId}`);
+  async recordPasswordChangeFailure(userId: string): Promise<void> {
+    if (this.limits.limit('failedSignIns') > 0) await this.limits.add('failedSignIns', `password:${userId}`);
   }
 }
+
+/** `429 rate_limited`, retrying when `window` ends. */
+const refusalUntil = (window: RateWindow) => rateLimited(Math.ceil(window.resetsInMs / 1000));
 
 const emailKey = (email: string) => `email:${email.toLowerCase()}`;
 const pairKey = (email: string, address: string) => `${emailKey(email)}|ip:${address}`;

@@ -3,7 +3,7 @@ import type { Database } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
-import type { Signal, Signals } from '../platform/notifications';
+import type { Signals, ThreadSignal } from '../platform/notifications';
 import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
 import { listRequests } from './turns/approval/repository';
@@ -43,7 +43,8 @@ export class ThreadEvents {
       };
       enqueue(async () => this.queueChanged(threadId));
       return this.deps.signals.subscribe((signal) => {
-        if (signal.threadId === threadId) enqueue(() => this.toThreadEvent(ownerId, signal));
+        if ('threadId' in signal && signal.threadId === threadId)
+          enqueue(() => this.toThreadEvent(ownerId, signal));
       });
     });
   }
@@ -52,7 +53,7 @@ export class ThreadEvents {
     return { type: 'queue.changed', threadId, turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
-  private async toThreadEvent(ownerId: string, signal: Signal): Promise<ThreadEvent | null> {
+  private async toThreadEvent(ownerId: string, signal: ThreadSignal): Promise<ThreadEvent | null> {
     const { threadId } = signal;
     switch (signal.kind) {
       case 'interrupt':

@@ -58,6 +58,13 @@ const configSchema = z.object({
   RATE_LIMIT_THREADS_PER_ACCOUNT: limit(30),
   RATE_LIMIT_SENDS_PER_ACCOUNT: limit(60),
   RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: limit(10),
+  /**
+   * Sends (and edits, regenerates) handled at once by this instance, how many more may wait, and
+   * for how long; past that a send is answered `503 overloaded` at once (platform/startSlots.ts).
+   */
+  SENDS_AT_ONCE: z.coerce.number().int().min(1).max(10_000).default(32),
+  SENDS_WAITING: z.coerce.number().int().min(0).max(100_000).default(64),
+  SEND_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(500),
   /** Where image bytes are stored: `postgres` (the only storage so far; the interface allows others). */
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */

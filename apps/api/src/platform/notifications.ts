@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '@chat/db';
+import type { Queryable, Sql } from '@chat/db';
+import { sql } from 'drizzle-orm';
 import type { Logger } from './logger';
 
 /**
@@ -8,6 +9,17 @@ import type { Logger } from './logger';
  * Payloads stay tiny (ids only); receivers read the current state from the database.
  */
 export type Signal =
+  | ThreadSignal
+  /** Some of a user's sessions ended: instances forget what they cached of that user's sessions. */
+  | { kind: 'sessions.ended'; userId: string }
+  /**
+   * A viewer on some instance follows a running turn from piece `from` on: the instance running
+   * it sends its pieces on the stream channel (again from `from`) for a while (renewed by the viewer).
+   */
+  | { kind: 'stream.watch'; turnId: string; from: number };
+
+/** A signal about one thread (what its tabs' event streams follow). */
+export type ThreadSignal =
   | { kind: 'interrupt'; threadId: string; turnId: string }
   /** A steer was sent into the thread's running turn: its runner redirects it into the run. */
   | { kind: 'steer'; threadId: string }
@@ -22,6 +34,18 @@ export type Signal =
 type Listener = (signal: Signal) => void;
 
 const CHANNEL = 'chat_signals';
+/**
+ * A second channel for the pieces of running replies that another instance's viewer follows
+ * (`turns/running/fanOut.ts`): bulky and only sent while someone watches, so signal listeners never
+ * parse them.
+ */
+const STREAM_CHANNEL = 'chat_streams';
+
+/**
+ * PostgreSQL refuses a NOTIFY payload of 8000 bytes or more (default build); stream pieces stay
+ * under this.
+ */
+export const MAX_NOTIFY_BYTES = 7_600;
 
 export interface SignalsOptions {
   /** How often the LISTEN connection is checked with a ping through the channel. */
@@ -45,6 +69,7 @@ const STALE_CHECKS = 3;
  */
 export class Signals {
   private readonly listeners = new Set<Listener>();
+  private readonly streamListeners = new Set<(payload: string) => void>();
   private readonly pingId = randomUUID();
   private readonly checkMs: number;
   private readonly onCheckFailed: (error: unknown) => void;
@@ -79,6 +104,7 @@ export class Signals {
     this.stopped = true;
     clearInterval(this.timer);
     this.listeners.clear();
+    this.streamListeners.clear();
     await this.client?.end({ timeout: 1 });
   }
 
@@ -86,15 +112,38 @@ export class Signals {
     await this.sql.notify(CHANNEL, JSON.stringify(signal));
   }
 
+  /**
+   * Publishes `signals` with the transaction `tx`: PostgreSQL delivers them when it commits (and
+   * never if it rolls back), and they go out with the transaction's other statements instead of
+   * a round trip of their own after it.
+   */
+  async publishWith(tx: Queryable, ...signals: Signal[]): Promise<void> {
+    await Promise.all(
+      signals.map((signal) => tx.execute(sql`select pg_notify(${CHANNEL}, ${JSON.stringify(signal)})`)),
+    );
+  }
+
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Sends a piece of a running reply (at most MAX_NOTIFY_BYTES) to every instance's stream listeners. */
+  async publishStream(payload: string): Promise<void> {
+    await this.sql.notify(STREAM_CHANNEL, payload);
+  }
+
+  /** Every stream piece any instance publishes, as it was published. */
+  subscribeStream(listener: (payload: string) => void): () => void {
+    this.streamListeners.add(listener);
+    return () => this.streamListeners.delete(listener);
   }
 
   private async listen(): Promise<void> {
     const client = this.connectListener();
     try {
       await client.listen(CHANNEL, (payload) => this.dispatch(payload));
+      await client.listen(STREAM_CHANNEL, (payload) => this.dispatchStream(payload));
     } catch (error) {
       await client.end({ timeout: 0 }).catch(() => {});
       throw error;
@@ -124,6 +173,17 @@ export class Signals {
       this.onCheckFailed(error);
     } finally {
       this.checking = false;
+    }
+  }
+
+  private dispatchStream(payload: string): void {
+    this.heardAt = Date.now();
+    for (const listener of this.streamListeners) {
+      try {
+        listener(payload);
+      } catch (error) {
+        this.logger.error({ err: error }, 'stream listener failed');
+      }
     }
   }
 

@@ -1,5 +1,8 @@
+import { type Database, schema } from '@chat/db';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
+import type { Logger } from './logger';
 
 /**
  * What is counted: per IP for guest accounts and password attempts, per account for threads and
@@ -17,32 +20,33 @@ export interface RateLimitOptions {
   /** Requests allowed per window and key; 0 turns a rule off. */
   limits: Record<RateLimitRule, number>;
   windowMs: number;
-  now?: () => number;
 }
 
-/** Windows past this many keys are swept of expired ones before a new key is added. */
-const SWEEP_AT = 10_000;
+/** One key's count in its current window, and when the window ends. */
+export interface RateWindow {
+  count: number;
+  /** Milliseconds until the window ends. */
+  resetsInMs: number;
+}
 
 /**
- * Fixed-window request counters, in this process's memory. Per instance on purpose: they cost
- * nothing on the request path, keep working while the database is down, and the limits are abuse
- * guards far above what a person does, so N instances allowing up to N times the limit is
- * acceptable (see the README). The one limit that must hold across instances, turns running at once
- * per account, is decided in PostgreSQL when a turn is claimed (`turns/runner.ts`).
+ * Fixed-window request counters in PostgreSQL (`rate_limit_windows`), so the limits hold across
+ * every API instance on the database: N instances allow what one does. Each counted request is
+ * one statement (an upsert that starts a new window when the old one has ended); windows are
+ * timed by the database's clock, which all instances share. Ended windows are swept now and then.
+ * Turns running at once per account are capped in the claim itself (`turns/running/claim.ts`).
  */
 export class RateLimiter {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
-  private readonly now: () => number;
-
-  constructor(private readonly options: RateLimitOptions) {
-    this.now = options.now ?? Date.now;
-  }
+  constructor(
+    private readonly db: Database,
+    private readonly options: RateLimitOptions,
+  ) {}
 
   /** Counts one request of `key` under `rule`; past the limit, `429 rate_limited` with Retry-After. */
-  hit(rule: RateLimitRule, key: string): void {
+  async hit(rule: RateLimitRule, key: string): Promise<void> {
     if (this.limit(rule) <= 0) return;
-    const window = this.add(rule, key);
-    if (window.count > this.limit(rule)) throw this.refusal(rule, key);
+    const window = await this.add(rule, key);
+    if (window.count > this.limit(rule)) throw rateLimited(Math.ceil(window.resetsInMs / 1000));
   }
 
   /** The requests allowed per window under `rule`; 0 when the rule is off. */
@@ -50,39 +54,36 @@ export class RateLimiter {
     return this.options.limits[rule];
   }
 
-  /** How many of `key` were counted under `rule` in its current window. */
-  count(rule: RateLimitRule, key: string): number {
-    const window = this.windows.get(`${rule}:${key}`);
-    return window && window.resetAt > this.now() ? window.count : 0;
+  /** `key`'s count under `rule` in its current window (0 when none runs). */
+  async window(rule: RateLimitRule, key: string): Promise<RateWindow> {
+    return (await readRateWindow(this.db, rule, key)) ?? { count: 0, resetsInMs: 0 };
   }
 
   /** Counts one of `key` under `rule` without refusing anything (the caller decides). */
-  add(rule: RateLimitRule, key: string): { count: number; resetAt: number } {
-    const now = this.now();
-    const id = `${rule}:${key}`;
-    let window = this.windows.get(id);
-    if (!window || window.resetAt <= now) {
-      if (!window && this.windows.size >= SWEEP_AT) this.sweep(now);
-      window = { count: 0, resetAt: now + this.options.windowMs };
-      this.windows.set(id, window);
-    }
-    window.count += 1;
-    return window;
+  async add(rule: RateLimitRule, key: string): Promise<RateWindow> {
+    return await countInWindow(this.db, rule, key, this.options.windowMs);
   }
 
   /** Forgets what was counted of `key` under `rule`. */
-  reset(rule: RateLimitRule, key: string): void {
-    this.windows.delete(`${rule}:${key}`);
+  async reset(rule: RateLimitRule, key: string): Promise<void> {
+    await deleteRateWindow(this.db, rule, key);
   }
 
-  /** `429 rate_limited`, retrying when `key`'s window under `rule` ends. */
-  refusal(rule: RateLimitRule, key: string): ApiError {
-    const window = this.windows.get(`${rule}:${key}`);
-    return rateLimited(Math.ceil(((window?.resetAt ?? this.now()) - this.now()) / 1000));
+  /** Removes the windows that have ended. */
+  async sweep(): Promise<void> {
+    await deleteEndedRateWindows(this.db);
   }
 
-  private sweep(now: number): void {
-    for (const [id, window] of this.windows) if (window.resetAt <= now) this.windows.delete(id);
+  /**
+   * Sweeps ended windows every `intervalMs` (a failure is logged; the next round tries again).
+   * Returns the stop.
+   */
+  startSweeping(intervalMs: number, logger: Logger): () => void {
+    const timer = setInterval(() => {
+      this.sweep().catch((error: unknown) => logger.warn({ err: error }, 'rate limit sweep failed'));
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 }
 
@@ -113,4 +114,48 @@ export function clientAddress(event: H3Event, trustedProxies: ReadonlySet<string
 
 function normalize(address: string): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
+
+// --- the windows' SQL --------------------------------------------------------------------------
+
+const windows = schema.rateLimitWindows;
+
+/** Milliseconds from the database's now to a window's end. */
+const resetsInMs = sql<number>`greatest(0, extract(epoch from ${windows.resetsAt} - now()) * 1000)::float8`;
+
+/**
+ * One more request in `key`'s window under `rule`: a new window (count 1) when none runs or the
+ * last has ended, else the count plus one. One statement; concurrent hits serialise on the row.
+ */
+async function countInWindow(db: Database, rule: string, key: string, windowMs: number): Promise<RateWindow> {
+  const end = sql`now() + ${`${windowMs} milliseconds`}::interval`;
+  const ended = sql`${windows.resetsAt} <= now()`;
+  const [row] = await db
+    .insert(windows)
+    .values({ rule, key, count: 1, resetsAt: end })
+    .onConflictDoUpdate({
+      target: [windows.rule, windows.key],
+      set: {
+        count: sql`case when ${ended} then 1 else ${windows.count} + 1 end`,
+        resetsAt: sql`case when ${ended} then ${end} else ${windows.resetsAt} end`,
+      },
+    })
+    .returning({ count: windows.count, resetsInMs });
+  return row ?? { count: 1, resetsInMs: windowMs };
+}
+
+async function readRateWindow(db: Database, rule: string, key: string): Promise<RateWindow | undefined> {
+  const [row] = await db
+    .select({ count: windows.count, resetsInMs })
+    .from(windows)
+    .where(and(eq(windows.rule, rule), eq(windows.key, key), sql`${windows.resetsAt} > now()`));
+  return row;
+}
+
+async function deleteRateWindow(db: Database, rule: string, key: string): Promise<void> {
+  await db.delete(windows).where(and(eq(windows.rule, rule), eq(windows.key, key)));
+}
+
+async function deleteEndedRateWindows(db: Database): Promise<void> {
+  await db.delete(windows).where(lt(windows.resetsAt, sql`now()`));
 }

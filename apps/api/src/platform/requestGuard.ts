@@ -3,6 +3,7 @@ import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 import { readRequestBody } from './requestBody';
 import { applySecurityHeaders } from './securityHeaders';
+import { stepTimesOf } from './serverTiming';
 
 /** Methods that change something: a page on another site must not be able to send them. */
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -33,6 +34,8 @@ const OWN_BODY_ROUTES: ReadonlyArray<{ path: RegExp; json: boolean }> = [
 export function requestGuard(trustedOrigins: readonly string[]) {
   const trusted = new Set(trustedOrigins);
   return async (event: H3Event, next: () => unknown) => {
+    // Started here, so a send's Server-Timing counts from its arrival.
+    const times = stepTimesOf(event);
     applySecurityHeaders(event.res.headers);
     const unsafeUrl = unsafeRequestUrlReason(rawRequestUrl(event));
     if (unsafeUrl) throw new ApiError('bad_request', unsafeUrl);
@@ -47,7 +50,7 @@ export function requestGuard(trustedOrigins: readonly string[]) {
       return await next();
     }
     assertJsonMediaType(event.req.headers);
-    await readRequestBody(event);
+    await times.measure('body', () => readRequestBody(event));
     return await next();
   };
 }

@@ -14,7 +14,7 @@ export function registerAccountRoutes(app: H3, services: ApiServices) {
   );
 
   route('post', '/api/account/sessions/revoke-others', async (event, _userId, signedIn) => {
-    await accounts.revokeOtherSessions(event.req.headers);
+    await accounts.revokeOtherSessions(event.req.headers, signedIn);
     return accounts.sessions(event.req.headers, signedIn);
   });
 

@@ -2,6 +2,7 @@ import { editMessageBody, regenerateReplyBody, switchBranchBody } from '@chat/co
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import { notFound } from '../platform/errors';
 import { idParam, readJson } from '../platform/http';
+import { stepTimesOf } from '../platform/serverTiming';
 import { authedRoutes } from './route';
 import type { ApiServices } from './services';
 import { sendResponse } from './turns';
@@ -28,9 +29,9 @@ export function registerBranchRoutes(app: H3, services: ApiServices) {
       const threadId = idParam(event, 'id');
       const messageId = messageIdParam(event);
       const body = await readJson(event, editMessageBody);
-      return sendResponse(await branches.editMessage(userId, threadId, messageId, body));
+      return sendResponse(await branches.editMessage(userId, threadId, messageId, body), stepTimesOf(event));
     },
-    { limit: 'sends' },
+    { limit: 'sends', startsTurn: true },
   );
 
   // Regenerating the latest reply is an edit that keeps the text: it starts a turn too.
@@ -41,9 +42,12 @@ export function registerBranchRoutes(app: H3, services: ApiServices) {
       const threadId = idParam(event, 'id');
       const replyId = messageIdParam(event);
       const body = await readJson(event, regenerateReplyBody);
-      return sendResponse(await branches.regenerateReply(userId, threadId, replyId, body));
+      return sendResponse(
+        await branches.regenerateReply(userId, threadId, replyId, body),
+        stepTimesOf(event),
+      );
     },
-    { limit: 'sends' },
+    { limit: 'sends', startsTurn: true },
   );
 
   route('put', '/api/threads/:id/active-branch', async (event, userId) => {

@@ -2,6 +2,7 @@ import type { H3, H3Event } from 'h3';
 import type { SignedIn } from '../auth/auth';
 import { ApiError } from '../platform/errors';
 import type { RateLimitRule } from '../platform/rateLimit';
+import { stepTimesOf } from '../platform/serverTiming';
 import type { ApiServices } from './services';
 
 export type AuthedHandler = (
@@ -14,6 +15,11 @@ type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 export interface RouteOptions {
   /** Counts each request against this per-account rate limit (`429 rate_limited` past it). */
   limit?: RateLimitRule;
+  /**
+   * The request may start a turn: it takes one of the instance's start slots first, before its
+   * session is looked up (`503 overloaded` at once when the box is starting all it can).
+   */
+  startsTurn?: boolean;
 }
 
 /**
@@ -26,10 +32,18 @@ export interface RouteOptions {
 export function authedRoutes(app: H3, services: ApiServices) {
   return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
     app[method](path, async (event) => {
-      const signedIn = await services.accounts.signedIn(event.req.headers);
-      if (!signedIn) throw new ApiError('unauthorized');
-      if (options.limit) services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
-      return await handler(event, signedIn.userId, signedIn);
+      const times = stepTimesOf(event);
+      const release = options.startsTurn
+        ? await times.measure('wait', () => services.http.starts.acquire())
+        : undefined;
+      try {
+        const signedIn = await times.measure('auth', () => services.accounts.signedIn(event.req.headers));
+        if (!signedIn) throw new ApiError('unauthorized');
+        if (options.limit) await services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
+        return await handler(event, signedIn.userId, signedIn);
+      } finally {
+        release?.();
+      }
     });
   };
 }

@@ -16,6 +16,7 @@ import type { HeadClaims } from '../chats/turns/running/headClaim';
 import type { DatabaseCircuit } from '../platform/databaseCircuit';
 import type { Logger } from '../platform/logger';
 import type { RateLimiter } from '../platform/rateLimit';
+import type { StartSlots } from '../platform/startSlots';
 import type { UploadSlots } from '../platform/uploadSlots';
 
 /** Who may send what, as the HTTP layer enforces it (from the config). */
@@ -29,6 +30,8 @@ export interface HttpPolicy {
   database: DatabaseCircuit;
   /** How many image uploads are read at once, per account and in all. */
   uploads: UploadSlots;
+  /** How many requests that start a turn are handled at once; past it, `503 overloaded`. */
+  starts: StartSlots;
 }
 
 /**

@@ -2,13 +2,19 @@ import { editQueuedTurnBody, type InterruptAnswer, sendTurnBody, setQueuePausedB
 import type { H3 } from 'h3';
 import type { SendResult } from '../chats/turns/accepting/turnAcceptance';
 import { idParam, readJson, turnStreamResponse } from '../platform/http';
+import { type StepTimes, stepTimesOf } from '../platform/serverTiming';
 import { authedRoutes } from './route';
 import type { ApiServices } from './services';
 
-/** A send's answer: the reply stream (200), or the accepted turn and the queue (202). */
-export function sendResponse(result: SendResult): Response {
-  if (result.kind === 'streaming') return turnStreamResponse(result.turn.id, result.stream.subscribe());
-  return Response.json({ turn: result.turn, turnQueue: result.turnQueue }, { status: 202 });
+/**
+ * A send's answer: the reply stream (200), or the accepted turn and the queue (202), with the
+ * steps it took in `Server-Timing`.
+ */
+export function sendResponse(result: SendResult, times: StepTimes): Response {
+  const headers = { 'server-timing': times.header() };
+  if (result.kind === 'streaming')
+    return turnStreamResponse(result.turn.id, result.stream.subscribe(), headers);
+  return Response.json({ turn: result.turn, turnQueue: result.turnQueue }, { status: 202, headers });
 }
 
 export function registerTurnRoutes(app: H3, services: ApiServices) {
@@ -21,9 +27,10 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
     async (event, userId) => {
       const threadId = idParam(event, 'id');
       const body = await readJson(event, sendTurnBody);
-      return sendResponse(await acceptance.send(userId, threadId, body));
+      const times = stepTimesOf(event);
+      return sendResponse(await acceptance.send(userId, threadId, body, times), times);
     },
-    { limit: 'sends' },
+    { limit: 'sends', startsTurn: true },
   );
 
   route('get', '/api/threads/:id/turns/:turnId/stream', async (event, userId) => {

@@ -5,7 +5,7 @@ import {
   composerView,
   dockView,
   finishedAnnouncement,
-  noticeMessage,
+  noticeView,
   transcriptStatus,
   unsettledTurnIds,
   versionsView,
@@ -105,8 +105,8 @@ export function useThreadPage(threadId: string) {
     /** Turns whose messages a new chat cannot start from yet (P3). */
     unsettled: viewOf((current) => [current.queue], unsettledTurnIds),
     notice: viewOf(
-      (current) => [current.notice, current.streamError, current.queue.items],
-      (current) => ({ message: noticeMessage(current), retryable: current.notice?.retryable ?? false }),
+      (current) => [current.notice, current.shed, current.streamError, current.queue.items],
+      noticeView,
     ),
     /** What the live region says when a reply finishes (changes once per finished reply). */
     finished: viewOf(

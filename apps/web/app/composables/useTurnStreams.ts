@@ -2,6 +2,7 @@ import type { Attachment, SendMode, Turn, TurnQueue } from '@chat/contracts';
 import type { ThreadPageEffect } from '~/threadPage/effects';
 import type { StartKind } from '~/threadPage/events';
 import type { ChatUIMessage } from '~/utils/chatMessages';
+import { sendUntilTaken } from '~/utils/overloadRetry';
 import { readTurnStream } from '~/utils/turnStream';
 import { refusalOf, type ThreadStore } from './useThreadStore';
 
@@ -56,6 +57,8 @@ export function useTurnStreams(store: ThreadStore) {
   const pendingStarts = new Set<Promise<unknown>>();
   /** Retries offered with notices, by notice id. */
   const retries = new Map<number, () => void>();
+  /** Starts the server shed, waiting to go out again: Stop (or leaving the page) ends the wait. */
+  const shedWaits = new Set<AbortController>();
 
   /**
    * Shows a turn's stream: the store is told first (the turn shows at once, and the state stops
@@ -119,11 +122,30 @@ export function useTurnStreams(store: ThreadStore) {
     const { kind, claimAt } = request;
     dispatch({ type: 'start.requested', kind, claimAt });
     const connection = new AbortController();
+    // A start the server is too busy to take (L1) is sent again by itself; the page says so.
+    const shedWait = new AbortController();
+    shedWaits.add(shedWait);
+    let shed = false;
+    const endShed = () => {
+      shedWaits.delete(shedWait);
+      if (shed) dispatch({ type: 'start.shedEnded', kind });
+      shed = false;
+    };
     let response: Response;
     try {
       await request.after;
-      response = await apiFetch(request.path, { ...request.init, signal: connection.signal });
+      response = await sendUntilTaken(
+        () => apiFetch(request.path, { ...request.init, signal: connection.signal }),
+        {
+          signal: shedWait.signal,
+          onShed: () => {
+            shed = true;
+            dispatch({ type: 'start.shed', kind });
+          },
+        },
+      );
     } catch (cause) {
+      endShed();
       const error = ApiRequestError.fromUnknown(cause);
       dispatch({
         type: 'start.refused',
@@ -136,6 +158,7 @@ export function useTurnStreams(store: ThreadStore) {
       if (request.retry && notice?.retryable) retries.set(notice.id, request.retry);
       return { kind: 'refused', error };
     }
+    endShed();
     if (response.status === 202) {
       let turnQueue: TurnQueue | null = null;
       if (kind === 'send') {
@@ -261,6 +284,8 @@ export function useTurnStreams(store: ThreadStore) {
     let interrupted: InterruptAnswer | undefined;
     let failure: unknown;
     try {
+      // A send still waiting out the server's overload was never accepted: it goes back to the box.
+      for (const wait of shedWaits) wait.abort();
       await Promise.allSettled([...pendingStarts]);
       const [, answer] = await Promise.allSettled([
         stopLocalStream(),
@@ -313,7 +338,10 @@ export function useTurnStreams(store: ThreadStore) {
     retry?.();
   }
 
-  onScopeDispose(() => reading?.connection.abort());
+  onScopeDispose(() => {
+    reading?.connection.abort();
+    for (const wait of shedWaits) wait.abort();
+  });
 
   return { start, send, stop, sendNow, retryFailed, retryNotice };
 }

@@ -38,6 +38,13 @@ export type ThreadPageEvent =
   | { type: 'start.requested'; kind: StartKind; claimAt?: number }
   /** The server queued it (`202`); a send's answer carries the queue. */
   | { type: 'start.queued'; kind: StartKind; turnQueue: TurnQueue | null }
+  /**
+   * The server was too busy to take it (`503 overloaded`, nothing recorded): this tab sends it
+   * again by itself after a pause (L1). Once per start, however many attempts it takes.
+   */
+  | { type: 'start.shed'; kind: StartKind }
+  /** A shed start was taken at last, refused otherwise, or given up: its answer follows. */
+  | { type: 'start.shedEnded'; kind: StartKind }
   /** `retryOffered`: the banner may offer to send it again (when that can help). */
   | { type: 'start.refused'; kind: StartKind; error: Refusal; claimAt?: number; retryOffered?: boolean }
   /**

@@ -70,6 +70,10 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
         streamError: quiet ? state.streamError : null,
       };
     }
+    case 'start.shed':
+      return { ...state, shed: state.shed + 1 };
+    case 'start.shedEnded':
+      return { ...state, shed: Math.max(0, state.shed - 1) };
     case 'start.queued':
       return startQueued(state, event.kind, event.turnQueue);
     case 'start.refused':

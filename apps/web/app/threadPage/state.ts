@@ -32,6 +32,8 @@ export interface ThreadPageState {
   detail: { wanted: boolean; inFlight: number; latest: number };
   /** Requests out that may start a turn in this tab (send, claim, Stop & send, retry, edit, decision). */
   starts: number;
+  /** Of `starts`, those the server shed (`503 overloaded`) and this tab is sending again (L1). */
+  shed: number;
   /** Stop or Stop & send is ending the shown stream on purpose. */
   stopping: number;
   /** Turns this tab showed to their end or stopped: never attached to again (newest last). */
@@ -130,6 +132,7 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     // The first load is the first detail read.
     detail: { wanted: true, inFlight: 0, latest: 0 },
     starts: 0,
+    shed: 0,
     stopping: 0,
     finished: [],
     claimRefusedAt: null,

@@ -1,4 +1,4 @@
-import { type HitlRequest, type Turn, threadBusyMessages } from '@chat/contracts';
+import { type HitlRequest, refusalMessages, type Turn, threadBusyMessages } from '@chat/contracts';
 import type { ChatStatus } from 'ai';
 import { isBusy, waitsForApproval, whenItemsRun } from './queue';
 import { isReconnecting } from './reducer';
@@ -6,14 +6,34 @@ import type { ThreadPageState } from './state';
 
 /** What the chat page's components render, derived from the state (pure). */
 
-/** The banner's words: this tab's last refusal, or else the error a stream ended with. */
+/**
+ * The banner's words: this tab's last refusal, else that the server is too busy to take a send
+ * yet (it is being sent again), else the error a stream ended with.
+ */
 export function noticeMessage(state: ThreadPageState): string | null {
   if (state.notice) return state.notice.message;
+  if (state.shed > 0) return refusalMessages.overloaded.retrying;
   const failed = state.streamError;
   if (!failed) return null;
   // A failed turn stays at the queue head with its error (Q11): the Dock says it, once.
   const inDock = state.queue.items.some((turn) => turn.id === failed.turnId && turn.status === 'failed');
   return inDock ? null : failed.message;
+}
+
+export interface NoticeView {
+  message: string | null;
+  /** The banner offers Retry. */
+  retryable: boolean;
+  /** It says the server is busy and a send is being tried again: no error, nothing to dismiss. */
+  busy: boolean;
+}
+
+export function noticeView(state: ThreadPageState): NoticeView {
+  return {
+    message: noticeMessage(state),
+    retryable: state.notice?.retryable ?? false,
+    busy: !state.notice && state.shed > 0,
+  };
 }
 
 export interface ComposerView {

@@ -10,6 +10,8 @@ export class ApiRequestError extends Error {
     readonly code: ErrorCode | null = null,
     /** The request field a `400` is about (`error.field`), e.g. "email". */
     readonly field: string | null = null,
+    /** Seconds the server asked to wait before trying again (`Retry-After`), when it said. */
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
     this.name = 'ApiRequestError';
@@ -29,7 +31,9 @@ export class ApiRequestError extends Error {
       if (error && typeof error.message === 'string') {
         const code = typeof error.code === 'string' ? (error.code as ErrorCode) : null;
         const field = typeof error.field === 'string' ? error.field : null;
-        return new ApiRequestError(error.message, response.status, code, field);
+        const retryAfter = Number(response.headers.get('retry-after'));
+        const retryAfterS = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null;
+        return new ApiRequestError(error.message, response.status, code, field, retryAfterS);
       }
     } catch {
       // Not JSON (a proxy error page, say): fall back to the status line.

@@ -5,7 +5,9 @@
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
 # [[fail-after:N]] fail after N words.
 # The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
-# Scenarios tagged @api are automated against the API alone (apps/api/test/failedHeads.test.ts).
+# Scenarios tagged @api are automated against the API alone (apps/api/test/failedHeads.test.ts;
+# @L1: apps/api/test/overload.test.ts, the page's part in apps/web/test/threadPage/overload.test.ts
+# and apps/web/test/overloadRetry.test.ts).
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
@@ -279,3 +281,13 @@ Feature: Chat with queued turns and interrupts
     When its reply is finished
     Then the polite live region says "Reply finished: You said: "good morning"."
 
+  @api @L1
+  Scenario: A send past what the server can start is refused at once and goes out later by itself
+    Given the API instance is starting as many sends as it may, and its short line is full
+    When I send "one more"
+    Then the answer is 503 overloaded with Retry-After, at once
+    And no turn was recorded for it
+    And the page says the server is busy and the message goes out as soon as it can
+    When a start slot is free and the page sends the same request again after Retry-After
+    Then "one more" is accepted once
+    And Stop, Stop & send and reading the thread worked all along

@@ -24,7 +24,7 @@ export function statusIn(group: TurnStatusGroup): SQL {
 }
 
 type TurnColumns = Omit<typeof turns.$inferInsert, 'id' | 'threadId' | 'status'>;
-type TurnChanges = { [K in keyof TurnColumns]?: TurnColumns[K] | SQL };
+export type TurnChanges = { [K in keyof TurnColumns]?: TurnColumns[K] | SQL };
 
 /**
  * Moves a turn along the table. The update is conditional on the status the caller saw, so a
@@ -46,10 +46,17 @@ export async function transitionTurn(
   return row;
 }
 
-/** Where a turn's life begins: waiting in the queue, or (a steer) waiting for the running reply. */
-export type EntryStatus = Extract<TurnStatus, 'queued' | 'steer_pending'>;
+/**
+ * Where a turn's life begins: waiting in the queue, (a steer) waiting for the running reply, or,
+ * a send to an idle thread, running at once: claimed in the transaction that accepts it
+ * (`running/claim.ts`), its `queued -> running` move made in the same write that records it.
+ */
+export type EntryStatus = Extract<TurnStatus, 'queued' | 'steer_pending' | 'running'>;
 
-/** Records an accepted turn (Q1: recording it is acceptance). */
+/**
+ * Records an accepted turn (Q1: recording it is acceptance). A turn recorded `running` takes the
+ * table's `queued -> running` move in that write, with its claim's columns (`changes`).
+ */
 export async function insertTurn(
   q: Queryable,
   status: EntryStatus,
@@ -61,10 +68,12 @@ export async function insertTurn(
     steer?: boolean;
     attachments?: TurnRow['attachments'];
   },
+  changes: TurnChanges = {},
 ): Promise<TurnRow> {
+  if (status === 'running') assertTransition('queued', 'running');
   const [row] = await q
     .insert(turns)
-    .values({ ...values, status })
+    .values({ ...values, ...changes, status })
     .returning();
   if (!row) throw new InvariantError('insert returned no turn');
   return row;

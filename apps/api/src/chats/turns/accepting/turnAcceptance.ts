@@ -1,6 +1,7 @@
 import type { Attachment, SendMode, Turn, TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
-import type { Signals } from '../../../platform/notifications';
+import type { Signal, Signals } from '../../../platform/notifications';
+import { StepTimes } from '../../../platform/serverTiming';
 import { attachmentsForMessage } from '../../attachments/repository';
 import { findBranch } from '../../branches/repository';
 import { activeBranchIdOf, requireOwnedThread, updateThread } from '../../threads/repository';
@@ -11,6 +12,7 @@ import { validMessageText } from '../messageText';
 import { admitSend } from '../queue/admission';
 import { readTurnQueue } from '../queue/turnQueue';
 import { findTurnByClientRequestId } from '../repository';
+import { lastSettledTurnOnBranch } from '../running/repository';
 import type { TurnRunner } from '../running/runner';
 import type { TurnStream } from '../running/turnStream';
 
@@ -40,6 +42,8 @@ export interface Joining {
   branchId: string;
   /** The branch row, when the plan read it (the runner would read it again otherwise). */
   branch?: BranchRow;
+  /** The branch's last settled turn, when the plan read it with its own reads (S5's read). */
+  lastSettled?: TurnRow | null;
   text: string;
   attachments: Attachment[];
   /** Runs now (claimed in this transaction), waits in the queue, or waits for the running reply's next step. */
@@ -84,6 +88,7 @@ export class TurnAcceptance {
     ownerId: string,
     threadId: string,
     input: { clientRequestId: string; text: string; mode?: SendMode; attachmentIds?: string[] },
+    times?: StepTimes,
   ): Promise<SendResult> {
     const text = validMessageText(input.text);
     return await this.accept(
@@ -91,9 +96,11 @@ export class TurnAcceptance {
       {
         decide: async (tx, thread) => {
           const branchId = activeBranchIdOf(thread);
-          const [{ idle, active }, branch] = await Promise.all([
+          // One round trip: the claim's S5 read goes with the admission's, in case it runs now.
+          const [{ idle, active }, branch, lastSettled] = await Promise.all([
             admitSend(tx, thread),
             findBranch(tx, branchId),
+            lastSettledTurnOnBranch(tx, branchId),
           ]);
           const attachments = await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds ?? []);
           const steer = input.mode === 'steer' && active !== undefined;
@@ -105,6 +112,7 @@ export class TurnAcceptance {
           return {
             branchId,
             branch,
+            lastSettled: lastSettled ?? null,
             text,
             attachments,
             joins,
@@ -115,18 +123,27 @@ export class TurnAcceptance {
           };
         },
       },
+      times,
     );
   }
 
-  /** Accepts one turn by `plan` (see the class). */
-  async accept(request: TurnRequest, plan: TurnPlan): Promise<SendResult> {
+  /**
+   * Accepts one turn by `plan` (see the class). `times` gets its steps: `accept` (the
+   * transaction), `claim` (within it), `start` (the run begun), `queue` (the queue read back).
+   */
+  async accept(request: TurnRequest, plan: TurnPlan, times = new StepTimes()): Promise<SendResult> {
     const { db, runner, signals } = this.deps;
     const { ownerId, threadId, clientRequestId } = request;
     let result: { retry: true; turn: TurnRow } | { retry: false; turn: TurnRow; joining: Joining };
+    const startedAt = performance.now();
+    let claimMs = 0;
     try {
       result = await db.transaction(async (tx) => {
-        const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
+        // The lock and the idempotency lookup go out together; the lookup runs once the lock is held.
+        const [thread, existing] = await Promise.all([
+          requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+          findTurnByClientRequestId(tx, threadId, clientRequestId),
+        ]);
         if (existing) return { retry: true as const, turn: existing };
         const joining = await plan.decide(tx, thread);
         const values = {
@@ -136,34 +153,52 @@ export class TurnAcceptance {
           text: joining.text,
           attachments: joining.attachments,
         };
+        const touchThread = updateThread(tx, threadId, joining.thread ?? {});
+        // What other tabs hear of it goes out with the writes, delivered at the commit.
+        const told = signals.publishWith(tx, ...signalsOf(threadId, joining));
+        if (joining.joins === 'run') {
+          // Recorded running at once: accepted and claimed in one write (running/claim.ts).
+          const claimStartedAt = performance.now();
+          const [turn] = await Promise.all([
+            runner.claimNew(
+              tx,
+              { ...values, steer: joining.steer ?? false },
+              { ownerId, lastSettled: joining.lastSettled },
+            ),
+            touchThread,
+            told,
+          ]);
+          claimMs = performance.now() - claimStartedAt;
+          return { retry: false as const, turn, joining };
+        }
         // Under the lock, the two writes go out together: one round trip.
-        const [recorded] = await Promise.all([
+        const [turn] = await Promise.all([
           joining.joins === 'steer'
             ? insertTurn(tx, 'steer_pending', { ...values, steer: true })
             : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
-          updateThread(tx, threadId, joining.thread ?? {}),
+          touchThread,
+          told,
         ]);
-        const turn = joining.joins === 'run' ? await runner.claim(tx, recorded, joining.branchId) : recorded;
         return { retry: false as const, turn, joining };
       });
     } catch (error) {
       await plan.rolledBack?.();
       throw error;
     }
+    times.add('accept', performance.now() - startedAt - claimMs);
+    if (claimMs > 0) times.add('claim', claimMs);
 
     if (result.retry) return await this.replay(result.turn);
     const { turn, joining } = result;
-    if (joining.announce) await signals.publish({ kind: 'thread.changed', threadId });
     if (joining.joins === 'run') {
       return {
         kind: 'streaming',
         turn: toTurn(turn),
-        stream: await runner.start(turn, ownerId, joining.branch),
+        stream: await times.measure('start', () => runner.start(turn, ownerId, joining.branch)),
       };
     }
-    if (joining.joins === 'steer') await signals.publish({ kind: 'steer', threadId });
-    await signals.publish({ kind: 'queue.changed', threadId });
-    return { kind: 'queued', turn: toTurn(turn), turnQueue: await readTurnQueue(db, threadId) };
+    const turnQueue = await times.measure('queue', () => readTurnQueue(db, threadId));
+    return { kind: 'queued', turn: toTurn(turn), turnQueue };
   }
 
   /** The answer to a retried clientRequestId (Q1): the first request's turn, as it stands now. */
@@ -175,4 +210,16 @@ export class TurnAcceptance {
       ? { kind: 'queued', turn: toTurn(turn), turnQueue }
       : { kind: 'accepted', turn: toTurn(turn), turnQueue };
   }
+}
+
+/**
+ * What an accepted turn tells every instance: the thread's title or shown version changed
+ * (`announce`); a steer for the running reply; the queue grew. A turn that runs now announces
+ * itself when it starts (`turn.started`).
+ */
+function signalsOf(threadId: string, joining: Joining): Signal[] {
+  const signals: Signal[] = joining.announce ? [{ kind: 'thread.changed', threadId }] : [];
+  if (joining.joins === 'steer') signals.push({ kind: 'steer', threadId });
+  if (joining.joins !== 'run') signals.push({ kind: 'queue.changed', threadId });
+  return signals;
 }

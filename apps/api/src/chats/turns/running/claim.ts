@@ -1,24 +1,69 @@
 import { refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { ApiError } from '../../../platform/errors';
-import { transitionTurn } from '../lifecycle';
-import { countRunningTurnsOfOwner, lastSettledTurnOnBranch, leaseFromNow } from './repository';
+import { insertTurn, type TurnChanges, transitionTurn } from '../lifecycle';
+import {
+  countRunningTurnsOf,
+  countRunningTurnsOfOwner,
+  lastSettledTurnOnBranch,
+  leaseFromNow,
+} from './repository';
 
 /** What a claim refused for too many running turns suggests: replies take seconds. */
 const RUNNING_TURNS_RETRY_S = 5;
+
+export interface ClaimDeps {
+  runnerId: string;
+  leaseMs: number;
+  modelName: string;
+  maxRunningTurnsPerAccount?: number;
+}
 
 /** The runner's claim of a turn (see TurnRunner.claim), inside the caller's transaction. */
 export async function claimTurn(
   tx: Queryable,
   turn: TurnRow,
   branchId: string,
-  deps: { runnerId: string; leaseMs: number; modelName: string; maxRunningTurnsPerAccount?: number },
+  deps: ClaimDeps,
 ): Promise<TurnRow> {
   const limit = deps.maxRunningTurnsPerAccount ?? 0;
   const [running, lastSettled] = await Promise.all([
     limit > 0 ? countRunningTurnsOfOwner(tx, turn.threadId) : 0,
     lastSettledTurnOnBranch(tx, branchId),
   ]);
+  assertUnderRunningCap(running, limit);
+  return await transitionTurn(tx, turn, 'running', claimColumns(branchId, lastSettled, deps));
+}
+
+/** A turn accepted and claimed at once: what it is recorded with (`insertTurn`'s values). */
+export type NewTurnValues = Parameters<typeof insertTurn>[2];
+
+/**
+ * `claimTurn` for a turn accepted in the same transaction (a send to an idle thread): recorded
+ * running in one write instead of inserted queued and moved. `lastSettled`: the branch's last
+ * settled turn when the caller read it already (with its own reads, one round trip fewer).
+ */
+export async function claimNewTurn(
+  tx: Queryable,
+  values: NewTurnValues,
+  known: { ownerId: string; lastSettled?: TurnRow | null },
+  deps: ClaimDeps,
+): Promise<TurnRow> {
+  const limit = deps.maxRunningTurnsPerAccount ?? 0;
+  const [running, lastSettled] = await Promise.all([
+    limit > 0 ? countRunningTurnsOf(tx, known.ownerId) : 0,
+    known.lastSettled !== undefined ? known.lastSettled : lastSettledTurnOnBranch(tx, values.branchId),
+  ]);
+  assertUnderRunningCap(running, limit);
+  return await insertTurn(
+    tx,
+    'running',
+    values,
+    claimColumns(values.branchId, lastSettled ?? undefined, deps),
+  );
+}
+
+function assertUnderRunningCap(running: number, limit: number): void {
   if (limit > 0 && running >= limit) {
     // The caller's transaction rolls back: nothing was accepted or claimed.
     throw new ApiError(
@@ -28,7 +73,14 @@ export async function claimTurn(
       { 'retry-after': String(RUNNING_TURNS_RETRY_S) },
     );
   }
-  return await transitionTurn(tx, turn, 'running', {
+}
+
+/**
+ * What a claim writes: this instance's lease, a new user message id, and the hidden handoff (S5)
+ * when the branch's last settled turn was interrupted.
+ */
+function claimColumns(branchId: string, lastSettled: TurnRow | undefined, deps: ClaimDeps): TurnChanges {
+  return {
     branchId,
     handoff: lastSettled?.status === 'interrupted',
     runnerId: deps.runnerId,
@@ -40,5 +92,5 @@ export async function claimTurn(
     model: deps.modelName,
     partialText: '',
     error: null,
-  });
+  };
 }

@@ -20,12 +20,23 @@ export async function countRunningTurnsOfOwner(q: Queryable, threadId: string): 
   const threads = schema.threads;
   const [owner] = await q.select({ ownerId: threads.ownerId }).from(threads).where(eq(threads.id, threadId));
   if (!owner) return 0;
-  await q.execute(sql`select pg_advisory_xact_lock(hashtextextended(${owner.ownerId}, 727274002))`);
-  const [row] = await q
-    .select({ count: sql<number>`count(*)::int` })
-    .from(turns)
-    .innerJoin(threads, eq(threads.id, turns.threadId))
-    .where(and(eq(threads.ownerId, owner.ownerId), running));
+  return await countRunningTurnsOf(q, owner.ownerId);
+}
+
+/**
+ * `countRunningTurnsOfOwner` when the owner is known. The lock and the count go out together (one
+ * round trip): a transaction runs its statements in order, so the count waits for the lock.
+ */
+export async function countRunningTurnsOf(q: Queryable, ownerId: string): Promise<number> {
+  const threads = schema.threads;
+  const [, [row]] = await Promise.all([
+    q.execute(sql`select pg_advisory_xact_lock(hashtextextended(${ownerId}, 727274002))`),
+    q
+      .select({ count: sql<number>`count(*)::int` })
+      .from(turns)
+      .innerJoin(threads, eq(threads.id, turns.threadId))
+      .where(and(eq(threads.ownerId, ownerId), running)),
+  ]);
   return row?.count ?? 0;
 }
 

@@ -10,7 +10,7 @@ import type { RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { checkpoint } from './checkpoint';
-import { claimTurn } from './claim';
+import { claimNewTurn, claimTurn, type NewTurnValues } from './claim';
 import { type RunProgress, repairTranscript } from './replyRepair';
 import { leaseFromNow } from './repository';
 import {
@@ -103,6 +103,15 @@ export class TurnRunner {
    */
   async claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow> {
     return await claimTurn(tx, turn, branchId, this.deps);
+  }
+
+  /** `claim` of a turn accepted in the same transaction: recorded running at once (claim.ts). */
+  async claimNew(
+    tx: Queryable,
+    values: NewTurnValues,
+    known: { ownerId: string; lastSettled?: TurnRow | null },
+  ): Promise<TurnRow> {
+    return await claimNewTurn(tx, values, known, this.deps);
   }
 
   /**

@@ -9,12 +9,14 @@ import type { UIMessageChunk } from 'ai';
 export class TurnStream {
   private readonly chunks: UIMessageChunk[] = [];
   private readonly subscribers = new Set<ReadableStreamDefaultController<UIMessageChunk>>();
+  private readonly listeners = new Set<{ onChunk: () => void; onClose: () => void }>();
   private closed = false;
 
   push(chunk: UIMessageChunk): void {
     if (this.closed) return;
     this.chunks.push(chunk);
     for (const controller of this.subscribers) controller.enqueue(chunk);
+    for (const listener of this.listeners) listener.onChunk();
   }
 
   close(): void {
@@ -22,6 +24,31 @@ export class TurnStream {
     this.closed = true;
     for (const controller of this.subscribers) controller.close();
     this.subscribers.clear();
+    for (const listener of this.listeners) listener.onClose();
+    this.listeners.clear();
+  }
+
+  /** How many chunks the reply has so far; chunk `n` of it is `chunkAt(n)`. */
+  get size(): number {
+    return this.chunks.length;
+  }
+
+  chunkAt(index: number): UIMessageChunk | undefined {
+    return this.chunks[index];
+  }
+
+  /**
+   * Tells `onChunk` each time a chunk is added (read it with `chunkAt`) and `onClose` at the end,
+   * synchronously; returns the unsubscribe. For readers that keep their own place in the reply.
+   */
+  listen(onChunk: () => void, onClose: () => void): () => void {
+    const listener = { onChunk, onClose };
+    if (this.closed) {
+      onClose();
+      return () => {};
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   get isClosed(): boolean {

@@ -6,6 +6,7 @@ import type { ChatAgent } from '../../../../agent/chatAgent';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
 import { FreshRuns } from './freshRuns';
 import { callModel, describeModelError, suspendedCallOf } from './modelCall';
+import { RunThreads } from './runThreads';
 import { SteerDelivery } from './steerDelivery';
 
 /** The workflow under which Mastra stores the snapshot of an agent run suspended for approval. */
@@ -22,14 +23,21 @@ export class MastraDriver implements RuntimeDriver {
   private constructor(
     private readonly chatAgent: ChatAgent,
     private readonly runs: FreshRuns,
+    private readonly threads: RunThreads,
   ) {}
 
-  /** The driver for `chatAgent`, its storage's workflow store wrapped for fresh runs. */
+  /**
+   * The driver for `chatAgent`, its storage's workflow store wrapped for fresh runs and its memory
+   * store for the thread rows of running runs.
+   */
   static async create(chatAgent: ChatAgent): Promise<MastraDriver> {
     const runs = new FreshRuns();
     const workflows = await chatAgent.storage.getStore('workflows');
     if (workflows) runs.wrap(workflows);
-    return new MastraDriver(chatAgent, runs);
+    const threads = new RunThreads();
+    const memory = await chatAgent.storage.getStore('memory');
+    if (memory) threads.wrap(memory);
+    return new MastraDriver(chatAgent, runs, threads);
   }
 
   async send(input: DriverTurn): Promise<RuntimeConnection> {
@@ -58,6 +66,7 @@ export class MastraDriver implements RuntimeDriver {
 
   private async *run(input: DriverTurn, steering: SteerDelivery | undefined): AsyncGenerator<DriverEvent> {
     const fresh = this.runs.begin();
+    const releaseThread = this.threads.begin(input.conversation.id);
     try {
       const output = await callModel(this.chatAgent.agent, input, {
         runId: fresh.runId,
@@ -92,6 +101,7 @@ export class MastraDriver implements RuntimeDriver {
     } finally {
       steering?.close();
       fresh.release();
+      releaseThread();
     }
   }
 }

@@ -1,0 +1,162 @@
+import { createSql, schema } from '@chat/db';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StartSlots } from '../src/platform/startSlots';
+import { type ApiClient, readChunks, readUntilWords, textOfChunks, waitFor } from './support/client';
+import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
+
+/**
+ * L1: past what the instance can start, a send is answered `503 overloaded` with `Retry-After` at
+ * once and nothing is recorded; Stop, Stop & send and reads keep working. One start slot and no
+ * line make "full" exact: a send holding the slot is kept inside its transaction by a lock this
+ * test holds on its thread row.
+ */
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+let api: TestApi;
+let client: ApiClient;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  api = await startTestApi(database.url, { SENDS_AT_ONCE: '1', SENDS_WAITING: '0' });
+  client = await api.client();
+});
+
+afterAll(async () => {
+  await api?.close();
+  await database?.drop();
+});
+
+/** Holds `threadId`'s row lock from another connection until `release` is called. */
+async function holdThreadLock(threadId: string): Promise<{ release: () => Promise<void> }> {
+  const sql = createSql(database.url, { max: 1 });
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = () => {};
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const transaction = sql.begin(async (tx) => {
+    await tx`select id from threads where id = ${threadId} for update`;
+    locked();
+    await released;
+  });
+  await isLocked;
+  return {
+    release: async () => {
+      release();
+      await transaction;
+      await sql.end();
+    },
+  };
+}
+
+async function turnsWith(clientRequestId: string) {
+  return await api.runtime.database.db
+    .select()
+    .from(schema.chatTurnRequests)
+    .where(eq(schema.chatTurnRequests.clientRequestId, clientRequestId));
+}
+
+describe('a send past what the instance can start (L1)', () => {
+  it('is answered 503 overloaded with Retry-After at once, records nothing, and the same request is accepted later', async () => {
+    const [held, other] = [await client.createThread(), await client.createThread()];
+    const lock = await holdThreadLock(held);
+    // This send takes the only slot and waits for the lock inside its transaction.
+    const first = client.send(held, 'First [[words:3]]');
+    const holding = await waitFor(
+      async () => api.runtime.services.http.starts.load.running,
+      (running) => running === 1,
+    );
+    expect(holding).toBe(1);
+
+    const clientRequestId = crypto.randomUUID();
+    const refused = await client.send(other, 'Second [[words:3]]', clientRequestId);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('overloaded');
+    expect(body.error.message).toMatch(/busy/);
+    expect(await turnsWith(clientRequestId)).toEqual([]);
+
+    await lock.release();
+    const accepted = await first;
+    expect(accepted.status).toBe(200);
+    await readChunks(accepted);
+
+    // Retried with the same clientRequestId: accepted once, as if the first try never happened.
+    const retried = await client.send(other, 'Second [[words:3]]', clientRequestId);
+    expect(retried.status).toBe(200);
+    expect(textOfChunks(await readChunks(retried))).toContain('Second');
+    expect(await turnsWith(clientRequestId)).toHaveLength(1);
+  });
+
+  it('keeps Stop, Stop & send and reads working while sends are refused', async () => {
+    const LONG = 'Long [[words:400]] [[delay:20]]';
+    const [withQueue, toStop, held] = [
+      await client.createThread(),
+      await client.createThread(),
+      await client.createThread(),
+    ];
+    const first = await client.send(withQueue, LONG);
+    await readUntilWords(first, 2);
+    const head = await client.queued(withQueue, 'Next [[words:6]]');
+    const second = await client.send(toStop, LONG);
+    await readUntilWords(second, 2);
+
+    const lock = await holdThreadLock(held);
+    const blocked = client.send(held, 'Blocked [[words:3]]');
+    await waitFor(
+      async () => api.runtime.services.http.starts.load.running,
+      (running) => running === 1,
+    );
+    try {
+      expect((await client.send(withQueue, 'Refused')).status).toBe(503);
+      // Reads.
+      expect((await client.json('GET', '/api/threads')).status).toBe(200);
+      expect((await client.detail(withQueue)).turnQueue.items.map((turn) => turn.id)).toEqual([head.id]);
+      // Stop.
+      const stopped = await client.json<{ turn: { status: string } }>(
+        'POST',
+        `/api/threads/${toStop}/interrupt`,
+      );
+      expect(stopped.status).toBe(200);
+      expect(stopped.body.turn.status).toBe('interrupted');
+      // Stop & send: the running reply stops and the head streams.
+      const sent = await client.fetch('POST', `/api/threads/${withQueue}/queue/${head.id}/send-now`);
+      expect(sent.status).toBe(200);
+      expect(textOfChunks(await readChunks(sent)).startsWith('(after interruption)')).toBe(true);
+    } finally {
+      await lock.release();
+    }
+    const unblocked = await blocked;
+    expect(unblocked.status).toBe(200);
+    await readChunks(unblocked);
+  });
+});
+
+describe('start slots', () => {
+  it('lets a waiting request go on when a slot frees, and refuses one that waited too long or found the line full', async () => {
+    const slots = new StartSlots({ atOnce: 1, maxWaiting: 1, maxWaitMs: 60_000 });
+    const release = await slots.acquire();
+    const waiting = slots.acquire();
+    expect(slots.load).toEqual({ running: 1, waiting: 1 });
+    await expect(slots.acquire()).rejects.toMatchObject({ code: 'overloaded', status: 503 });
+    release();
+    const next = await waiting;
+    expect(slots.load).toEqual({ running: 1, waiting: 0 });
+    next();
+    next();
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+
+    const quick = new StartSlots({ atOnce: 1, maxWaiting: 5, maxWaitMs: 20 });
+    const held = await quick.acquire();
+    await expect(quick.acquire()).rejects.toMatchObject({
+      code: 'overloaded',
+      headers: { 'retry-after': '1' },
+    });
+    expect(quick.load).toEqual({ running: 1, waiting: 0 });
+    held();
+  });
+});

@@ -1,0 +1,202 @@
+import { describeError } from '../errors';
+import { firstDeltaThenDrain, readStream, type Session } from '../http';
+import type { Row } from '../rows';
+import { summarize } from '../stats';
+import { type BenchContext, inParallel } from './context';
+
+const SHORT_TURN = 'Quick one. [[words:5]] [[delay:0]]';
+const SLOW = 'A slow one to stop. [[words:400]] [[delay:50]]';
+
+interface SendResult {
+  status: number;
+  /** Milliseconds from the request to its response headers (NaN when it failed outright). */
+  headersMs: number;
+  error?: string;
+}
+
+/** One send, timed to its response headers; a stream is then read to its end in the background. */
+async function timedSend(
+  session: Session,
+  threadId: string,
+  clientRequestId = crypto.randomUUID(),
+): Promise<SendResult & { done: Promise<void> }> {
+  const startedAt = performance.now();
+  try {
+    const response = await session.fetch('POST', `/api/threads/${threadId}/turns`, {
+      clientRequestId,
+      text: SHORT_TURN,
+    });
+    const headersMs = performance.now() - startedAt;
+    const done =
+      response.status === 200
+        ? readStream(response, startedAt).then(() => undefined)
+        : response.arrayBuffer().then(() => undefined);
+    return { status: response.status, headersMs, done: done.catch(() => undefined) };
+  } catch (error) {
+    return { status: 0, headersMs: Number.NaN, error: describeError(error), done: Promise.resolve() };
+  }
+}
+
+/** Guests and an idle thread per send, made before anything is timed. */
+async function idleThreads(context: BenchContext, count: number, accounts: number) {
+  const sessions: Session[] = [context.session];
+  while (sessions.length < accounts) sessions.push(await context.session.anotherGuest());
+  const threads: Array<{ session: Session; threadId: string }> = [];
+  await inParallel(
+    Array.from({ length: count }, (_, index) => index),
+    20,
+    async (index) => {
+      const session = sessions[index % sessions.length] as Session;
+      threads.push({ session, threadId: await session.createThread() });
+    },
+  );
+  return threads;
+}
+
+function countStatuses(results: SendResult[]): string {
+  const counts = new Map<string, number>();
+  for (const result of results) {
+    const key = result.status === 0 ? `failed (${result.error?.slice(0, 60)})` : String(result.status);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort()
+    .map(([status, count]) => `${count}x ${status}`)
+    .join(', ');
+}
+
+/** The p99 time to headers of some answers, or "none" when there were none (no 503 in a small burst). */
+function p99Text(results: SendResult[]): string {
+  return results.length === 0
+    ? 'none'
+    : `${summarize(results.map((result) => result.headersMs)).p99.toFixed(0)} ms`;
+}
+
+/**
+ * Sustained new turns: sends arrive at a fixed pace (open loop: one every 1/rate s, whatever the
+ * answers do), each on an idle thread, each short reply read to its end. How many the API started
+ * (200), how many it shed (503 overloaded), and the time to response headers.
+ */
+export async function measureSustainedRate(context: BenchContext): Promise<Row[]> {
+  const { mode } = context;
+  const rows: Row[] = [];
+  for (const rate of mode.rates) {
+    const count = Math.round(rate * mode.rateSeconds);
+    context.log(`rate: ${count} sends at ${rate}/s`);
+    const threads = await idleThreads(context, count, Math.min(100, count));
+    const results: Array<SendResult & { done: Promise<void> }> = [];
+    const sends: Array<Promise<void>> = [];
+    const startedAt = performance.now();
+    for (let index = 0; index < count; index++) {
+      const due = startedAt + (index * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const { session, threadId } = threads[index] as { session: Session; threadId: string };
+      sends.push(timedSend(session, threadId).then((result) => void results.push(result)));
+    }
+    await Promise.all(sends);
+    const spanS = (performance.now() - startedAt) / 1000;
+    await Promise.all(results.map((result) => result.done));
+    const started = results.filter((result) => result.status === 200);
+    const headers = summarize(started.map((result) => result.headersMs));
+    const startedPerS = started.length / spanS;
+    rows.push({
+      id: `rate-${rate}`,
+      figure: `${rate} new turns a second for ${mode.rateSeconds} s (open loop, short replies): time to response headers of those started`,
+      unit: 'ms',
+      app: headers,
+      ratio: `${startedPerS.toFixed(0)} started/s`,
+      target: rate >= 100 ? '>= 100 started/s, p99 < 1 s' : 'p99 < 1 s',
+      met: mode.quick ? undefined : startedPerS >= Math.min(rate, 100) * 0.98 && headers.p99 < 1_000,
+      note: countStatuses(results),
+    });
+  }
+  return rows;
+}
+
+/**
+ * 1,000 sends at once (100 accounts, 1,000 idle threads): what each is answered and how soon.
+ * Shed sends (503 overloaded) are then sent again after their Retry-After, as the web app does,
+ * until every one started. Meanwhile a Stop of a running reply and a thread read are timed.
+ */
+export async function measureBurst(context: BenchContext): Promise<Row[]> {
+  const { mode } = context;
+  const count = mode.burst;
+  context.log(`burst: preparing ${count} idle threads`);
+  const threads = await idleThreads(context, count, Math.min(100, count));
+  const stopThread = await context.session.createThread();
+  const slow = firstDeltaThenDrain(await context.session.send(stopThread, SLOW), performance.now());
+  await slow.firstDelta;
+
+  context.log(`burst: ${count} sends at once`);
+  const ids = threads.map(() => crypto.randomUUID());
+  const startedAt = performance.now();
+  const burst = Promise.all(
+    threads.map(({ session, threadId }, index) => timedSend(session, threadId, ids[index])),
+  );
+  // While the burst is being answered: a read and a Stop.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const [readMs, stopMs] = await Promise.all([
+    (async () => {
+      const at = performance.now();
+      const response = await context.session.fetch('GET', `/api/threads/${stopThread}`);
+      await response.arrayBuffer();
+      return response.status === 200 ? performance.now() - at : Number.NaN;
+    })(),
+    (async () => {
+      const at = performance.now();
+      const response = await context.session.fetch('POST', `/api/threads/${stopThread}/interrupt`);
+      await response.arrayBuffer();
+      return response.status === 200 ? performance.now() - at : Number.NaN;
+    })(),
+  ]);
+  const first = await burst;
+  // Every shed send again, after its wait, with the same clientRequestId, until all started.
+  let retries = 0;
+  const allStarted = await Promise.all(
+    first.map(async (result, index) => {
+      let current = result;
+      while (current.status === 503) {
+        retries++;
+        await new Promise((resolve) => setTimeout(resolve, 1_000 * (1 + Math.random() / 2)));
+        const { session, threadId } = threads[index] as { session: Session; threadId: string };
+        current = await timedSend(session, threadId, ids[index]);
+      }
+      await current.done;
+      return { ok: current.status === 200 || current.status === 202, at: performance.now() - startedAt };
+    }),
+  );
+  await Promise.all(first.map((result) => result.done));
+  await slow.done.catch(() => {});
+  const headers = summarize(first.map((result) => result.headersMs).filter(Number.isFinite));
+  const accepted = first.filter((result) => result.status === 200);
+  const shed = first.filter((result) => result.status === 503);
+  const lastStartedS = Math.max(...allStarted.map((result) => result.at)) / 1000;
+  return [
+    {
+      id: 'burst',
+      figure: `${count} sends at once (${Math.min(100, count)} accounts, idle threads): time to response headers, all answers`,
+      unit: 'ms',
+      app: headers,
+      target: 'shed at once (max < 1 s), none lost',
+      met: mode.quick ? undefined : headers.max < 1_000 && allStarted.every((result) => result.ok),
+      note: `${countStatuses(first)}; 200s p99 ${p99Text(accepted)}, 503s p99 ${p99Text(shed)}; retried ${retries} times by Retry-After, all ${allStarted.filter((r) => r.ok).length} started within ${lastStartedS.toFixed(1)} s`,
+    },
+    {
+      id: 'burst-stop',
+      figure: 'Stop of a running reply during the burst -> answer',
+      unit: 'ms',
+      app: stopMs,
+      target: 'keeps working',
+      met: Number.isFinite(stopMs),
+    },
+    {
+      id: 'burst-read',
+      figure: 'thread read during the burst',
+      unit: 'ms',
+      app: readMs,
+      target: 'keeps working',
+      met: Number.isFinite(readMs),
+    },
+  ];
+}
