@@ -1,4 +1,10 @@
-import { type Attachment, MAX_ATTACHMENT_BYTES, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, refusalMessages } from '@chat/contracts';
+import {
+  type Attachment,
+  MAX_ATTACHMENT_BYTES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  refusalMessages,
+} from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { ApiError, notFound } from '../platform/errors';
 import { sniffImage } from '../platform/imageInfo';

@@ -1,4 +1,9 @@
-import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES, refusalMessages, unsafeRequestUrlReason } from '@chat/contracts';
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_JSON_BODY_BYTES,
+  refusalMessages,
+  unsafeRequestUrlReason,
+} from '@chat/contracts';
 import { readBoundedBody } from '../utils/boundedBody';
 import { abandon, refuse } from '../utils/refusal';
 import { pipeUpstreamBody, upstreamRequestHeaders, writeUpstreamHead } from '../utils/upstream';
