@@ -114,6 +114,13 @@ export const chatTurnRequests = pgTable(
      * sends were accepted in (a timestamp would be each transaction's start time).
      */
     seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    /**
+     * The waiting item's place in the queue (Q13), below the two fixed rules of queue order (a
+     * failed head, then steers). Taken from a sequence of its own at insert, so a new item goes
+     * last; a move reassigns the places of the movable items among themselves, so those values
+     * stay below any later insert's. Only compared among a thread's waiting items.
+     */
+    queuePosition: bigint('queue_position', { mode: 'number' }).notNull().generatedByDefaultAsIdentity(),
     threadId: uuid('thread_id')
       .notNull()
       .references(() => threads.id, { onDelete: 'cascade' }),
