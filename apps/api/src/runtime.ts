@@ -37,8 +37,8 @@ import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
-import type { ApiServices } from './routes/services';
 import { UploadSlots } from './platform/uploadSlots';
+import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
@@ -140,7 +140,8 @@ export async function createRuntime(
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });
   const claims = new HeadClaims({ db, memory, signals, runner });
-  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver });
+  const queue = new QueueService({ db, memory, signals });
+  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver, queue });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
@@ -200,7 +201,7 @@ export async function createRuntime(
     threads,
     events: new ThreadEvents({ db, signals, logger, memory }),
     acceptance,
-    queue: new QueueService({ db, memory, signals }),
+    queue,
     claims,
     interrupts,
     streams: new TurnStreams({ db, runner, memory }),

@@ -96,6 +96,12 @@ export const notEligibleMessages = {
   head_failed: 'The first queued message failed; retry, edit or delete it first.',
   hitl_pending: 'The reply waits for a tool approval; approve or deny it first.',
   queue_paused: 'The queue is paused; resume it to run the next message.',
+  /**
+   * Steers keep their place at the front of the queue (Q13): a steer is not moved or merged, and
+   * nothing is moved ahead of it.
+   */
+  steer_first:
+    'Steers keep their place at the front of the queue: they cannot be moved or merged, and nothing moves ahead of them.',
 } as const;
 export type NotEligibleReason = keyof typeof notEligibleMessages;
 
@@ -148,7 +154,8 @@ export const refusalMessages = {
     invalidQuery: (where: string, issue: string) => `Invalid query: ${where}${issue}.`,
     notMultipart: 'The upload is not valid multipart/form-data.',
     oneFile: 'Upload exactly one file.',
-    tooManyParts: (otherFields: number) => `An upload holds one file and at most ${otherFields} other fields.`,
+    tooManyParts: (otherFields: number) =>
+      `An upload holds one file and at most ${otherFields} other fields.`,
     nestedTooDeep: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`,
   },
   too_large: {
@@ -164,7 +171,10 @@ export const refusalMessages = {
     json: 'Send the request body as application/json.',
     multipart: 'Upload the image as multipart/form-data.',
   },
-  not_queued: { notWaiting: 'Only messages waiting in the queue can be changed.' },
+  not_queued: {
+    notWaiting: 'Only messages waiting in the queue can be changed.',
+    neighbour: 'The message to place it next to is no longer in the queue.',
+  },
   not_latest_turn: { regenerate: 'Only the latest reply can be regenerated.' },
   already_decided: { as: (status: string) => `This request was already ${status}.` },
   rate_limited: {

@@ -87,3 +87,38 @@ export type SendTurnBody = z.infer<typeof sendTurnBody>;
 /** `attachmentIds`: the images it carries from now on; left out, it keeps the ones it has. */
 export const editQueuedTurnBody = z.object({ text: messageText, attachmentIds: attachmentIds.optional() });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
+
+/** What a change to one waiting item answers (edit, delete, move, merge): the item and the queue now. */
+export interface QueueItemAnswer {
+  turn: Turn;
+  turnQueue: TurnQueue;
+}
+
+/**
+ * `POST /api/threads/:id/queue/:turnId/move` (Q13): put a waiting item just before or just after
+ * another one. Exactly one of the two names the neighbour; naming where it already is changes
+ * nothing (a retry is harmless).
+ */
+export const moveQueuedTurnBody = z
+  .object({ beforeTurnId: z.uuid().optional(), afterTurnId: z.uuid().optional() })
+  .refine(
+    (body) => (body.beforeTurnId === undefined) !== (body.afterTurnId === undefined),
+    'Name exactly one of beforeTurnId and afterTurnId.',
+  )
+  .transform(
+    (body): QueuePlace =>
+      body.beforeTurnId !== undefined
+        ? { beforeTurnId: body.beforeTurnId }
+        : { afterTurnId: body.afterTurnId as string },
+  );
+
+/** Where a move puts the item: just before one neighbour, or just after one (the move's body). */
+export type QueuePlace = { beforeTurnId: string } | { afterTurnId: string };
+
+/**
+ * `POST /api/threads/:id/queue/:turnId/send-now`: Send now / Stop & send on the head (Q9, S4).
+ * `moveToHead: true` moves the item to the head first, in the same request (the Dock's
+ * "Stop & send this"); without it an item that is not the head is refused (`not_queue_head`).
+ */
+export const sendNowBody = z.object({ moveToHead: z.boolean().optional() });
+export type SendNowBody = z.infer<typeof sendNowBody>;
