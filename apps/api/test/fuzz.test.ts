@@ -94,6 +94,7 @@ const ROUTES: Route[] = [
     body: false,
   },
   { method: 'POST', path: ({ thread, turn }) => `/api/threads/${thread}/queue/${turn}/move`, body: true },
+  { method: 'POST', path: ({ thread }) => `/api/threads/${thread}/queue/merge`, body: true },
   {
     method: 'POST',
     path: ({ thread, message }) => `/api/threads/${thread}/messages/${message}/versions`,
@@ -171,6 +172,7 @@ describe('fuzz: malformed bodies and ids across every route', () => {
                 text: pick(BAD_VALUES),
                 clientRequestId: pick(BAD_VALUES),
                 branchId: pick(BAD_VALUES),
+                turnIds: pick(BAD_VALUES),
                 beforeTurnId: pick(BAD_VALUES),
                 moveToHead: pick(BAD_VALUES),
               });

@@ -163,6 +163,8 @@ export const refusalMessages = {
     comment: `A comment can be at most ${MAX_FEEDBACK_COMMENT_LENGTH} characters.`,
     image: `Images can be at most ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MB.`,
     images: `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`,
+    mergedText: `The merged message would be longer than ${MAX_TEXT_LENGTH} characters.`,
+    mergedImages: `The merged message would carry more than ${MAX_ATTACHMENTS_PER_MESSAGE} images; a message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE}.`,
     imageDimensions: `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
     body: 'Request body is too large.',
   },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Attachment, attachmentIds } from './attachments';
+import { QUEUE_CAPACITY } from './limits';
 import type { TurnStatus } from './turnLifecycle';
 
 /** The length of `text` in characters (code points): an emoji counts once, like a letter. */
@@ -114,6 +115,23 @@ export const moveQueuedTurnBody = z
 
 /** Where a move puts the item: just before one neighbour, or just after one (the move's body). */
 export type QueuePlace = { beforeTurnId: string } | { afterTurnId: string };
+
+/**
+ * `POST /api/threads/:id/queue/merge` (Q14): two or more waiting items become one at the place of
+ * the first, their texts in queue order. Idempotent by `clientRequestId`, like a send.
+ */
+export const mergeQueuedTurnsBody = z.object({
+  clientRequestId: z.string().min(1).max(200),
+  turnIds: z
+    .array(z.uuid())
+    .min(2)
+    .max(QUEUE_CAPACITY)
+    .refine((ids) => new Set(ids).size === ids.length, 'Each item may be named once.'),
+});
+export type MergeQueuedTurnsBody = z.infer<typeof mergeQueuedTurnsBody>;
+
+/** What joins the texts of merged items: a blank line, so each stays its own paragraph. */
+export const MERGED_TEXT_SEPARATOR = '\n\n';
 
 /**
  * `POST /api/threads/:id/queue/:turnId/send-now`: Send now / Stop & send on the head (Q9, S4).

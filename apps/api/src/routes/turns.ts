@@ -1,6 +1,7 @@
 import {
   editQueuedTurnBody,
   type InterruptAnswer,
+  mergeQueuedTurnsBody,
   moveQueuedTurnBody,
   sendNowBody,
   sendTurnBody,
@@ -89,5 +90,11 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
     const turnId = idParam(event, 'turnId', 'turn');
     const place = await readJson(event, moveQueuedTurnBody);
     return await queue.move(userId, threadId, turnId, place);
+  });
+
+  route('post', '/api/threads/:id/queue/merge', async (event, userId) => {
+    const threadId = idParam(event, 'id');
+    const body = await readJson(event, mergeQueuedTurnsBody);
+    return await queue.merge(userId, threadId, body);
   });
 }

@@ -19,8 +19,9 @@ import { requireOwnedThread, setQueuePaused } from '../../threads/repository';
 import { toTurn } from '../dto';
 import { transitionTurn } from '../lifecycle';
 import { validMessageText } from '../messageText';
-import { findTurn } from '../repository';
+import { findTurn, findTurnByClientRequestId } from '../repository';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
+import { mergeWaitingTurns } from './merge';
 import { fixedPlace } from './order';
 import { moveWaitingTurn } from './reorder';
 import { listWaitingTurns, requireWaitingTurn, updateWaitingTurnText } from './repository';
@@ -33,8 +34,8 @@ export interface QueueDeps {
 }
 
 /**
- * The waiting items of a thread, as the Dock changes them (Q8, Q11, Q13): edit, delete, move,
- * pause and resume. A pending steer is changed like any other item until the running reply takes it in.
+ * The waiting items of a thread, as the Dock changes them (Q8, Q11, Q13, Q14): edit, delete, move,
+ * merge, pause and resume. A pending steer is changed like any other item until the running reply takes it in.
  * Every change runs in a transaction that holds the thread's row lock (as steer delivery does),
  * so changes serialise per thread across instances, and every tab hears it (`queue.changed`).
  */
@@ -129,6 +130,24 @@ export class QueueService {
       return (await moveWaitingTurn(tx, threadId, turnId, 'front')).changed;
     });
     if (changed) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
+  }
+
+  /**
+   * Q14: merges two or more waiting items into one at the place of the first (`merge.ts`). A retry
+   * of the request (the same `clientRequestId`) answers the item it made and changes nothing.
+   */
+  async merge(
+    ownerId: string,
+    threadId: string,
+    request: { clientRequestId: string; turnIds: string[] },
+  ): Promise<QueueItemAnswer> {
+    const { turn, created } = await this.deps.db.transaction(async (tx) => {
+      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      const earlier = await findTurnByClientRequestId(tx, threadId, request.clientRequestId);
+      if (earlier) return { turn: earlier, created: false };
+      return { turn: await mergeWaitingTurns(tx, threadId, request), created: true };
+    });
+    return created ? await this.queueChanged(turn, false) : await this.answer(turn);
   }
 
   /** Pauses or resumes the queue; every tab hears it (`queue.changed`) and the Dock says so. */
