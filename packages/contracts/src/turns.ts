@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Attachment, attachmentIds } from './attachments';
+import type { NotEligibleReason } from './errors';
 import { QUEUE_CAPACITY } from './limits';
 import type { TurnStatus } from './turnLifecycle';
 
@@ -112,6 +113,19 @@ export const moveQueuedTurnBody = z
         ? { beforeTurnId: body.beforeTurnId }
         : { afterTurnId: body.afterTurnId as string },
   );
+
+/**
+ * Which waiting items keep their place at the front of the queue (Q11, Q13): a failed head, then
+ * the steers not yet delivered, in the order sent. They are never moved or merged and nothing is
+ * moved ahead of them; the reason is the one a refusal carries (`409 not_eligible`). Null: the
+ * item may be moved and merged, among the other such items. The API sorts and refuses by this;
+ * the Dock offers moves by it.
+ */
+export function fixedPlaceOf(turn: Pick<Turn, 'status' | 'steer'>): NotEligibleReason | null {
+  if (turn.status === 'failed') return 'head_failed';
+  if (turn.steer) return 'steer_first';
+  return null;
+}
 
 /** Where a move puts the item: just before one neighbour, or just after one (the move's body). */
 export type QueuePlace = { beforeTurnId: string } | { afterTurnId: string };

@@ -1,9 +1,13 @@
-import { MAX_ATTACHMENTS_PER_MESSAGE, MERGED_TEXT_SEPARATOR, refusalMessages } from '@chat/contracts';
+import {
+  fixedPlaceOf,
+  MAX_ATTACHMENTS_PER_MESSAGE,
+  MERGED_TEXT_SEPARATOR,
+  refusalMessages,
+} from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { ApiError, notEligible } from '../../../platform/errors';
 import { insertTurn, transitionTurn } from '../lifecycle';
 import { validMessageText } from '../messageText';
-import { fixedPlace } from './order';
 import { listWaitingTurns, requireWaitingTurn } from './repository';
 
 /**
@@ -24,7 +28,7 @@ export async function mergeWaitingTurns(
   const named = new Set<string>();
   for (const turnId of request.turnIds) {
     const turn = await requireWaitingTurn(tx, threadId, waiting, turnId);
-    const fixed = fixedPlace(turn);
+    const fixed = fixedPlaceOf(turn);
     if (fixed) throw notEligible(fixed);
     named.add(turn.id);
   }

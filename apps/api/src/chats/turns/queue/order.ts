@@ -1,5 +1,4 @@
-import type { NotEligibleReason } from '@chat/contracts';
-import { schema, type TurnRow } from '@chat/db';
+import { schema } from '@chat/db';
 import { asc, desc, type SQL, sql } from 'drizzle-orm';
 
 const turns = schema.chatTurnRequests;
@@ -15,19 +14,9 @@ const turns = schema.chatTurnRequests;
  * 3. Then everything else by its stored place (`queue_position`, Q13): the order of acceptance
  *    until a person moves an item (`reorder.ts`). `seq` only breaks a tie, which no write makes.
  *
- * The items of 1 and 2 keep their place (`fixedPlace`): the moves and merges of Q13 and Q14 act
- * only on the items of 3, among themselves.
+ * The items of 1 and 2 keep their place (`fixedPlaceOf` in the contracts, which the Dock reads
+ * too): the moves and merges of Q13 and Q14 act only on the items of 3, among themselves.
  */
 export function queueOrder(): SQL[] {
   return [desc(sql`${turns.status} = 'failed'`), desc(turns.steer), asc(turns.queuePosition), asc(turns.seq)];
-}
-
-/**
- * Why a waiting item keeps its place at the front (rules 1 and 2 above), as the reason a move or
- * merge of it, or a move ahead of it, is refused with (`409 not_eligible`); null when it may move.
- */
-export function fixedPlace(turn: Pick<TurnRow, 'status' | 'steer'>): NotEligibleReason | null {
-  if (turn.status === 'failed') return 'head_failed';
-  if (turn.steer) return 'steer_first';
-  return null;
 }

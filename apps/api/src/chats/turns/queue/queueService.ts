@@ -1,4 +1,5 @@
 import {
+  fixedPlaceOf,
   inStatusGroup,
   type QueueItemAnswer,
   type QueuePlace,
@@ -22,7 +23,6 @@ import { validMessageText } from '../messageText';
 import { findTurn, findTurnByClientRequestId } from '../repository';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
 import { mergeWaitingTurns } from './merge';
-import { fixedPlace } from './order';
 import { moveWaitingTurn } from './reorder';
 import { listWaitingTurns, requireWaitingTurn, updateWaitingTurnText } from './repository';
 import { readTurnQueue } from './turnQueue';
@@ -125,7 +125,7 @@ export class QueueService {
       const turn = await requireWaitingTurn(tx, threadId, waiting, turnId);
       const head = waiting[0] as typeof turn;
       if (head.id === turnId) return false;
-      const fixed = fixedPlace(head);
+      const fixed = fixedPlaceOf(head);
       if (fixed) throw notEligible(fixed);
       return (await moveWaitingTurn(tx, threadId, turnId, 'front')).changed;
     });

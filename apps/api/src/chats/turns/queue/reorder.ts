@@ -1,7 +1,6 @@
-import type { QueuePlace } from '@chat/contracts';
+import { fixedPlaceOf, type QueuePlace } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { notEligible } from '../../../platform/errors';
-import { fixedPlace } from './order';
 import { listWaitingTurns, requireWaitingTurn, setQueuePositions } from './repository';
 
 /** Where a move puts an item: next to a neighbour, or first among the items that may move. */
@@ -24,9 +23,9 @@ export async function moveWaitingTurn(
 ): Promise<{ turn: TurnRow; changed: boolean }> {
   const waiting = await listWaitingTurns(tx, threadId);
   const turn = await requireWaitingTurn(tx, threadId, waiting, turnId);
-  const fixed = fixedPlace(turn);
+  const fixed = fixedPlaceOf(turn);
   if (fixed) throw notEligible(fixed);
-  const movable = waiting.filter((item) => fixedPlace(item) === null);
+  const movable = waiting.filter((item) => fixedPlaceOf(item) === null);
   const others = movable.filter((item) => item.id !== turnId);
   const index = await indexAmong(tx, threadId, waiting, others, turnId, destination);
   if (index === null) return { turn, changed: false };
@@ -58,10 +57,10 @@ async function indexAmong(
   const neighbourId = before ? destination.beforeTurnId : destination.afterTurnId;
   if (neighbourId === turnId) return null;
   const neighbour = await requireWaitingTurn(tx, threadId, waiting, neighbourId, 'neighbour');
-  const fixed = fixedPlace(neighbour);
+  const fixed = fixedPlaceOf(neighbour);
   if (fixed) {
     // The fixed items come first in queue order: just after the last of them is the front.
-    const lastFixed = waiting.filter((item) => fixedPlace(item) !== null).at(-1);
+    const lastFixed = waiting.filter((item) => fixedPlaceOf(item) !== null).at(-1);
     if (before || neighbour.id !== lastFixed?.id) throw notEligible(fixed);
     return 0;
   }
