@@ -176,6 +176,8 @@ export const refusalMessages = {
   not_queued: {
     notWaiting: 'Only messages waiting in the queue can be changed.',
     neighbour: 'The message to place it next to is no longer in the queue.',
+    /** The web app's words for an undo that comes after its message left the queue (it ran). */
+    undoTooLate: 'That message already left the queue; there is nothing to undo.',
   },
   not_latest_turn: { regenerate: 'Only the latest reply can be regenerated.' },
   already_decided: { as: (status: string) => `This request was already ${status}.` },
