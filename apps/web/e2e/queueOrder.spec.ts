@@ -1,22 +1,24 @@
+import type { BrowserContext } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
+
+const words = (texts: string[]) => texts.map((text) => `${text} [[words:6]]`);
 
 test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
   // Tall enough for four items without scrolling the Dock's list: a drag starts on a visible grip.
   test.use({ viewport: { width: 1440, height: 900 } });
 
-  test('drag, Alt+Up/Down, Run next, merge and Stop & send this; the other tab follows every step', async ({
-    chat,
-    dock,
-    page,
-    context,
-  }) => {
+  /** A thread with a long reply running and four short messages queued behind it. */
+  async function fourQueued(chat: ChatPage, dock: QueueDock): Promise<string> {
     const url = await chat.startThread('[[words:3000]] [[delay:30]] a long reply');
     for (const text of ['one', 'two', 'three', 'four']) await chat.send(`${text} [[words:6]]`);
-    const words = (texts: string[]) => texts.map((text) => `${text} [[words:6]]`);
     await dock.expectTexts(words(['one', 'two', 'three', 'four']));
+    return url;
+  }
 
+  /** The same thread in a second tab; `both` waits until both Docks show `texts`. */
+  async function secondTab(context: BrowserContext, url: string, dock: QueueDock) {
     const otherPage = await context.newPage();
     const other = new ChatPage(otherPage);
     const otherDock = new QueueDock(otherPage);
@@ -26,8 +28,19 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
       await dock.expectTexts(words(texts));
       await otherDock.expectTexts(words(texts));
     };
+    return { other, otherDock, both };
+  }
 
-    // Esc closes an item's menu and nothing else: the reply goes on.
+  test('drag and Alt+Up/Down reorder the queue; the other tab follows; Esc closes a menu and nothing else', async ({
+    chat,
+    dock,
+    page,
+    context,
+  }) => {
+    const url = await fourQueued(chat, dock);
+    const { both } = await secondTab(context, url, dock);
+
+    // Esc closes an item's menu and nothing else: the reply goes on, the queue is not paused.
     await dock.menuButton(1).click();
     await expect(page.getByRole('menuitem', { name: 'Run next' })).toBeVisible();
     await page.keyboard.press('Escape');
@@ -51,29 +64,44 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
     await page.keyboard.press('Alt+ArrowUp');
     await both(['four', 'one', 'two', 'three']);
     await expect(dock.menuButton(1)).toBeFocused();
+    await chat.stopButton.click();
+  });
 
-    // Run next from the menu, then Undo from the toast: back where it was.
-    await dock.choose(3, 'Run next');
-    await both(['three', 'four', 'one', 'two']);
+  test('Run next and a merge, each undone from its toast; the other tab follows', async ({
+    chat,
+    dock,
+    page,
+    context,
+  }) => {
+    const url = await fourQueued(chat, dock);
+    const { otherDock, both } = await secondTab(context, url, dock);
+
+    await dock.choose(2, 'Run next');
+    await both(['three', 'one', 'two', 'four']);
+    await expect(page.getByText('Runs next', { exact: true })).toBeVisible();
     await page.getByRole('button', { name: 'Undo', exact: true }).click();
-    await both(['four', 'one', 'two', 'three']);
+    await both(['one', 'two', 'three', 'four']);
 
-    // Merge two items that are not side by side: one message at the place of the first.
+    // Two items that are not side by side become one message at the place of the first.
     await dock.merge([1, 3]);
-    await dock.expectTexts([...words(['four']), 'one [[words:6]]\n\nthree [[words:6]]', ...words(['two'])]);
-    await otherDock.expectTexts([
-      ...words(['four']),
-      'one [[words:6]]\n\nthree [[words:6]]',
-      ...words(['two']),
-    ]);
+    const merged = ['one [[words:6]]', 'two [[words:6]]\n\nfour [[words:6]]', 'three [[words:6]]'];
+    await dock.expectTexts(merged);
+    await otherDock.expectTexts(merged);
     // Undo splits them again, each at its place.
     await page.getByRole('button', { name: 'Undo', exact: true }).click();
-    await both(['four', 'one', 'two', 'three']);
+    await both(['one', 'two', 'three', 'four']);
+    await chat.stopButton.click();
+  });
 
-    // Stop & send this on the third item: it runs now, after the cut-off reply, and the rest wait.
+  test('Stop & send this runs an item now with the handoff; the rest run after it in their order', async ({
+    chat,
+    dock,
+    context,
+  }) => {
+    const url = await fourQueued(chat, dock);
+    const { otherDock } = await secondTab(context, url, dock);
     await dock.choose(2, 'Stop & send this');
-    await expect(chat.repliesTo('two')).toContainText('(after interruption) You said: "two"');
-    // The queue goes on after it in the order it had; both Docks empty.
+    await expect(chat.repliesTo('three')).toContainText('(after interruption) You said: "three"');
     await dock.expectTexts([]);
     await otherDock.expectTexts([]);
     await chat.waitForIdle();
@@ -83,10 +111,10 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
     const replies = await chat.assistantMessages.allInnerTexts();
     expect(replies.map((reply) => /You said: "(\w+)/.exec(reply)?.[1])).toEqual([
       'a',
+      'three',
+      'one',
       'two',
       'four',
-      'one',
-      'three',
     ]);
   });
 
