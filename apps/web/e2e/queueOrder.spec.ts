@@ -2,6 +2,7 @@ import type { BrowserContext } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
+import { threadIdOf } from './pages/Sidebar';
 
 const words = (texts: string[]) => texts.map((text) => `${text} [[words:6]]`);
 
@@ -90,6 +91,30 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
     // Undo splits them again, each at its place.
     await page.getByRole('button', { name: 'Undo', exact: true }).click();
     await both(['one', 'two', 'three', 'four']);
+    await chat.stopButton.click();
+  });
+
+  test('an Undo of a merge that cannot reach the server loses no text, and its Retry finishes it', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    const url = await fourQueued(chat, dock);
+    await dock.merge([0, 2]);
+    const merged = ['one [[words:6]]\n\nthree [[words:6]]', 'two [[words:6]]', 'four [[words:6]]'];
+    await dock.expectTexts(merged);
+
+    // The network drops the message the Undo sends again: the merged message keeps every text.
+    const sendPath = `**/api/threads/${threadIdOf(url)}/turns`;
+    await page.route(sendPath, (route) => route.abort('internetdisconnected'));
+    await page.getByRole('button', { name: 'Undo', exact: true }).click();
+    await expect(chat.errorBanner).toBeVisible();
+    await page.unroute(sendPath);
+    await dock.expectTexts(merged);
+
+    // Retry goes on with the Undo: each message back at its place, none twice.
+    await chat.errorBanner.getByRole('button', { name: 'Retry' }).click();
+    await dock.expectTexts(words(['one', 'two', 'three', 'four']));
     await chat.stopButton.click();
   });
 

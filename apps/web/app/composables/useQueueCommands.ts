@@ -115,16 +115,24 @@ export function useQueueCommands(store: ThreadStore, streams: TurnStreams) {
       return;
     }
     const sentAgain = await sendAgain(deleted.text, attachments);
-    if (sentAgain) await moveBack(deleted.order, deleted.turnId, sentAgain);
+    if (sentAgain.waitingId) await moveBack(deleted.order, deleted.turnId, sentAgain.waitingId);
   }
 
-  /** Sends a message again (an undo); answers its new turn's id when it waits in the queue. */
-  async function sendAgain(text: string, attachments: readonly Attachment[]): Promise<string | null> {
-    const clientRequestId = crypto.randomUUID();
-    const outcome = await streams.send(text, { clientRequestId, attachments });
-    if (outcome !== 'accepted') return null;
+  /**
+   * Sends a message again (an undo). Answers whether the server took it and, when it waits in the
+   * queue, its new turn's id. `clientRequestId`: the same one on a retry, so nothing is sent twice;
+   * `retry`: what the banner's Retry does when it was not taken.
+   */
+  async function sendAgain(
+    text: string,
+    attachments: readonly Attachment[],
+    options: { clientRequestId?: string; retry?: () => void } = {},
+  ): Promise<{ accepted: boolean; waitingId: string | null }> {
+    const { clientRequestId = crypto.randomUUID(), retry } = options;
+    const outcome = await streams.send(text, { clientRequestId, attachments, ...(retry ? { retry } : {}) });
+    if (outcome !== 'accepted') return { accepted: false, waitingId: null };
     const waiting = store.state.value.queue.items.find((item) => item.clientRequestId === clientRequestId);
-    return waiting?.id ?? null;
+    return { accepted: true, waitingId: waiting?.id ?? null };
   }
 
   // Moves go out one at a time, so the server applies them in the order the Dock showed them.
@@ -211,17 +219,28 @@ export function useQueueCommands(store: ThreadStore, streams: TurnStreams) {
    * first one's text and images back, and the ones sent again go back to their places. The queue
    * holds as many as before the merge, so none of them is refused for a full queue. Once the
    * merged message has started, there is nothing to undo: the banner says so.
+   * When one cannot be sent again, the undo stops there and the merged item keeps every text; the
+   * banner's Retry goes on with the same requests (`clientRequestIds`), so none is sent twice.
    */
-  async function unmerge(merged: Turn, originals: readonly Turn[], order: readonly string[]): Promise<void> {
+  async function unmerge(
+    merged: Turn,
+    originals: readonly Turn[],
+    order: readonly string[],
+    clientRequestIds: readonly string[] = originals.slice(1).map(() => crypto.randomUUID()),
+  ): Promise<void> {
     if (!store.state.value.queue.items.some((item) => item.id === merged.id)) {
       dispatch({ type: 'notice.shown', error: undoTooLate });
       return;
     }
     const [first, ...rest] = originals as [Turn, ...Turn[]];
     const sentAgain: [original: Turn, id: string][] = [];
-    for (const original of rest) {
-      const id = await sendAgain(original.text, original.attachments);
-      if (id) sentAgain.push([original, id]);
+    for (const [index, original] of rest.entries()) {
+      const again = await sendAgain(original.text, original.attachments, {
+        clientRequestId: clientRequestIds[index],
+        retry: () => void unmerge(merged, originals, order, clientRequestIds),
+      });
+      if (!again.accepted) return;
+      if (again.waitingId) sentAgain.push([original, again.waitingId]);
     }
     const restored = await request(itemPath(merged.id), {
       method: 'PATCH',
