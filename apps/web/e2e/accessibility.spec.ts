@@ -140,9 +140,14 @@ test('a finished reply and queue changes are announced, not every word', async (
   await chat.startThread('[[words:150]] [[delay:30]] announce');
   await chat.send('queued');
   await dock.expectTexts(['queued']);
-  const live = page.locator('[aria-live="polite"]').filter({ hasText: /queued|Reply finished/ });
+  const live = page
+    .locator('[aria-live="polite"]')
+    .filter({ hasText: /queued|Queue is empty|Reply finished/ });
   await expect(live).toContainText('1 queued.');
-  // A finished reply is announced with its first sentence.
+  await dock.delete(0);
+  await expect(live).toContainText('Queue is empty.');
+  // A finished reply is announced with its first sentence. Nothing runs after it, so no later
+  // announcement can replace it before it is read.
   await expect(
     page.locator('[aria-live="polite"]', { hasText: 'Reply finished: You said: "announce".' }),
   ).toHaveCount(1, {
