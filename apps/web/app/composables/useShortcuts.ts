@@ -7,6 +7,8 @@ export const shortcutList = [
   { keys: ['Shift', 'Esc'], does: 'Focus the message box' },
   { keys: ['Esc'], does: 'Stop the reply (outside a text field)' },
   { keys: ['Ctrl', 'Shift', 'C'], does: 'Copy the last reply' },
+  { keys: ['Alt', '↑'], does: 'Move the focused queued message up' },
+  { keys: ['Alt', '↓'], does: 'Move the focused queued message down' },
   { keys: ['?'], does: 'Show these shortcuts (also Ctrl+/)' },
 ] as const;
 
