@@ -459,3 +459,25 @@ describe('Send now / Stop & send with moveToHead (Q9)', () => {
     expect(await client.turnQueue(failedThread)).toEqual(blocked);
   });
 });
+
+describe('the handoff after a reorder (S5, Q13)', () => {
+  it('follows the order the turns ran in, not the order they were sent in', async () => {
+    // b was sent before c, but c is moved ahead and runs first; then b runs and is stopped.
+    const { threadId, items } = await pausedQueue([`b ${SLOW}`, 'c [[words:5]]']);
+    const [b, c] = items as [Turn, Turn];
+    const first = await client.fetch('POST', `/api/threads/${threadId}/queue/${c.id}/send-now`, {
+      moveToHead: true,
+    });
+    expect(textOfChunks(await readChunks(first))).toBe('(after interruption) You said: "c".');
+    const second = await client.fetch('POST', `/api/threads/${threadId}/queue/${b.id}/send-now`);
+    expect(second.headers.get('x-turn-id')).toBe(b.id);
+    await readUntilWords(second, 2);
+    await stopReply(threadId);
+    await second.body?.cancel().catch(() => undefined);
+
+    // The last reply to end was b's, cut off: the next turn gets the handoff.
+    const next = await client.send(threadId, 'd [[words:5]]');
+    expect(next.status).toBe(200);
+    expect(textOfChunks(await readChunks(next))).toBe('(after interruption) You said: "d".');
+  });
+});
