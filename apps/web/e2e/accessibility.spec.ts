@@ -45,7 +45,8 @@ for (const colorScheme of ['light', 'dark'] as const) {
       dock,
       page,
     }) => {
-      await chat.startThread('[[words:400]] [[delay:30]] busy');
+      // A reply long enough that nothing leaves the queue while the checks run.
+      await chat.startThread('[[words:3000]] [[delay:30]] busy');
       for (const text of ['first', 'second', 'third']) await chat.send(text);
       await expect(dock.items).toHaveCount(3);
       await dock.menuButton(1).click();

@@ -92,9 +92,14 @@ export class QueueDock {
     await this.page.getByRole('menuitem', { name: action }).click();
   }
 
-  /** Drags item `from` by its grip onto the place of item `to` (pointer moves, as a hand does). */
-  async drag(from: number, to: number): Promise<void> {
+  /**
+   * Drags item `from` by its grip onto the place of item `to` (pointer moves, as a hand does).
+   * `landsAt`: where the Dock shows it before it is let go, when that is not `to` (nothing goes
+   * ahead of an item that keeps the front).
+   */
+  async drag(from: number, to: number, landsAt = to): Promise<void> {
     await this.item(to).scrollIntoViewIfNeeded();
+    const dragged = await this.item(from).getAttribute('data-turn-id');
     const grip = await this.item(from).getByTestId('queue-item-grip').boundingBox();
     const target = await this.item(to).boundingBox();
     if (!grip || !target) throw new Error('the items to drag between are not on screen');
@@ -103,6 +108,9 @@ export class QueueDock {
     await this.page.mouse.down();
     const y = to < from ? target.y + 4 : target.y + target.height - 4;
     await this.page.mouse.move(x, y, { steps: 12 });
+    // The drag follows the pointer on the page's own timer: let go once the item is shown at its
+    // new place, as a hand does (a busy page may not have caught up with the pointer yet).
+    await expect(this.item(landsAt)).toHaveAttribute('data-turn-id', dragged ?? '');
     await this.page.mouse.up();
   }
 
