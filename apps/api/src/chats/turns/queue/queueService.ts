@@ -23,7 +23,7 @@ import { validMessageText } from '../messageText';
 import { findTurn, findTurnByClientRequestId } from '../repository';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
 import { mergeWaitingTurns } from './merge';
-import { moveWaitingTurn } from './reorder';
+import { frontPlace, moveWaitingTurn } from './reorder';
 import { listWaitingTurns, requireWaitingTurn, updateWaitingTurnText } from './repository';
 import { readTurnQueue } from './turnQueue';
 
@@ -67,13 +67,15 @@ export class QueueService {
         await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
         return [turn, edited] as const;
       }
-      // Q11: an edited failed head replaces its failed attempt and waits to be claimed.
+      // Q11: an edited failed head replaces its failed attempt and waits to be claimed, first.
       await removeFailedAttempt(this.deps.memory, turn);
+      const front = await frontPlace(tx, threadId);
       const requeued = await transitionTurn(tx, turn, 'queued', {
         ...noAttempt,
         text,
         attachments,
         finishedAt: null,
+        ...(front === undefined ? {} : { queuePosition: front }),
       });
       await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
       return [turn, requeued] as const;

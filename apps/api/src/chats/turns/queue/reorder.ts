@@ -67,3 +67,14 @@ async function indexAmong(
   const at = others.findIndex((item) => item.id === neighbourId);
   return before ? at : at + 1;
 }
+
+/**
+ * Q11: the place an edited failed head takes when it waits again: first among the items that may
+ * move, where it was before it ran (its claim gave it the next place in the run order, behind
+ * them). Undefined when no other item may move: its own place will do.
+ */
+export async function frontPlace(tx: Queryable, threadId: string): Promise<number | undefined> {
+  const movable = (await listWaitingTurns(tx, threadId)).filter((item) => fixedPlaceOf(item) === null);
+  if (movable.length === 0) return undefined;
+  return Math.min(...movable.map((item) => item.queuePosition)) - 1;
+}
