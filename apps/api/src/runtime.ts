@@ -143,7 +143,8 @@ export async function createRuntime(
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });
   const claims = new HeadClaims({ db, memory, signals, runner });
-  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver });
+  const queue = new QueueService({ db, memory, signals });
+  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver, queue });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
@@ -212,7 +213,7 @@ export async function createRuntime(
     threads,
     events: new ThreadEvents({ db, signals, logger, memory }),
     acceptance,
-    queue: new QueueService({ db, memory, signals }),
+    queue,
     claims,
     interrupts,
     streams,

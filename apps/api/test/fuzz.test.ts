@@ -93,6 +93,8 @@ const ROUTES: Route[] = [
     path: ({ thread, turn }) => `/api/threads/${thread}/queue/${turn}/send-now`,
     body: false,
   },
+  { method: 'POST', path: ({ thread, turn }) => `/api/threads/${thread}/queue/${turn}/move`, body: true },
+  { method: 'POST', path: ({ thread }) => `/api/threads/${thread}/queue/merge`, body: true },
   {
     method: 'POST',
     path: ({ thread, message }) => `/api/threads/${thread}/messages/${message}/versions`,
@@ -126,7 +128,7 @@ async function snapshot(databaseUrl: string): Promise<Record<string, unknown>> {
         (select md5(coalesce(string_agg(b::text, ',' order by b.id), '')) from branches b) as branches,
         -- The running turn's checkpoint columns move on their own: compare what a request could change.
         (select md5(coalesce(string_agg(concat_ws('|', r.id, r.status, r.text, r.client_request_id, r.seq,
-          r.branch_id, r.handoff, r.error), ',' order by r.id), '')) from chat_turn_requests r) as turns,
+          r.branch_id, r.handoff, r.error, r.queue_position), ',' order by r.id), '')) from chat_turn_requests r) as turns,
         (select count(*)::int from message_origins) as origins,
         (select count(*)::int from mastra.mastra_messages) as messages,
         (select count(*)::int from mastra.mastra_threads) as memory_threads`;
@@ -178,6 +180,9 @@ describe('fuzz: malformed bodies and ids across every route', () => {
                 text: pick(BAD_VALUES),
                 clientRequestId: pick(BAD_VALUES),
                 branchId: pick(BAD_VALUES),
+                turnIds: pick(BAD_VALUES),
+                beforeTurnId: pick(BAD_VALUES),
+                moveToHead: pick(BAD_VALUES),
               });
       }
       const headers: Record<string, string> = { ...APP_HEADERS, cookie: client.cookieHeader };

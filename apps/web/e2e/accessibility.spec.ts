@@ -41,6 +41,25 @@ for (const colorScheme of ['light', 'dark'] as const) {
       await chat.stopButton.click();
     });
 
+    test('an item’s menu in the Dock, and the Dock while picking messages to merge', async ({
+      chat,
+      dock,
+      page,
+    }) => {
+      // A reply long enough that nothing leaves the queue while the checks run.
+      await chat.startThread('[[words:3000]] [[delay:30]] busy');
+      for (const text of ['first', 'second', 'third']) await chat.send(text);
+      await expect(dock.items).toHaveCount(3);
+      await dock.menuButton(1).click();
+      await expect(page.getByRole('menuitem', { name: 'Run next' })).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.getByRole('menuitem', { name: /Merge with other messages/ }).click();
+      await dock.item(2).getByTestId('queue-item-pick').click();
+      await expect(dock.root.getByRole('button', { name: 'Merge into one message' })).toBeEnabled();
+      expect(await seriousViolations(page)).toEqual([]);
+      await chat.stopButton.click();
+    });
+
     test('a reply waiting for an approval, and decided tool calls opened', async ({ chat, page }) => {
       await chat.startThread('what time is it [[steps:2]] [[delay:0]] [[words:4]]');
       await chat.waitForIdle();

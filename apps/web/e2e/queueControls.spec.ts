@@ -98,7 +98,7 @@ test.describe('queue controls', () => {
     await expect(chat.composerInput).toHaveAttribute('placeholder', 'Add a message to the paused queue…');
   });
 
-  test('deleting from the keyboard keeps the keyboard in the Dock, and Undo brings the message back with its image', async ({
+  test('deleting from the keyboard keeps the keyboard in the Dock, and Undo brings the message back to its place with its image', async ({
     chat,
     dock,
     page,
@@ -122,15 +122,15 @@ test.describe('queue controls', () => {
     await dock.expectTexts(['two', 'three']);
     await expect(dock.item(0).getByRole('button', { name: 'Delete', exact: true })).toBeFocused();
 
-    // Undo sends it again, image included, as a new item at the end of the queue.
+    // Undo brings it back, image included, to the place it had (Q13).
     await page.getByRole('button', { name: 'Undo', exact: true }).click();
-    await dock.expectTexts(['two', 'three', 'with a picture']);
-    await expect(dock.item(2).getByTestId('queue-item-attachments').locator('img')).toHaveCount(1);
+    await dock.expectTexts(['with a picture', 'two', 'three']);
+    await expect(dock.item(0).getByTestId('queue-item-attachments').locator('img')).toHaveCount(1);
 
     // The last item deleted from the keyboard: the composer takes the keyboard.
     await dock.item(2).getByRole('button', { name: 'Delete', exact: true }).focus();
     await page.keyboard.press('Enter');
-    await dock.expectTexts(['two', 'three']);
+    await dock.expectTexts(['with a picture', 'two']);
     await expect(chat.composerInput).toBeFocused();
     await chat.stopButton.click();
   });

@@ -97,6 +97,12 @@ export const notEligibleMessages = {
   head_failed: 'The first queued message failed; retry, edit or delete it first.',
   hitl_pending: 'The reply waits for a tool approval; approve or deny it first.',
   queue_paused: 'The queue is paused; resume it to run the next message.',
+  /**
+   * Steers keep their place at the front of the queue (Q13): a steer is not moved or merged, and
+   * nothing is moved ahead of it.
+   */
+  steer_first:
+    'Steers keep their place at the front of the queue: they cannot be moved or merged, and nothing moves ahead of them.',
 } as const;
 export type NotEligibleReason = keyof typeof notEligibleMessages;
 
@@ -161,6 +167,8 @@ export const refusalMessages = {
     comment: `A comment can be at most ${MAX_FEEDBACK_COMMENT_LENGTH} characters.`,
     image: `Images can be at most ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MB.`,
     images: `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`,
+    mergedText: `The merged message would be longer than ${MAX_TEXT_LENGTH} characters.`,
+    mergedImages: `The merged message would carry more than ${MAX_ATTACHMENTS_PER_MESSAGE} images; a message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE}.`,
     imageDimensions: `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
     body: 'Request body is too large.',
     importBody: `An import can be at most ${MAX_IMPORT_BYTES / (1024 * 1024)} MB.`,
@@ -171,7 +179,12 @@ export const refusalMessages = {
     json: 'Send the request body as application/json.',
     multipart: 'Upload the image as multipart/form-data.',
   },
-  not_queued: { notWaiting: 'Only messages waiting in the queue can be changed.' },
+  not_queued: {
+    notWaiting: 'Only messages waiting in the queue can be changed.',
+    neighbour: 'The message to place it next to is no longer in the queue.',
+    /** The web app's words for an undo that comes after its message left the queue (it ran). */
+    undoTooLate: 'That message already left the queue; there is nothing to undo.',
+  },
   not_latest_turn: { regenerate: 'Only the latest reply can be regenerated.' },
   already_decided: { as: (status: string) => `This request was already ${status}.` },
   rate_limited: {

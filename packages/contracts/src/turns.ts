@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { type Attachment, attachmentIds } from './attachments';
+import type { NotEligibleReason } from './errors';
+import { QUEUE_CAPACITY } from './limits';
 import type { TurnStatus } from './turnLifecycle';
 
 /** The length of `text` in characters (code points): an emoji counts once, like a letter. */
@@ -87,3 +89,68 @@ export type SendTurnBody = z.infer<typeof sendTurnBody>;
 /** `attachmentIds`: the images it carries from now on; left out, it keeps the ones it has. */
 export const editQueuedTurnBody = z.object({ text: messageText, attachmentIds: attachmentIds.optional() });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
+
+/** What a change to one waiting item answers (edit, delete, move, merge): the item and the queue now. */
+export interface QueueItemAnswer {
+  turn: Turn;
+  turnQueue: TurnQueue;
+}
+
+/**
+ * `POST /api/threads/:id/queue/:turnId/move` (Q13): put a waiting item just before or just after
+ * another one. Exactly one of the two names the neighbour; naming where it already is changes
+ * nothing (a retry is harmless).
+ */
+export const moveQueuedTurnBody = z
+  .object({ beforeTurnId: z.uuid().optional(), afterTurnId: z.uuid().optional() })
+  .refine(
+    (body) => (body.beforeTurnId === undefined) !== (body.afterTurnId === undefined),
+    'Name exactly one of beforeTurnId and afterTurnId.',
+  )
+  .transform(
+    (body): QueuePlace =>
+      body.beforeTurnId !== undefined
+        ? { beforeTurnId: body.beforeTurnId }
+        : { afterTurnId: body.afterTurnId as string },
+  );
+
+/**
+ * Which waiting items keep their place at the front of the queue (Q11, Q13): a failed head, then
+ * the steers not yet delivered, in the order sent. They are never moved or merged and nothing is
+ * moved ahead of them; the reason is the one a refusal carries (`409 not_eligible`). Null: the
+ * item may be moved and merged, among the other such items. The API sorts and refuses by this;
+ * the Dock offers moves by it.
+ */
+export function fixedPlaceOf(turn: Pick<Turn, 'status' | 'steer'>): NotEligibleReason | null {
+  if (turn.status === 'failed') return 'head_failed';
+  if (turn.steer) return 'steer_first';
+  return null;
+}
+
+/** Where a move puts the item: just before one neighbour, or just after one (the move's body). */
+export type QueuePlace = { beforeTurnId: string } | { afterTurnId: string };
+
+/**
+ * `POST /api/threads/:id/queue/merge` (Q14): two or more waiting items become one at the place of
+ * the first, their texts in queue order. Idempotent by `clientRequestId`, like a send.
+ */
+export const mergeQueuedTurnsBody = z.object({
+  clientRequestId: z.string().min(1).max(200),
+  turnIds: z
+    .array(z.uuid())
+    .min(2)
+    .max(QUEUE_CAPACITY)
+    .refine((ids) => new Set(ids).size === ids.length, 'Each item may be named once.'),
+});
+export type MergeQueuedTurnsBody = z.infer<typeof mergeQueuedTurnsBody>;
+
+/** What joins the texts of merged items: a blank line, so each stays its own paragraph. */
+export const MERGED_TEXT_SEPARATOR = '\n\n';
+
+/**
+ * `POST /api/threads/:id/queue/:turnId/send-now`: Send now / Stop & send on the head (Q9, S4).
+ * `moveToHead: true` moves the item to the head first, in the same request (the Dock's
+ * "Stop & send this"); without it an item that is not the head is refused (`not_queue_head`).
+ */
+export const sendNowBody = z.object({ moveToHead: z.boolean().optional() });
+export type SendNowBody = z.infer<typeof sendNowBody>;

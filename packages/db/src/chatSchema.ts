@@ -122,6 +122,15 @@ export const chatTurnRequests = pgTable(
      * sends were accepted in (a timestamp would be each transaction's start time).
      */
     seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    /**
+     * The order turns run in. A waiting item's place in the queue (Q13), below the two fixed rules
+     * of queue order (a failed head, then steers): taken from a sequence of its own at insert, so a
+     * new item goes last; a move reassigns the places of the movable items among themselves, so
+     * those values stay below any later insert's. A claim takes a new value from the sequence, so
+     * among the turns that ran it is the order they ran (and settled) in, whatever order they were
+     * sent in: the handoff reads the last one (S5).
+     */
+    queuePosition: bigint('queue_position', { mode: 'number' }).notNull().generatedByDefaultAsIdentity(),
     threadId: uuid('thread_id')
       .notNull()
       .references(() => threads.id, { onDelete: 'cascade' }),
@@ -179,9 +188,10 @@ export const chatTurnRequests = pgTable(
       .on(t.threadId)
       .where(sql`${t.status} in (${statusGroupList('active')})`),
     index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
-    // S5: the last settled turn of a branch (turns settle in seq order), read at every claim.
-    index('turns_branch_settled_seq_idx')
-      .on(t.branchId, t.seq)
+    // S5: the last settled turn of a branch (turns settle in the order claims stamp), read at
+    // every claim.
+    index('turns_branch_settled_position_idx')
+      .on(t.branchId, t.queuePosition)
       .where(sql`${t.status} in (${statusGroupList('settled')}) and ${t.removedAt} is null`),
     check('turns_status_check', sql`${t.status} in (${turnStatusList})`),
   ],

@@ -1,4 +1,12 @@
-import { editQueuedTurnBody, type InterruptAnswer, sendTurnBody, setQueuePausedBody } from '@chat/contracts';
+import {
+  editQueuedTurnBody,
+  type InterruptAnswer,
+  mergeQueuedTurnsBody,
+  moveQueuedTurnBody,
+  sendNowBody,
+  sendTurnBody,
+  setQueuePausedBody,
+} from '@chat/contracts';
 import type { H3 } from 'h3';
 import type { SendResult } from '../chats/turns/accepting/turnAcceptance';
 import { idParam, readJson, turnStreamResponse } from '../platform/http';
@@ -77,11 +85,23 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
   );
 
   route('post', '/api/threads/:id/queue/:turnId/send-now', async (event, userId) => {
-    const { turn, stream } = await interrupts.sendNow(
-      userId,
-      idParam(event, 'id'),
-      idParam(event, 'turnId', 'turn'),
-    );
+    const threadId = idParam(event, 'id');
+    const turnId = idParam(event, 'turnId', 'turn');
+    const body = await readJson(event, sendNowBody);
+    const { turn, stream } = await interrupts.sendNow(userId, threadId, turnId, body);
     return turnStreamResponse(turn.id, stream.subscribe());
+  });
+
+  route('post', '/api/threads/:id/queue/:turnId/move', async (event, userId) => {
+    const threadId = idParam(event, 'id');
+    const turnId = idParam(event, 'turnId', 'turn');
+    const place = await readJson(event, moveQueuedTurnBody);
+    return await queue.move(userId, threadId, turnId, place);
+  });
+
+  route('post', '/api/threads/:id/queue/merge', async (event, userId) => {
+    const threadId = idParam(event, 'id');
+    const body = await readJson(event, mergeQueuedTurnsBody);
+    return await queue.merge(userId, threadId, body);
   });
 }

@@ -7,6 +7,8 @@ export const shortcutList = [
   { keys: ['Shift', 'Esc'], does: 'Focus the message box' },
   { keys: ['Esc'], does: 'Stop the reply (outside a text field)' },
   { keys: ['Ctrl', 'Shift', 'C'], does: 'Copy the last reply' },
+  { keys: ['Alt', '↑'], does: 'Move the focused queued message up' },
+  { keys: ['Alt', '↓'], does: 'Move the focused queued message down' },
   { keys: ['?'], does: 'Show these shortcuts (also Ctrl+/)' },
 ] as const;
 
@@ -40,8 +42,10 @@ export function useShortcuts(options: { openSearch: () => void; openHelp: () => 
     if (event.defaultPrevented || event.isComposing) return;
     const mod = event.ctrlKey || event.metaKey;
     const key = event.key.toLowerCase();
-    // A dialog (search, help, a confirmation) has the keyboard to itself.
-    const inDialog = event.target instanceof Element && event.target.closest('[role="dialog"]') !== null;
+    // A dialog (search, help, a confirmation) or an open menu has the keyboard to itself: Esc
+    // closes it, and must not also stop the reply.
+    const inDialog =
+      event.target instanceof Element && event.target.closest('[role="dialog"], [role="menu"]') !== null;
 
     if (mod && event.shiftKey && key === 'o') {
       event.preventDefault();

@@ -78,6 +78,9 @@ export function useThreadPage(threadId: string) {
   }
   const queueParts = (current: ThreadPageState) => [
     current.queue,
+    current.moves,
+    current.selection,
+    current.merging,
     current.attached,
     current.editing.queuedTurnId,
     isBusy(current),

@@ -306,12 +306,14 @@ export function useTurnStreams(store: ThreadStore) {
   /**
    * Send now / Stop & send on the queue head (Q9, S4): the local stream stops first, then the
    * server interrupts the active turn, waits for the lock, claims the head and streams it here.
+   * `moveToHead`: another item is moved to the head first, in the same request ("Stop & send
+   * this"); the server refuses it, changing nothing, when the item cannot run next.
    */
-  async function sendNow(turn: Turn): Promise<void> {
+  async function sendNow(turn: Turn, options: { moveToHead?: boolean } = {}): Promise<void> {
     const started = await start({
       kind: 'sendNow',
       path: `${base}/queue/${encodeURIComponent(turn.id)}/send-now`,
-      init: { method: 'POST' },
+      init: options.moveToHead ? { method: 'POST', json: { moveToHead: true } } : { method: 'POST' },
       after: stopLocalStream(),
       userOf: () => ({ text: turn.text, attachments: turn.attachments }),
     });

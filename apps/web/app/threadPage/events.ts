@@ -8,6 +8,7 @@ import type {
   TurnQueue,
 } from '@chat/contracts';
 import type { ChatUIMessage } from '../utils/chatMessages';
+import type { QueueMove } from './queueOrder';
 import type { Refusal } from './state';
 
 /**
@@ -82,6 +83,19 @@ export type ThreadPageEvent =
   | { type: 'queue.attemptRemoved' }
   | { type: 'queueEdit.started'; turnId: string }
   | { type: 'queueEdit.ended' }
+  /** A move of a Dock item went out (drag, Alt+Up/Down, Run next, an undo); shown at once (Q13). */
+  | { type: 'queueMove.requested'; move: QueueMove }
+  /** The server answered the oldest move out: with the queue after it, or with a refusal. */
+  | { type: 'queueMove.answered'; turnQueue: TurnQueue }
+  | { type: 'queueMove.refused'; error: Refusal }
+  /** Picking items to merge (Q14): it starts with one item, items are toggled, it ends. */
+  | { type: 'queueSelection.started'; turnId: string }
+  | { type: 'queueSelection.toggled'; turnId: string }
+  | { type: 'queueSelection.ended' }
+  /** The merge of the picked items went out, and its answer: the queue with the one new item, or a refusal. */
+  | { type: 'queueMerge.requested' }
+  | { type: 'queueMerge.answered'; turnQueue: TurnQueue }
+  | { type: 'queueMerge.refused'; error: Refusal }
   // --- versions -----------------------------------------------------------------------------
   | { type: 'messageEdit.started'; messageId: string }
   | { type: 'messageEdit.ended' }

@@ -1,4 +1,5 @@
-import type { TurnQueue } from '@chat/contracts';
+import type { Turn, TurnQueue } from '@chat/contracts';
+import { isMovable, withMoves } from './queueOrder';
 import type { ThreadPageState } from './state';
 
 /** The queue's rules on the page: applying the server's queue, and when each Dock item runs. */
@@ -11,10 +12,15 @@ import type { ThreadPageState } from './state';
  */
 export function applyQueue(state: ThreadPageState, queue: TurnQueue): ThreadPageState {
   const editing = state.editing.queuedTurnId;
+  // Picked items that left the queue (or can no longer be merged) drop out of the pick.
+  const selection = state.selection?.filter((id) =>
+    queue.items.some((turn) => turn.id === id && isMovable(turn)),
+  );
   const waiting = queue.activeTurn?.status === 'awaiting_approval' ? queue.activeTurn.id : null;
   return {
     ...state,
     queue,
+    selection: selection ?? null,
     facts: { ...state.facts, queue: state.facts.queue + 1 },
     editing:
       editing && !queue.items.some((turn) => turn.id === editing)
@@ -31,6 +37,19 @@ export function applyQueue(state: ThreadPageState, queue: TurnQueue): ThreadPage
 export function takeFromQueue(state: ThreadPageState, turnId: string): ThreadPageState {
   if (!state.queue.items.some((turn) => turn.id === turnId)) return state;
   return applyQueue(state, { ...state.queue, items: state.queue.items.filter((turn) => turn.id !== turnId) });
+}
+
+/**
+ * The waiting items in the order the Dock shows: the server's, with the moves this tab sent and
+ * has no answer for yet applied over it (Q13), so a drag or a key shows at once.
+ */
+export function shownQueueItems(state: ThreadPageState): readonly Turn[] {
+  return withMoves(state.queue.items, state.moves);
+}
+
+/** An item the Dock may pick for a merge (Q14): one that may move, as merges act on those only. */
+export function canPick(state: ThreadPageState, turnId: string): boolean {
+  return state.queue.items.some((turn) => turn.id === turnId && isMovable(turn));
 }
 
 /** A reply is being produced: on the server, or in this tab. Sends now queue (Q3). */
@@ -51,7 +70,8 @@ const more = (count: number) => `${count} more`;
  * not counted as running before the items after them.
  */
 export function whenItemsRun(state: ThreadPageState): string[] {
-  const { items, paused } = state.queue;
+  const { paused } = state.queue;
+  const items = shownQueueItems(state);
   const head = items[0];
   const headFailed = head?.status === 'failed';
   const busy = isBusy(state);

@@ -7,7 +7,7 @@ import {
   toChatUIMessages,
 } from '../utils/chatMessages';
 import type { StartKind, ThreadPageEvent } from './events';
-import { applyQueue, takeFromQueue } from './queue';
+import { applyQueue, canPick, takeFromQueue } from './queue';
 import type { Refusal, SettledEvent, StreamOrigin, ThreadPageState } from './state';
 import {
   appendMessages,
@@ -112,6 +112,26 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
       return { ...state, editing: { ...state.editing, queuedTurnId: event.turnId } };
     case 'queueEdit.ended':
       return { ...state, editing: { ...state.editing, queuedTurnId: null } };
+    case 'queueMove.requested':
+      return { ...state, moves: [...state.moves, event.move] };
+    // Moves are answered in the order they were sent (the Dock sends one at a time).
+    case 'queueMove.answered':
+      return applyQueue({ ...state, moves: state.moves.slice(1) }, event.turnQueue);
+    case 'queueMove.refused':
+      return showNotice({ ...state, moves: state.moves.slice(1) }, event.error);
+    case 'queueSelection.started':
+      return canPick(state, event.turnId) ? { ...state, selection: [event.turnId] } : state;
+    case 'queueSelection.toggled':
+      return pickToggled(state, event.turnId);
+    case 'queueSelection.ended':
+      return { ...state, selection: null };
+    case 'queueMerge.requested':
+      return { ...state, merging: true };
+    case 'queueMerge.answered':
+      return applyQueue({ ...state, merging: false, selection: null }, event.turnQueue);
+    case 'queueMerge.refused':
+      // The pick stays, so the person can change it and try again.
+      return showNotice({ ...state, merging: false }, event.error);
 
     case 'messageEdit.started':
       return { ...state, editing: { ...state.editing, messageId: event.messageId } };
@@ -424,6 +444,15 @@ function stopEnded(
   }
   if (event.error) next = showNotice(next, event.error);
   return event.refetch ? { ...next, detail: { ...next.detail, wanted: true } } : next;
+}
+
+// --- the Dock's pick for a merge ---------------------------------------------------------------
+
+function pickToggled(state: ThreadPageState, turnId: string): ThreadPageState {
+  const selection = state.selection;
+  if (!selection) return state;
+  if (selection.includes(turnId)) return { ...state, selection: selection.filter((id) => id !== turnId) };
+  return canPick(state, turnId) ? { ...state, selection: [...selection, turnId] } : state;
 }
 
 // --- small helpers -----------------------------------------------------------------------------

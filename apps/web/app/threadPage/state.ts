@@ -1,5 +1,6 @@
 import type { HitlRequest, Note, Thread, ThreadEvent, TurnQueue } from '@chat/contracts';
 import type { ChatUIMessage } from '../utils/chatMessages';
+import type { QueueMove } from './queueOrder';
 
 /**
  * The chat page's state: everything the page shows and everything that decides what it does
@@ -46,6 +47,15 @@ export interface ThreadPageState {
   settleWait: { turnId: string; timerStarted: boolean } | null;
   /** The reply message id each turn streamed here produced (to mark it interrupted later). */
   replyIds: Readonly<Record<string, string>>;
+  /**
+   * Moves of Dock items this tab sent and the server has not answered yet (Q13), in the order
+   * sent: the Dock shows them at once, over the server's order (`shownQueueItems`).
+   */
+  moves: readonly QueueMove[];
+  /** The Dock items picked to merge (Q14); null when the Dock is not picking. */
+  selection: readonly string[] | null;
+  /** A merge of the picked items is on its way. */
+  merging: boolean;
   /** What the person is editing in place: a queued item (Q8) or a transcript message (B1). */
   editing: { queuedTurnId: string | null; messageId: string | null };
   /** Version changes (edit, regenerate, switch, delete) waiting for their answer. */
@@ -139,6 +149,9 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     earlySettles: {},
     settleWait: null,
     replyIds: {},
+    moves: [],
+    selection: null,
+    merging: false,
     editing: { queuedTurnId: null, messageId: null },
     versionChanges: 0,
     deciding: null,

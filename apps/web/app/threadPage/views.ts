@@ -1,6 +1,7 @@
 import { type HitlRequest, refusalMessages, type Turn, threadBusyMessages } from '@chat/contracts';
 import type { ChatStatus } from 'ai';
-import { isBusy, waitsForApproval, whenItemsRun } from './queue';
+import { isBusy, shownQueueItems, waitsForApproval, whenItemsRun } from './queue';
+import { type ItemMoves, isMovable, movesOf } from './queueOrder';
 import { isReconnecting } from './reducer';
 import type { ThreadPageState } from './state';
 
@@ -80,6 +81,16 @@ export interface DockItem {
   /** When it runs, in plain words. */
   when: string;
   editing: boolean;
+  /**
+   * It may be moved and merged (Q13, Q14): not a failed head, not a steer. Its moves one place up
+   * or down, and to the front ("Run next"), where it has them.
+   */
+  movable: boolean;
+  moves: ItemMoves;
+  /** While a reply runs: "Stop & send this" moves it to the head and runs it (Q9). */
+  stopAndSend: boolean;
+  /** Picked for a merge. */
+  picked: boolean;
 }
 
 export interface DockView {
@@ -87,21 +98,52 @@ export interface DockView {
   paused: boolean;
   /** A reply runs: the head's action is Stop & send. */
   busy: boolean;
+  /** At least two items may move: they can be dragged, and picked to merge. */
+  reorderable: boolean;
+  /** The Dock is picking items to merge; how many are picked; the merge is on its way. */
+  picking: boolean;
+  picked: number;
+  merging: boolean;
 }
 
 export function dockView(state: ThreadPageState): DockView {
   const when = whenItemsRun(state);
+  const items = shownQueueItems(state);
+  const busy = isBusy(state);
+  const head = items[0];
+  // Stop & send on another item moves it to the head first: only when nothing keeps the front.
+  const headIsFree = head !== undefined && isMovable(head);
+  const picked = state.selection ?? [];
   return {
-    items: state.queue.items.map((turn, index) => ({
+    items: items.map((turn, index) => ({
       turn,
       position: index + 1,
       isHead: index === 0,
       when: when[index] ?? '',
       editing: state.editing.queuedTurnId === turn.id,
+      movable: isMovable(turn),
+      moves: movesOf(items, turn.id),
+      stopAndSend: busy && index > 0 && headIsFree && isMovable(turn),
+      picked: picked.includes(turn.id),
     })),
     paused: state.queue.paused,
-    busy: isBusy(state),
+    busy,
+    reorderable: items.filter(isMovable).length >= 2,
+    picking: state.selection !== null,
+    picked: picked.length,
+    merging: state.merging,
   };
+}
+
+/** The order of the Dock's items as shown (ids), for an undo to find a place again. */
+export function shownOrder(state: ThreadPageState): string[] {
+  return shownQueueItems(state).map((turn) => turn.id);
+}
+
+/** The place a move names, as the live region says it: "Moved to position 2 of 4." */
+export function movedAnnouncement(items: readonly Pick<Turn, 'id'>[], turnId: string): string {
+  const position = items.findIndex((turn) => turn.id === turnId) + 1;
+  return position > 0 ? `Moved to position ${position} of ${items.length}.` : 'Moved.';
 }
 
 export interface VersionsView {

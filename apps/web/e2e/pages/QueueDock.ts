@@ -80,4 +80,45 @@ export class QueueDock {
   headError(): Locator {
     return this.item(0).getByTestId('queue-item-error');
   }
+
+  /** An item's "More" menu button (its moves, Run next, Stop & send this, merge). */
+  menuButton(index: number): Locator {
+    return this.item(index).getByTestId('queue-item-menu');
+  }
+
+  /** Opens an item's menu and chooses `action` ("Run next", "Stop & send this", "Move up", ...). */
+  async choose(index: number, action: string | RegExp): Promise<void> {
+    await this.menuButton(index).click();
+    await this.page.getByRole('menuitem', { name: action }).click();
+  }
+
+  /**
+   * Drags item `from` by its grip onto the place of item `to` (pointer moves, as a hand does).
+   * `landsAt`: where the Dock shows it before it is let go, when that is not `to` (nothing goes
+   * ahead of an item that keeps the front).
+   */
+  async drag(from: number, to: number, landsAt = to): Promise<void> {
+    await this.item(to).scrollIntoViewIfNeeded();
+    const dragged = await this.item(from).getAttribute('data-turn-id');
+    const grip = await this.item(from).getByTestId('queue-item-grip').boundingBox();
+    const target = await this.item(to).boundingBox();
+    if (!grip || !target) throw new Error('the items to drag between are not on screen');
+    const x = grip.x + grip.width / 2;
+    await this.page.mouse.move(x, grip.y + grip.height / 2);
+    await this.page.mouse.down();
+    const y = to < from ? target.y + 4 : target.y + target.height - 4;
+    await this.page.mouse.move(x, y, { steps: 12 });
+    // The drag follows the pointer on the page's own timer: let go once the item is shown at its
+    // new place, as a hand does (a busy page may not have caught up with the pointer yet).
+    await expect(this.item(landsAt)).toHaveAttribute('data-turn-id', dragged ?? '');
+    await this.page.mouse.up();
+  }
+
+  /** Picks items to merge (the first from its menu), then merges them. */
+  async merge(indexes: number[]): Promise<void> {
+    const [first, ...rest] = indexes;
+    await this.choose(first as number, /Merge with other messages/);
+    for (const index of rest) await this.item(index).getByTestId('queue-item-pick').click();
+    await this.root.getByRole('button', { name: 'Merge into one message' }).click();
+  }
 }

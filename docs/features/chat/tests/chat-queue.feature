@@ -1,5 +1,6 @@
 # The Playwright flows of the chat, in Gherkin.
-# Automated in apps/web/e2e/chat.spec.ts (@foundation) and apps/web/e2e/queue.spec.ts (@queue),
+# Automated in apps/web/e2e/chat.spec.ts (@foundation), apps/web/e2e/queue.spec.ts (@queue) and
+# apps/web/e2e/queueOrder.spec.ts (@order),
 # against the production build, the real API and the built-in local model.
 # The local model's reply starts with: You said: "<message without directives>".
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
@@ -11,7 +12,7 @@
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
-  Queue Dock above the composer, where they can be edited or deleted. Stop interrupts the
+  Queue Dock above the composer, where they can be edited, deleted, reordered or merged. Stop interrupts the
   server. Stop & send interrupts and sends the queue head as the new priority. The first reply
   after any interrupt gets a hidden handoff. A failed message waits at the head until it is
   retried, edited or deleted. Any open, connected page drains the queue.
@@ -253,14 +254,14 @@ Feature: Chat with queued turns and interrupts
     And the composer hint says "Enter adds to the paused queue · Ctrl+Enter steers the current reply · Shift+Enter for a new line"
 
   @queue @Q8
-  Scenario: A keyboard delete keeps the keyboard in the Dock; Undo brings the message back
+  Scenario: A keyboard delete keeps the keyboard in the Dock; Undo brings the message back to its place
     Given I sent "[[words:3000]] [[delay:30]] keep going" and its reply is streaming
     And I queued "with a picture" with an image, then "two" and "three"
     When I press Enter on the Delete button of item 1
     Then the Queue Dock shows "two", "three"
     And the Delete button of item 1 has the keyboard
     When I press "Undo" on the toast
-    Then the Queue Dock shows "two", "three", "with a picture", the last with its image
+    Then the Queue Dock shows "with a picture", "two", "three", the first with its image
     When I press Enter on the Delete button of item 3
     Then the composer has the keyboard
 
@@ -274,6 +275,60 @@ Feature: Chat with queued turns and interrupts
     Then a "Latest" button shows below the transcript, over no text
     When I press it
     Then the "Interrupted" mark is in view again
+
+  # --- Order and merge (Q9, Q13, Q14) -----------------------------------------------------
+
+  @order @Q13
+  Scenario: Drag and Alt+Up/Down reorder the queue, and the other tab follows
+    Given I sent "[[words:3000]] [[delay:30]] a long reply" and its reply is streaming
+    And I queued "one", "two", "three" and "four"
+    And the same chat is open in a second tab
+    When I open the menu of item 2 and press Esc
+    Then the menu closes, the reply goes on and the queue is not paused
+    When I drag item 4 by its grip above item 1
+    Then both tabs' Queue Docks show "four", "one", "two", "three"
+    And a toast says "Message moved" with "Undo"
+    When I focus item 2 and press Alt+Down
+    Then both tabs' Queue Docks show "four", "two", "one", "three"
+    And item 3 has the keyboard and screen readers hear "Moved to position 3 of 4."
+    When I press Alt+Up
+    Then both tabs' Queue Docks show "four", "one", "two", "three"
+
+  @order @Q13 @Q14
+  Scenario: Run next and a merge, each undone from its toast
+    Given I sent "[[words:3000]] [[delay:30]] a long reply" and its reply is streaming
+    And I queued "one", "two", "three" and "four"
+    And the same chat is open in a second tab
+    When I choose "Run next" in the menu of item 3
+    Then both tabs' Queue Docks show "three", "one", "two", "four" and item 1 says "Runs next"
+    When I press "Undo" on the toast
+    Then both tabs' Queue Docks show "one", "two", "three", "four"
+    When I choose "Merge with other messages…" in the menu of item 2, tick item 4 and press "Merge into one message"
+    Then both tabs' Queue Docks show "one", "two" and "four" as one message with a blank line between, "three"
+    When I press "Undo" on the toast
+    Then both tabs' Queue Docks show "one", "two", "three", "four"
+
+  @order @Q9
+  Scenario: Stop & send this runs an item now with the handoff, the rest after it in their order
+    Given I sent "[[words:3000]] [[delay:30]] a long reply" and its reply is streaming
+    And I queued "one", "two", "three" and "four"
+    And the same chat is open in a second tab
+    When I choose "Stop & send this" in the menu of item 3
+    Then the reply to "three" contains "(after interruption)"
+    And both tabs end idle with empty Queue Docks
+    And after a reload the replies are to "a long reply", "three", "one", "two", "four", in that order
+
+  @order @Q11 @Q13
+  Scenario: A failed head keeps the front
+    Given I sent "[[words:3000]] [[delay:30]] runs" and its reply is streaming
+    And I queued "breaks [[fail]]", "first" and "second"
+    When I press "Stop & send" on item 1
+    Then item 1 has failed and has no grip and no menu
+    And the menu of item 3 offers "Run next" but not "Move down"
+    When I choose "Run next" in the menu of item 3
+    Then the Queue Dock shows "breaks [[fail]]", "second", "first"
+    When I drag item 3 by its grip above item 1
+    Then the Queue Dock shows "breaks [[fail]]", "first", "second"
 
   @a11y
   Scenario: The live region reads the first sentence of a finished reply

@@ -67,6 +67,8 @@ export async function insertTurn(
     text: string;
     steer?: boolean;
     attachments?: TurnRow['attachments'];
+    /** Its place in the queue; left out, it goes last (a merge gives it the first item's, Q14). */
+    queuePosition?: number;
   },
   changes: TurnChanges = {},
 ): Promise<TurnRow> {

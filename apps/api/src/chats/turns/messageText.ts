@@ -5,12 +5,11 @@ import { ApiError } from '../../platform/errors';
  * The text every message passes before anything is written (a send, an edit in the Dock, an edit
  * into a new version): 1 to 32,000 characters after trimming, counted as code points so 32,000
  * emoji pass like 32,000 letters, some of them visible (a zero-width space alone is empty).
- * Returns it trimmed.
+ * Returns it trimmed. `tooLong`: the refusal's words when it is too long (a merge says its own).
  */
-export function validMessageText(text: string): string {
+export function validMessageText(text: string, tooLong: string = refusalMessages.too_large.text): string {
   const trimmed = text.trim();
   if (!hasVisibleText(trimmed)) throw new ApiError('bad_request', refusalMessages.bad_request.emptyText);
-  if (characterCount(trimmed) > MAX_TEXT_LENGTH)
-    throw new ApiError('too_large', refusalMessages.too_large.text);
+  if (characterCount(trimmed) > MAX_TEXT_LENGTH) throw new ApiError('too_large', tooLong);
   return trimmed;
 }

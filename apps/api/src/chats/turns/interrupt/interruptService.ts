@@ -6,6 +6,7 @@ import { cancelAwaitingTurn } from '../approval/suspend';
 import type { RuntimeDriver } from '../driver/types';
 import { toTurn } from '../dto';
 import { pauseIfItemsWait } from '../queue/pause';
+import type { QueueService } from '../queue/queueService';
 import { listWaitingTurns } from '../queue/repository';
 import { findActiveTurn, findTurn } from '../repository';
 import type { HeadClaims } from '../running/headClaim';
@@ -18,6 +19,8 @@ export interface InterruptDeps extends RecoveryDeps {
   /** Discards a stopped approval's suspended run. */
   driver: RuntimeDriver;
   claims: HeadClaims;
+  /** Moves an item to the head for Send now / Stop & send with `moveToHead` (Q9). */
+  queue: QueueService;
   /** How long an interrupt waits for the runner to release the thread. */
   interruptTimeoutMs?: number;
 }
@@ -69,14 +72,21 @@ export class InterruptService {
     return toTurn(await this.waitUntilSettled(active));
   }
 
-  /** Q9, S4: Send now on the head; when a turn is running, interrupt it first (Stop & send). */
+  /**
+   * Q9, S4: Send now on the head; when a turn is running, interrupt it first (Stop & send).
+   * `moveToHead`: the item is moved to the head first (the Dock's "Stop & send this"), refused
+   * with nothing changed when it cannot run next; then it goes on as on the head, with the same
+   * handoff.
+   */
   async sendNow(
     ownerId: string,
     threadId: string,
     turnId: string,
+    options: { moveToHead?: boolean } = {},
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { db, claims } = this.deps;
-    await requireOwnedThread(db, threadId, ownerId);
+    if (options.moveToHead) await this.deps.queue.moveToHead(ownerId, threadId, turnId);
+    else await requireOwnedThread(db, threadId, ownerId);
     const [turn, [head]] = await Promise.all([
       findTurn(db, threadId, turnId),
       listWaitingTurns(db, threadId),

@@ -11,10 +11,12 @@ const turns = schema.chatTurnRequests;
  * 1. A failed turn stays first and blocks until it is retried, edited or deleted (Q11).
  * 2. Then the steers not yet delivered, pending or requeued (the reply they were sent into ended
  *    first), in the order they were accepted: they were meant to come before anything else.
- * 3. Then everything else in the order it was accepted (`seq`).
+ * 3. Then everything else by its stored place (`queue_position`, Q13): the order of acceptance
+ *    until a person moves an item (`reorder.ts`). `seq` only breaks a tie, which no write makes.
  *
- * A stored manual order (Q13) would sort within 3, below the same two rules.
+ * The items of 1 and 2 keep their place (`fixedPlaceOf` in the contracts, which the Dock reads
+ * too): the moves and merges of Q13 and Q14 act only on the items of 3, among themselves.
  */
 export function queueOrder(): SQL[] {
-  return [desc(sql`${turns.status} = 'failed'`), desc(turns.steer), asc(turns.seq)];
+  return [desc(sql`${turns.status} = 'failed'`), desc(turns.steer), asc(turns.queuePosition), asc(turns.seq)];
 }

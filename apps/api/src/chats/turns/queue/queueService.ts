@@ -1,7 +1,15 @@
-import { inStatusGroup, refusalMessages, type Turn, type TurnQueue } from '@chat/contracts';
+import {
+  fixedPlaceOf,
+  inStatusGroup,
+  type QueueItemAnswer,
+  type QueuePlace,
+  refusalMessages,
+  type Turn,
+  type TurnQueue,
+} from '@chat/contracts';
 import type { Database, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
-import { ApiError, notFound } from '../../../platform/errors';
+import { ApiError, notEligible, notFound } from '../../../platform/errors';
 import type { Signals } from '../../../platform/notifications';
 import {
   attachmentIdsOfTurns,
@@ -12,9 +20,11 @@ import { requireOwnedThread, setQueuePaused } from '../../threads/repository';
 import { toTurn } from '../dto';
 import { transitionTurn } from '../lifecycle';
 import { validMessageText } from '../messageText';
-import { findTurn } from '../repository';
+import { findTurn, findTurnByClientRequestId } from '../repository';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
-import { updateWaitingTurnText } from './repository';
+import { mergeWaitingTurns } from './merge';
+import { frontPlace, moveWaitingTurn } from './reorder';
+import { listWaitingTurns, requireWaitingTurn, updateWaitingTurnText } from './repository';
 import { readTurnQueue } from './turnQueue';
 
 export interface QueueDeps {
@@ -24,8 +34,8 @@ export interface QueueDeps {
 }
 
 /**
- * The waiting items of a thread, as the Dock changes them (Q8, Q11): edit, delete, pause and
- * resume. A pending steer is changed like any other item until the running reply takes it in.
+ * The waiting items of a thread, as the Dock changes them (Q8, Q11, Q13, Q14): edit, delete, move,
+ * merge, pause and resume. A pending steer is changed like any other item until the running reply takes it in.
  * Every change runs in a transaction that holds the thread's row lock (as steer delivery does),
  * so changes serialise per thread across instances, and every tab hears it (`queue.changed`).
  */
@@ -57,13 +67,15 @@ export class QueueService {
         await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
         return [turn, edited] as const;
       }
-      // Q11: an edited failed head replaces its failed attempt and waits to be claimed.
+      // Q11: an edited failed head replaces its failed attempt and waits to be claimed, first.
       await removeFailedAttempt(this.deps.memory, turn);
+      const front = await frontPlace(tx, threadId);
       const requeued = await transitionTurn(tx, turn, 'queued', {
         ...noAttempt,
         text,
         attachments,
         finishedAt: null,
+        ...(front === undefined ? {} : { queuePosition: front }),
       });
       await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
       return [turn, requeued] as const;
@@ -90,6 +102,56 @@ export class QueueService {
     return await this.queueChanged(turn, before.status === 'failed');
   }
 
+  /**
+   * Q13: moves a waiting item just before or just after another (`reorder.ts` has the rules). Two
+   * tabs moving at once take turns on the thread's lock; each move applies to the order the one
+   * before it left.
+   */
+  async move(ownerId: string, threadId: string, turnId: string, place: QueuePlace): Promise<QueueItemAnswer> {
+    const { turn, changed } = await this.deps.db.transaction(async (tx) => {
+      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      return await moveWaitingTurn(tx, threadId, turnId, place);
+    });
+    return changed ? await this.queueChanged(turn, false) : await this.answer(turn);
+  }
+
+  /**
+   * Q9: the first step of Send now / Stop & send with `moveToHead`: the item becomes the head.
+   * Refused, changing nothing, when it cannot run next: a failed head blocks the queue (Q11), and
+   * steers keep the front (Q13).
+   */
+  async moveToHead(ownerId: string, threadId: string, turnId: string): Promise<void> {
+    const changed = await this.deps.db.transaction(async (tx) => {
+      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      const waiting = await listWaitingTurns(tx, threadId);
+      const turn = await requireWaitingTurn(tx, threadId, waiting, turnId);
+      const head = waiting[0] as typeof turn;
+      if (head.id === turnId) return false;
+      const fixed = fixedPlaceOf(head);
+      if (fixed) throw notEligible(fixed);
+      return (await moveWaitingTurn(tx, threadId, turnId, 'front')).changed;
+    });
+    if (changed) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
+  }
+
+  /**
+   * Q14: merges two or more waiting items into one at the place of the first (`merge.ts`). A retry
+   * of the request (the same `clientRequestId`) answers the item it made and changes nothing.
+   */
+  async merge(
+    ownerId: string,
+    threadId: string,
+    request: { clientRequestId: string; turnIds: string[] },
+  ): Promise<QueueItemAnswer> {
+    const { turn, created } = await this.deps.db.transaction(async (tx) => {
+      await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      const earlier = await findTurnByClientRequestId(tx, threadId, request.clientRequestId);
+      if (earlier) return { turn: earlier, created: false };
+      return { turn: await mergeWaitingTurns(tx, threadId, request), created: true };
+    });
+    return created ? await this.queueChanged(turn, false) : await this.answer(turn);
+  }
+
   /** Pauses or resumes the queue; every tab hears it (`queue.changed`) and the Dock says so. */
   async setPaused(ownerId: string, threadId: string, paused: boolean): Promise<{ turnQueue: TurnQueue }> {
     await this.deps.db.transaction(async (tx) => {
@@ -110,13 +172,15 @@ export class QueueService {
   }
 
   /** Publishes the change; `transcriptChanged`: a failed attempt left it, so every tab refetches. */
-  private async queueChanged(
-    turn: TurnRow,
-    transcriptChanged: boolean,
-  ): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
+  private async queueChanged(turn: TurnRow, transcriptChanged: boolean): Promise<QueueItemAnswer> {
     if (transcriptChanged)
       await this.deps.signals.publish({ kind: 'thread.changed', threadId: turn.threadId });
     await this.deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
+    return await this.answer(turn);
+  }
+
+  /** The item and the queue as they are now. */
+  private async answer(turn: TurnRow): Promise<QueueItemAnswer> {
     return { turn: toTurn(turn), turnQueue: await readTurnQueue(this.deps.db, turn.threadId) };
   }
 }

@@ -1,5 +1,6 @@
 import { refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
+import { sql } from 'drizzle-orm';
 import { ApiError } from '../../../platform/errors';
 import { insertTurn, type TurnChanges, transitionTurn } from '../lifecycle';
 import {
@@ -83,6 +84,9 @@ function claimColumns(branchId: string, lastSettled: TurnRow | undefined, deps: 
   return {
     branchId,
     handoff: lastSettled?.status === 'interrupted',
+    // The next place in the run order: the queue may have been reordered (Q13), so the turn that
+    // runs now can have been sent before one that already ran. The last to settle stays the last.
+    queuePosition: sql`default`,
     runnerId: deps.runnerId,
     leaseExpiresAt: leaseFromNow(deps.leaseMs),
     startedAt: new Date(),

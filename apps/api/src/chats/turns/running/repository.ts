@@ -41,16 +41,17 @@ export async function countRunningTurnsOf(q: Queryable, ownerId: string): Promis
 }
 
 /**
- * S5: the turn that settled last on a branch and whose messages are still there. Turns are claimed
- * head first and one at a time, so they settle in `seq` order; the partial index
- * `turns_branch_settled_seq_idx` serves this read at every claim.
+ * S5: the turn that settled last on a branch and whose messages are still there. Turns run one at
+ * a time and each claim stamps the next `queue_position`, so they settle in that order (not in
+ * `seq` order: the queue can be reordered, Q13); the partial index
+ * `turns_branch_settled_position_idx` serves this read at every claim.
  */
 export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): Promise<TurnRow | undefined> {
   const [row] = await q
     .select()
     .from(turns)
     .where(and(eq(turns.branchId, branchId), statusIn('settled'), isNull(turns.removedAt)))
-    .orderBy(desc(turns.seq))
+    .orderBy(desc(turns.queuePosition))
     .limit(1);
   return row;
 }
