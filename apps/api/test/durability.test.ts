@@ -1,0 +1,219 @@
+import type { ThreadDetail } from '@chat/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient, textOfMessage, waitFor } from './support/client';
+import { FaultLab, sleepUntil } from './support/faults/lab';
+import { KILL_BOUND_MS } from './support/faults/losses';
+import { StreamView } from './support/faults/streamView';
+
+/**
+ * The losses a database outage or a hard kill caused, one test each, against a real API process
+ * on a PostgreSQL server of the test's own. What a person was told was accepted, and what they
+ * saw of a reply (up to the bound on a hard kill), must be stored; no turn may say it is done
+ * while its messages are missing. The fault suite (faults.test.ts) hunts for such losses at random
+ * points; these pin the ones found.
+ */
+let lab: FaultLab;
+
+beforeAll(async () => {
+  lab = await FaultLab.open();
+}, 120_000);
+
+afterAll(async () => {
+  await lab?.close();
+});
+
+interface TurnRow {
+  id: string;
+  status: string;
+  user_message_id: string | null;
+  assistant_message_id: string | null;
+}
+
+async function turnRow(turnId: string): Promise<TurnRow | undefined> {
+  const [row] = await lab.postgres.query(
+    (sql) => sql<TurnRow[]>`
+      select id, status, user_message_id, assistant_message_id from chat_turn_requests where id = ${turnId}`,
+  );
+  return row;
+}
+
+async function storedMessageIds(ids: (string | null | undefined)[]): Promise<string[]> {
+  const wanted = ids.filter((id): id is string => typeof id === 'string');
+  const rows = await lab.postgres.query(
+    (sql) => sql<{ id: string }[]>`select id from mastra.mastra_messages where id = any(${wanted})`,
+  );
+  return rows.map((row) => row.id).sort();
+}
+
+async function atRest(client: ApiClient, threadId: string, timeoutMs = 90_000): Promise<ThreadDetail> {
+  return await waitFor(
+    () => client.via(lab.baseUrl).detail(threadId),
+    (detail) => detail.turnQueue.activeTurn === null,
+    timeoutMs,
+  );
+}
+
+async function send(client: ApiClient, threadId: string, text: string): Promise<StreamView> {
+  const response = await client.send(threadId, text);
+  expect(response.status).toBe(200);
+  return new StreamView(response.headers.get('x-turn-id') ?? '', response);
+}
+
+function normalise(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+describe('what the person saw survives a database outage and a hard kill', () => {
+  it('keeps the message and the whole reply of a turn whose reply ends during a 60 s outage, and never calls it completed without them', async () => {
+    const client = await ApiClient.signIn(lab.baseUrl);
+    const threadId = await client.createThread();
+    const view = await send(client, threadId, 'long [[words:200]] [[delay:100]]');
+    await waitFor(
+      async () => view.wordCount,
+      (words) => words >= 30,
+      30_000,
+    );
+    // The reply goes on streaming from the API's memory, and ends while the database is away.
+    await lab.inject('outage-60s');
+    await view.done;
+    expect(view.finish).toEqual({ at: expect.any(Number), interrupted: false });
+    expect(view.wordCount).toBe(200);
+
+    const detail = await atRest(client, threadId);
+    const row = await turnRow(view.turnId);
+    expect(row?.status).toBe('completed');
+    // A completed turn's messages are in memory, under the ids it names.
+    expect(await storedMessageIds([row?.user_message_id, row?.assistant_message_id])).toEqual(
+      [row?.user_message_id, row?.assistant_message_id].sort(),
+    );
+    expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(textOfMessage(detail.messages[0])).toBe('long [[words:200]] [[delay:100]]');
+    expect(normalise(textOfMessage(detail.messages[1]))).toBe(normalise(view.textSeen().join('')));
+  }, 240_000);
+
+  it('keeps a steer delivered into a reply just before a hard kill: its message is stored, not only marked delivered', async () => {
+    const client = await ApiClient.signIn(lab.baseUrl);
+    const threadId = await client.createThread();
+    const view = await send(client, threadId, 'plan a trip [[steps:6]] [[delay:1500]]');
+    await waitFor(
+      async () => view.toolResultsSeen().length,
+      (results) => results >= 1,
+      30_000,
+    );
+    const steer = await client.json<{ turn: { id: string; status: string } }>(
+      'POST',
+      `/api/threads/${threadId}/turns`,
+      { clientRequestId: crypto.randomUUID(), text: 'and include Rome', mode: 'steer' },
+    );
+    expect(steer.body.turn.status).toBe('steer_pending');
+    await waitFor(
+      async () => view.boundaries.length,
+      (boundaries) => boundaries >= 1,
+      30_000,
+    );
+    // The person has seen the steer roll into the reply.
+    await sleepUntil((view.boundaries[0]?.at ?? 0) + 700);
+    await lab.inject('kill');
+
+    const detail = await atRest(client, threadId);
+    const row = await turnRow(steer.body.turn.id);
+    const inTranscript = detail.messages.some(
+      (message) => message.role === 'user' && textOfMessage(message) === 'and include Rome',
+    );
+    const inQueue = detail.turnQueue.items.some((item) => item.id === steer.body.turn.id);
+    expect({ inTranscript, inQueue, status: row?.status }).toEqual(
+      inQueue
+        ? { inTranscript: false, inQueue: true, status: 'queued' }
+        : { inTranscript: true, inQueue: false, status: 'delivered' },
+    );
+    if (row?.status === 'delivered')
+      expect(await storedMessageIds([row.user_message_id])).toEqual([row.user_message_id]);
+  }, 120_000);
+
+  it(`loses at most ${KILL_BOUND_MS} ms of streamed text to a hard kill`, async () => {
+    const client = await ApiClient.signIn(lab.baseUrl);
+    const threadId = await client.createThread();
+    const view = await send(client, threadId, 'a long story [[words:2000]] [[delay:40]]');
+    await waitFor(
+      async () => view.wordCount,
+      (words) => words >= 20,
+      30_000,
+    );
+    // Kill just before the next checkpoint would be due, were checkpoints 500 ms apart: the
+    // moment the most is at stake. (Only the timing depends on the checkpoint column; the
+    // assertion does not.)
+    const before = await partialText(view.turnId);
+    await waitFor(
+      () => partialText(view.turnId),
+      (text) => text !== before,
+      5_000,
+    ).catch(() => undefined);
+    await sleepUntil(Date.now() + 420);
+    const killedAt = Date.now();
+    await lab.inject('kill');
+
+    const detail = await atRest(client, threadId);
+    const required = normalise(view.textSeen(killedAt - KILL_BOUND_MS).join(''));
+    const stored = normalise(textOfMessage(detail.messages[1]));
+    expect(detail.messages[1]?.metadata.interrupted).toBe(true);
+    expect(
+      stored.length,
+      `stored "…${stored.slice(-60)}", required "…${required.slice(-60)}"`,
+    ).toBeGreaterThanOrEqual(required.length);
+    expect(stored.startsWith(required)).toBe(true);
+  }, 120_000);
+
+  it('keeps the tool steps of a reply cut off by a hard kill', async () => {
+    const client = await ApiClient.signIn(lab.baseUrl);
+    const threadId = await client.createThread();
+    const view = await send(client, threadId, 'check the time [[steps:4]] [[delay:1000]]');
+    await waitFor(
+      async () => view.toolResultsSeen().length,
+      (results) => results >= 2,
+      30_000,
+    );
+    // Well past the bound: both steps must be kept.
+    await sleepUntil(Date.now() + 2 * KILL_BOUND_MS);
+    const seen = view.toolResultsSeen();
+    await lab.inject('kill');
+
+    const detail = await atRest(client, threadId);
+    const row = await turnRow(view.turnId);
+    expect(row?.status).toBe('interrupted');
+    expect(row?.assistant_message_id).not.toBeNull();
+    const storedCalls = detail.messages
+      .filter((message) => message.role === 'assistant')
+      .flatMap((message) => message.parts.map((part) => part.toolCallId));
+    expect(storedCalls).toEqual(expect.arrayContaining(seen));
+  }, 120_000);
+
+  it('names the stored reply on a turn that completed after a tool approval', async () => {
+    const client = await ApiClient.signIn(lab.baseUrl);
+    const threadId = await client.createThread();
+    const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');
+    await asked.done;
+    const [request] = (await client.via(lab.baseUrl).detail(threadId)).hitl;
+    const approved = await client
+      .via(lab.baseUrl)
+      .fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
+        decision: 'approve',
+      });
+    expect(approved.status).toBe(200);
+    await new StreamView(asked.turnId, approved).done;
+
+    await atRest(client, threadId);
+    const row = await turnRow(asked.turnId);
+    expect(row?.status).toBe('completed');
+    expect(await storedMessageIds([row?.user_message_id, row?.assistant_message_id])).toEqual(
+      [row?.user_message_id, row?.assistant_message_id].sort(),
+    );
+  }, 60_000);
+});
+
+async function partialText(turnId: string): Promise<string> {
+  const [row] = await lab.postgres.query(
+    (sql) =>
+      sql<{ partial_text: string }[]>`select partial_text from chat_turn_requests where id = ${turnId}`,
+  );
+  return row?.partial_text ?? '';
+}
