@@ -59,7 +59,7 @@ export async function runFaultCase(
 
 /** Where the fault hit this scenario's replies, as its client saw them. */
 function landing(run: ScenarioRun, fault: Fault): string {
-  const at = fault.kind === 'kill' ? fault.at : fault.from;
+  const at = fault.kind === 'outage' ? fault.from : fault.at;
   const endedBefore = run.views.filter((view) => view.finish && view.finish.at < at);
   const hit = run.views.filter((view) => !endedBefore.includes(view) && view.startedAt < at);
   const seen = hit.map((view) => {
@@ -76,9 +76,15 @@ function landing(run: ScenarioRun, fault: Fault): string {
       `${boundary ? `, ${at - boundary.at} ms after a steer boundary` : ''}${latest}`
     );
   });
-  if (endedBefore.length > 0) seen.push(`${endedBefore.length} replies ended before it`);
+  const lastEnd = Math.max(...endedBefore.map((view) => view.finish?.at ?? 0));
+  if (endedBefore.length > 0)
+    seen.push(`${endedBefore.length} replies ended before it (the last ${at - lastEnd} ms before)`);
   const what =
-    fault.kind === 'kill' ? 'killed' : `database stopped for ${Math.round((fault.to - fault.from) / 1000)} s`;
+    fault.kind === 'outage'
+      ? `database stopped for ${Math.round((fault.to - fault.from) / 1000)} s`
+      : fault.kind === 'kill'
+        ? 'killed'
+        : 'no fault (the control)';
   return `${what}; the client had seen: ${seen.length > 0 ? seen.join('; ') : 'no reply yet'}`;
 }
 

@@ -2,12 +2,18 @@ import { type ApiProcess, startApiProcess } from '../apiProcess';
 import { waitFor } from '../client';
 import { OwnedPostgres } from './ownedPostgres';
 
-/** The faults the suite injects: a database outage of some seconds, or a hard kill of the API. */
-export type FaultKind = 'outage-5s' | 'outage-30s' | 'outage-60s' | 'kill';
-export const FAULT_KINDS: readonly FaultKind[] = ['outage-5s', 'outage-30s', 'outage-60s', 'kill'];
+/**
+ * The faults the suite injects: a database outage of some seconds, or a hard kill of the API; and
+ * none at all, the control that shows the invariant holds when nothing fails.
+ */
+export type FaultKind = 'none' | 'outage-5s' | 'outage-30s' | 'outage-60s' | 'kill';
+export const FAULT_KINDS: readonly FaultKind[] = ['none', 'outage-5s', 'outage-30s', 'outage-60s', 'kill'];
 
 /** A fault as it happened, in the test process's clock. */
-export type Fault = { kind: 'kill'; at: number } | { kind: 'outage'; from: number; to: number };
+export type Fault =
+  | { kind: 'none'; at: number }
+  | { kind: 'kill'; at: number }
+  | { kind: 'outage'; from: number; to: number };
 
 /**
  * The lease the API under test runs with: short, so a killed API's turns are settled within
@@ -42,6 +48,7 @@ export class FaultLab {
    * API process is up. `during` runs while the database is down (sends that must fail or be kept).
    */
   async inject(kind: FaultKind, during: () => void = () => {}): Promise<Fault> {
+    if (kind === 'none') return { kind, at: Date.now() };
     if (kind === 'kill') {
       const at = Date.now();
       await this.current.kill();

@@ -170,6 +170,9 @@ async function playSettle(run: ScenarioRun, faultAt: number): Promise<void> {
     if (firstWordAt !== undefined) latency = firstWordAt - sentAt;
   }
   const words = Math.max(1, Math.round((faultAt + offset - Date.now() - latency) / delay) + 1);
+  run.tell(
+    `its last reply: ${words} words, sent ${faultAt - Date.now()} ms before the fault (latency ${latency} ms)`,
+  );
   await run.send(`${run.tag} a short reply [[words:${words}]] [[delay:${delay}]]`);
 }
 
@@ -181,7 +184,7 @@ async function playSteer(run: ScenarioRun, faultAt: number): Promise<void> {
   run.tell(`${steps} tool steps, ${delay} ms apart; the fault aimed ${after} ms after the steer`);
   // The first tool result comes one delay after the claim; the steer follows it.
   await sleepUntil(faultAt - after - delay - 100);
-  const view = await run.send(`${run.tag} plan a trip [[steps:${steps}]] [[delay:${delay}]]`);
+  const view = await run.send(`${run.tag} plan a trip [[steps:${steps}]] [[delay:${delay}]] [[words:8]]`);
   if (!view) return;
   await run.send(`${run.tag} queued behind the plan [[words:3]]`);
   await waitFor(
