@@ -187,6 +187,31 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     expect(storedCalls).toEqual(expect.arrayContaining(seen));
   }, 120_000);
 
+  it('names the stored tool steps of a reply stopped before its first word as its interrupted reply', async () => {
+    const client = await ApiClient.signIn(lab.baseUrl);
+    const threadId = await client.createThread();
+    const view = await send(client, threadId, 'check the time [[steps:4]] [[delay:1000]]');
+    await waitFor(
+      async () => view.toolResultsSeen().length,
+      (results) => results >= 2,
+      30_000,
+    );
+    const stop = await client.via(lab.baseUrl).json('POST', `/api/threads/${threadId}/interrupt`);
+    expect(stop.status).toBe(200);
+    await view.done;
+
+    const detail = await atRest(client, threadId);
+    const row = await turnRow(view.turnId);
+    expect(row?.status).toBe('interrupted');
+    expect(row?.assistant_message_id).not.toBeNull();
+    expect(await storedMessageIds([row?.assistant_message_id])).toEqual([row?.assistant_message_id]);
+    const reply = detail.messages.find((message) => message.id === row?.assistant_message_id);
+    expect(reply?.metadata.interrupted).toBe(true);
+    expect(reply?.parts.map((part) => part.toolCallId)).toEqual(
+      expect.arrayContaining(view.toolResultsSeen()),
+    );
+  }, 60_000);
+
   it('names the stored reply on a turn that completed after a tool approval', async () => {
     const client = await ApiClient.signIn(lab.baseUrl);
     const threadId = await client.createThread();
