@@ -95,13 +95,14 @@ async function settleAndCheck(lab: FaultLab, run: ScenarioRun, fault: Fault): Pr
   let detail: ThreadDetail | undefined;
   for (;;) {
     await Promise.race([Promise.all(run.views.map((view) => view.done)), sleepUntil(deadline)]);
-    detail = await run.client.detail(run.threadId);
-    const active = detail.turnQueue.activeTurn;
+    detail = await readDetail(run, deadline);
+    const active = detail?.turnQueue.activeTurn;
     if (!active) break;
     if (Date.now() > deadline) break;
     if (active.status === 'awaiting_approval') await run.approvePending();
     else await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  if (!detail) return [`the thread could not be read for ${SETTLE_WITHIN_MS / 1000} s after recovery`];
   const losses = await findLosses(lab.postgres, detail, run.evidence(fault));
   const unended = run.views.filter((view) => !view.ended).length;
   if (unended > 0) losses.push(`${unended} reply streams never ended`);
@@ -111,4 +112,19 @@ async function settleAndCheck(lab: FaultLab, run: ScenarioRun, fault: Fault): Pr
         `${SETTLE_WITHIN_MS / 1000} s after recovery`,
     );
   return losses;
+}
+
+/**
+ * The thread's detail. Right after a recovery the API may still answer `503` for a moment (its
+ * connections come back one by one); that is retried until `deadline`, then undefined.
+ */
+async function readDetail(run: ScenarioRun, deadline: number): Promise<ThreadDetail | undefined> {
+  for (;;) {
+    const { status, body } = await run.client
+      .json<ThreadDetail>('GET', `/api/threads/${run.threadId}`)
+      .catch(() => ({ status: 0, body: undefined }));
+    if (status === 200 && body) return body;
+    if (Date.now() > deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

@@ -38,8 +38,19 @@ export class ScenarioRun {
   ) {}
 
   static async open(lab: FaultLab, name: ScenarioName, random: Random, tag: string): Promise<ScenarioRun> {
-    const client = await ApiClient.signIn(lab.baseUrl);
-    const threadId = await client.createThread(`faults ${tag}`);
+    // Setting up is not under test: right after a recovery an API may still refuse a moment.
+    const { client, threadId } = await waitFor(
+      async () => {
+        try {
+          const client = await ApiClient.signIn(lab.baseUrl);
+          return { client, threadId: await client.createThread(`faults ${tag}`) };
+        } catch {
+          return undefined;
+        }
+      },
+      (opened) => opened !== undefined,
+      30_000,
+    ).then((opened) => opened as { client: ApiClient; threadId: string });
     return new ScenarioRun(name, random, lab, client, threadId, tag);
   }
 
