@@ -9,7 +9,9 @@
 // running (the web app answers API requests with `503 unavailable`). A first start that fails
 // stops everything: the cause is the service's own error, printed just above. In development a
 // service that stops stops everything (`--watch` and Nuxt's dev server already reload on changes).
-// Ctrl+C (SIGINT) or SIGTERM stops both.
+// Ctrl+C (SIGINT) or SIGTERM stops both: each gets SIGTERM, and this script exits only once both
+// have ended (one still running after STOP_GRACE_MS is killed), so it never leaves an orphan
+// holding its port.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +33,8 @@ const env = {
 const STABLE_AFTER_MS = 60_000;
 const MAX_BACKOFF_MS = 30_000;
 const MAX_FAILED_RESTARTS = 10;
+/** The API bounds its own shutdown at 10 s; a child still running past this is killed. */
+const STOP_GRACE_MS = 15_000;
 
 const api = {
   name: 'api',
@@ -54,7 +58,8 @@ const web = dev
     };
 
 let stopping = false;
-const running = new Set();
+/** Each running child process, with the name of its service. */
+const running = new Map();
 
 function log(message) {
   console.error(`[start] ${message}`);
@@ -92,7 +97,7 @@ function supervise(service) {
     const launch = () => {
       // process.execPath is the Node that runs this script: pnpm puts the project's Node 24 first.
       const child = spawn(process.execPath, service.args, { cwd: service.cwd, env, stdio: 'inherit' });
-      running.add(child);
+      running.set(child, service.name);
       const startedAt = Date.now();
       let healthy = false;
       waitUntilHealthy(service.health, child).then(
@@ -141,11 +146,24 @@ function supervise(service) {
 function stop(code) {
   if (stopping) return;
   stopping = true;
-  for (const child of running) child.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 5000).unref();
-  Promise.all([...running].map((child) => new Promise((resolve) => child.once('exit', resolve)))).then(() =>
-    process.exit(code),
-  );
+  const children = [...running.keys()];
+  for (const child of children) child.kill('SIGTERM');
+  const kill = setTimeout(() => {
+    for (const [child, name] of running) {
+      log(`${name} did not stop within ${STOP_GRACE_MS / 1000} s of SIGTERM; killing it.`);
+      child.kill('SIGKILL');
+    }
+  }, STOP_GRACE_MS);
+  Promise.all(children.map(ended)).then(() => {
+    clearTimeout(kill);
+    process.exit(code);
+  });
+}
+
+/** Resolves once `child` has ended (at once if it already has). */
+function ended(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', resolve));
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));

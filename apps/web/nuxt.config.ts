@@ -15,6 +15,57 @@ export default defineNuxtConfig({
     fallbackToApi: false,
     // The default endpoint lives under /api, which the catch-all proxy owns.
     localApiEndpoint: '/_nuxt_icon',
+    // In the app's bundle, so icons are there at the first paint instead of coming with a request
+    // after it: those our components name (scanned) and those Nuxt UI's components use (its
+    // `ui.icons` defaults). An icon missing here still comes from the endpoint above.
+    clientBundle: {
+      scan: true,
+      icons: [
+        'lucide:arrow-down',
+        'lucide:arrow-left',
+        'lucide:arrow-right',
+        'lucide:arrow-up',
+        'lucide:arrow-up-right',
+        'lucide:check',
+        'lucide:chevron-down',
+        'lucide:chevron-left',
+        'lucide:chevron-right',
+        'lucide:chevron-up',
+        'lucide:chevrons-left',
+        'lucide:chevrons-right',
+        'lucide:circle-alert',
+        'lucide:circle-check',
+        'lucide:circle-x',
+        'lucide:copy',
+        'lucide:copy-check',
+        'lucide:ellipsis',
+        'lucide:eye',
+        'lucide:eye-off',
+        'lucide:file',
+        'lucide:folder',
+        'lucide:folder-open',
+        'lucide:grip-vertical',
+        'lucide:hash',
+        'lucide:info',
+        'lucide:lightbulb',
+        'lucide:loader-circle',
+        'lucide:menu',
+        'lucide:minus',
+        'lucide:monitor',
+        'lucide:moon',
+        'lucide:panel-left-close',
+        'lucide:panel-left-open',
+        'lucide:plus',
+        'lucide:rotate-ccw',
+        'lucide:search',
+        'lucide:square',
+        'lucide:star',
+        'lucide:sun',
+        'lucide:triangle-alert',
+        'lucide:upload',
+        'lucide:x',
+      ],
+    },
   },
   app: {
     head: {
@@ -42,7 +93,6 @@ export default defineNuxtConfig({
     // Pre-bundled up front, so the first visit in dev does not reload the page to add them.
     optimizeDeps: {
       include: [
-        '@ai-sdk/vue',
         'ai',
         'better-auth/client/plugins',
         'better-auth/vue',

@@ -6,7 +6,8 @@ import { defineConfig } from '@playwright/test';
 /**
  * End-to-end tests against the production build (`.output`) and the real API with the local
  * deterministic model. Both servers start fresh; the API gets a data directory of its own per
- * run. Chromium is Debian's (/usr/bin/chromium): `playwright install` cannot reach its CDN.
+ * run. Chromium is Debian's (/usr/bin/chromium, or CHROMIUM_PATH): `playwright install` cannot
+ * reach its CDN. `scripts/check-browser.mjs` checks for it before the root test commands start.
  */
 const webRoot = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(webRoot, '../..');
@@ -72,7 +73,7 @@ export default defineConfig({
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
     launchOptions: {
-      executablePath: '/usr/bin/chromium',
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
       args: [
         '--headless',
         '--no-sandbox',
@@ -99,6 +100,8 @@ export default defineConfig({
         // per-account limits in the browser suite (the API suite tests them).
         RATE_LIMIT_GUESTS_PER_IP: '0',
         RATE_LIMIT_SIGN_INS_PER_IP: '0',
+        RATE_LIMIT_FAILED_SIGN_INS: '0',
+        RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: '0',
         RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
         RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
         RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',

@@ -25,6 +25,26 @@ export class Session {
     return new Session(baseUrl, cookie, origin);
   }
 
+  /** Another guest, on the same API and origin (a second person). */
+  async anotherGuest(): Promise<Session> {
+    return await Session.guest(this.baseUrl, this.origin);
+  }
+
+  /** POSTs a multipart body built by hand (`boundary` names its separator); the answer is read. */
+  async upload(threadId: string, body: Uint8Array<ArrayBuffer>, boundary: string): Promise<number> {
+    const response = await fetch(`${this.baseUrl}/api/threads/${threadId}/attachments`, {
+      method: 'POST',
+      headers: {
+        cookie: this.cookie,
+        origin: this.origin,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      body,
+    });
+    await response.arrayBuffer();
+    return response.status;
+  }
+
   async fetch(method: string, path: string, body?: unknown): Promise<Response> {
     return await fetch(`${this.baseUrl}${path}`, {
       method,

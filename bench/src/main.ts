@@ -6,7 +6,7 @@
  *   --json             print the rows as JSON instead of the table
  *   --write / --no-write   write docs/benchmarks.md (default: written in full mode only)
  *   --out=FILE         write the report there instead
- *   --only=a,b         run only some scenarios: latency, interrupts, streams, detail, web
+ *   --only=a,b         run only some scenarios: latency, interrupts, uploads, streams, detail, web
  *   --streams=500,1000 override the concurrent stream counts
  *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
  *   --from-json=FILE   no run: render (and with --write, write) the report of an earlier --json run
@@ -32,9 +32,10 @@ import { measureDetail } from './scenarios/detail';
 import { measureInterrupts } from './scenarios/interrupts';
 import { measureLatency } from './scenarios/latency';
 import { measureStreams } from './scenarios/streams';
+import { measureUploadFlood } from './scenarios/uploads';
 import { measureWebAssets } from './scenarios/webAssets';
 
-const SCENARIOS = ['latency', 'interrupts', 'detail', 'web', 'streams'] as const;
+const SCENARIOS = ['latency', 'interrupts', 'uploads', 'detail', 'web', 'streams'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -145,6 +146,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
     const steps: Array<[Scenario, () => Promise<Row[]>]> = [
       ['latency', () => measureLatency(context)],
       ['interrupts', () => measureInterrupts(context)],
+      ['uploads', () => measureUploadFlood(context)],
       ['detail', () => measureDetail(context)],
       [
         'web',

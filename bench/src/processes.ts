@@ -134,6 +134,8 @@ export async function startApi(options: {
       // The harness is one client doing what hundreds of people would: no per-client limits.
       RATE_LIMIT_GUESTS_PER_IP: '0',
       RATE_LIMIT_SIGN_INS_PER_IP: '0',
+      RATE_LIMIT_FAILED_SIGN_INS: '0',
+      RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: '0',
       RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
       RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
       RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',

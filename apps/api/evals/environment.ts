@@ -55,6 +55,8 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     // One guest runs every case: per-client limits would cut the profile short.
     RATE_LIMIT_GUESTS_PER_IP: '0',
     RATE_LIMIT_SIGN_INS_PER_IP: '0',
+    RATE_LIMIT_FAILED_SIGN_INS: '0',
+    RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: '0',
     RATE_LIMIT_THREADS_PER_ACCOUNT: '0',
     RATE_LIMIT_SENDS_PER_ACCOUNT: '0',
     RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Turn } from '@chat/contracts';
 import { recallBranch } from '../src/chats/branches/transcript';
 import { findTurn } from '../src/chats/turns/repository';
-import type { TurnStream } from '../src/chats/turns/turnStream';
+import type { TurnStream } from '../src/chats/turns/running/turnStream';
 import { turnStreamResponse } from '../src/platform/http';
 import { type EvalCase, FOLLOW_UP } from './cases';
 import type { EvalEnvironment } from './environment';
@@ -29,15 +29,20 @@ export const interruptModes = {
   /** Stop & send on the head while the reply streams. */
   'stop-and-send': async (env: EvalEnvironment, threadId: string, headId: string) =>
     replyOf(await env.runtime.services.interrupts.sendNow(env.ownerId, threadId, headId)),
-  /** A plain Stop, then Send now on the head. */
+  /** A plain Stop (which pauses the queue, S3), then Send now on the head. */
   'stop-then-send-now': async (env: EvalEnvironment, threadId: string, headId: string) => {
     const { interrupts } = env.runtime.services;
-    await interrupts.interrupt(env.ownerId, threadId);
+    await interrupts.stop(env.ownerId, threadId);
     return replyOf(await interrupts.sendNow(env.ownerId, threadId, headId));
   },
-  /** A plain Stop, then a viewer's claim of the head, through its route (`POST /queue/claim`). */
+  /**
+   * A plain Stop (which pauses the queue, S3), Resume, then a viewer's claim of the head, through
+   * its route (`POST /queue/claim`).
+   */
   'stop-then-viewer-claim': async (env: EvalEnvironment, threadId: string) => {
-    await env.runtime.services.interrupts.interrupt(env.ownerId, threadId);
+    const { interrupts, queue } = env.runtime.services;
+    await interrupts.stop(env.ownerId, threadId);
+    await queue.setPaused(env.ownerId, threadId, false);
     const response = await env.app.request(`/api/threads/${threadId}/queue/claim`, {
       method: 'POST',
       headers: env.headers,
@@ -91,7 +96,7 @@ export async function runCase(env: EvalEnvironment, input: CaseInput): Promise<C
   const withDirectives = (text: string, which: keyof typeof directives) =>
     env.localModel ? `${text}${directives[which]}` : text;
   const send = (threadId: string, text: string) =>
-    services.queue.send(owner, threadId, { clientRequestId: randomUUID(), text });
+    services.acceptance.send(owner, threadId, { clientRequestId: randomUUID(), text });
 
   const thread = await services.threads.create(owner, {});
   const eventsAbort = new AbortController();

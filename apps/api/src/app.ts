@@ -1,59 +1,47 @@
-import { H3, type H3Event, type HTTPError } from 'h3';
-import { registerAccountRoutes } from './accounts/routes';
-import type { ChatServices } from './chats/context';
-import { registerAttachmentRoutes } from './chats/routes/attachments';
-import { registerBranchRoutes } from './chats/routes/branches';
-import { registerFeedbackRoutes } from './chats/routes/feedback';
-import { registerHitlRoutes } from './chats/routes/hitl';
-import { registerShareRoutes } from './chats/routes/shares';
-import { registerThreadRoutes } from './chats/routes/threads';
-import { registerTurnRoutes } from './chats/routes/turns';
+import { H3, type HTTPError } from 'h3';
+import { databaseGate } from './platform/databaseGate';
 import { errorResponse, noSuchRoute } from './platform/errors';
-import { clientAddress, type RateLimitRule } from './platform/rateLimit';
 import { requestGuard } from './platform/requestGuard';
 import { applySecurityHeaders } from './platform/securityHeaders';
+import { registerAccountRoutes } from './routes/account';
+import { registerApprovalRoutes } from './routes/approvals';
+import { registerAttachmentRoutes } from './routes/attachments';
+import { registerBranchRoutes } from './routes/branches';
+import { registerFeedbackRoutes } from './routes/feedback';
+import type { ApiServices } from './routes/services';
+import { registerShareRoutes } from './routes/shares';
+import { registerThreadRoutes } from './routes/threads';
+import { registerTurnRoutes } from './routes/turns';
 
 /** The HTTP app: the request guard, error mapping, auth mount and route registration, nothing else. */
-export function createApp(services: ChatServices): H3 {
+export function createApp(services: ApiServices): H3 {
   const app = new H3({
     silent: true,
     onError: (error: HTTPError) => {
-      const response = errorResponse(error, services.logger);
+      const response = errorResponse(error, services.logger, services.http.database);
       applySecurityHeaders(response.headers);
       return response;
     },
   });
 
   app.use(requestGuard(services.http.trustedOrigins));
+  app.use(databaseGate(services.http.database));
   app.get('/api/health', () => ({ ok: true }));
   app.get('/api/ready', async () => {
     await services.ready();
     return { ok: true };
   });
-  app.all('/api/auth/**', (event) => {
-    const rule = authRateLimit(event);
-    if (rule) services.http.limits.hit(rule, `ip:${clientAddress(event, services.http.trustedProxies)}`);
-    return services.authRequests(event);
-  });
+  app.all('/api/auth/**', (event) => services.authRequests(event));
   registerAccountRoutes(app, services);
   registerThreadRoutes(app, services);
   registerTurnRoutes(app, services);
   registerBranchRoutes(app, services);
   registerShareRoutes(app, services);
   registerFeedbackRoutes(app, services);
-  registerHitlRoutes(app, services);
+  registerApprovalRoutes(app, services);
   registerAttachmentRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });
   return app;
-}
-
-/** Creating a guest account, and signing in or up with a password, are counted per address. */
-function authRateLimit(event: H3Event): RateLimitRule | undefined {
-  if (event.req.method !== 'POST') return undefined;
-  const path = event.url.pathname.replace(/\/+$/, '');
-  if (path === '/api/auth/sign-in/anonymous') return 'guests';
-  if (path === '/api/auth/sign-in/email' || path === '/api/auth/sign-up/email') return 'signIns';
-  return undefined;
 }

@@ -1,3 +1,4 @@
+import { leaveShutdownSignalsToCaller } from '@chat/db';
 import { serve } from 'h3';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './platform/config';
@@ -6,6 +7,13 @@ import { installProcessGuards } from './platform/processGuards';
 import { createRuntime } from './runtime';
 
 process.env.MASTRA_TELEMETRY_DISABLED ??= '1';
+
+/**
+ * A shutdown ends within this, whatever state the database connections are in: past it, what is
+ * left is abandoned and the process exits (a reply cut off is settled as interrupted by the next
+ * instance's sweeper once its lease runs out).
+ */
+const SHUTDOWN_BOUND_MS = 10_000;
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -20,6 +28,8 @@ async function main() {
   }
   const logger = createLogger(config.LOG_LEVEL);
   installProcessGuards(logger);
+  // This process stops its embedded PostgreSQL itself, last, after its turns are settled.
+  leaveShutdownSignalsToCaller();
   const runtime = await createRuntime(config, logger);
   const server = serve(createApp(runtime.services), {
     port: config.API_PORT,
@@ -42,12 +52,17 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    const deadline = Date.now() + SHUTDOWN_BOUND_MS;
+    setTimeout(() => {
+      logger.error({ boundMs: SHUTDOWN_BOUND_MS }, 'shutdown did not finish in time; exiting now');
+      process.exit(1);
+    }, SHUTDOWN_BOUND_MS).unref();
     await server.close(true);
-    await runtime.close();
+    await runtime.close(deadline);
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(signal, () => void shutdown(signal));
 }
 
 main().catch((error: unknown) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
+import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
 import { type Auth, createAuth } from './auth/auth';
@@ -14,37 +15,46 @@ import { describeAttachments } from './chats/attachments/repository';
 import { postgresAttachmentStorage } from './chats/attachments/storage';
 import { startAttachmentSweeper } from './chats/attachments/sweep';
 import { BranchService } from './chats/branchService';
-import type { ChatServices } from './chats/context';
 import { FeedbackService } from './chats/feedbackService';
 import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
-import { ApprovalService } from './chats/turns/approvals';
-import { TurnStreams } from './chats/turns/attach';
-import { MastraDriver } from './chats/turns/driver/mastraDriver';
+import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
+import { ApprovalService } from './chats/turns/approval/approvalService';
+import { endWithApprovalRequest } from './chats/turns/approval/suspend';
+import { MastraDriver } from './chats/turns/driver/mastra/mastraDriver';
 import type { RuntimeDriver } from './chats/turns/driver/types';
-import { InterruptService } from './chats/turns/interrupts';
-import { QueueService } from './chats/turns/queue';
-import { startOrphanSweeper } from './chats/turns/recovery';
-import { TurnRunner } from './chats/turns/runner';
+import { InterruptService } from './chats/turns/interrupt/interruptService';
+import { QueueService } from './chats/turns/queue/queueService';
+import { TurnStreams } from './chats/turns/running/attach';
+import { HeadClaims } from './chats/turns/running/headClaim';
+import { startOrphanSweeper } from './chats/turns/running/recovery';
+import { TurnRunner } from './chats/turns/running/runner';
 import { type Config, trustedOrigins } from './platform/config';
-import type { Logger } from './platform/logger';
+import { DatabaseCircuit } from './platform/databaseCircuit';
+import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
+import { UploadSlots } from './platform/uploadSlots';
+import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
 const OPERATOR_NOTES =
-  /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password)/;
+  /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password|the embedded PostgreSQL now checks passwords)/;
 
 export interface Runtime {
-  services: ChatServices;
+  services: ApiServices;
   database: DatabaseHandle;
   chatAgent: ChatAgent;
   runnerId: string;
-  /** Interrupts this instance's turns, then closes everything it opened. */
-  close(): Promise<void>;
+  /**
+   * Interrupts this instance's turns, then closes everything it opened. With a `deadline` (epoch
+   * ms) each step gets at most the time left (and no step more than its own bound), so a step that
+   * hangs on a broken connection cannot hold the rest.
+   */
+  close(deadline?: number): Promise<void>;
 }
 
 export interface RuntimeOptions {
@@ -54,7 +64,7 @@ export interface RuntimeOptions {
    */
   wrapModel?: (model: LanguageModelV4) => LanguageModelV4;
   /** The runtime driver turns run through (default: the Mastra agent); tests swap in others. */
-  driver?: (chatAgent: ChatAgent) => RuntimeDriver;
+  driver?: (chatAgent: ChatAgent) => RuntimeDriver | Promise<RuntimeDriver>;
 }
 
 /** Wires the API's parts together from the validated config. */
@@ -72,7 +82,8 @@ export async function createRuntime(
       // Our own notes (a stale server stopped, a password moved) matter to an operator; PostgreSQL's
       // chatter does not.
       if (OPERATOR_NOTES.test(text)) logger.info({ postgres: text }, 'embedded PostgreSQL');
-      else logger.debug({ postgres: text });
+      // An error line can quote a value (`invalid input syntax for type uuid: "..."`): cut there.
+      else logger.debug({ postgres: withoutQuotedValue(text) });
     },
   });
   const { db } = database;
@@ -97,14 +108,29 @@ export async function createRuntime(
       saveNote: ({ memoryThreadId, text }) => insertNoteForMemoryThread(db, memoryThreadId, text),
     },
   });
-  const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger);
+  const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });
+  const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger, {
+    onCheckFailed: (error) => circuit.recordFailure(error),
+  });
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
+  const driver = await (options.driver?.(chatAgent) ?? MastraDriver.create(chatAgent));
+  const { memory } = chatAgent;
   const runner = new TurnRunner({
     db,
-    chatAgent,
-    driver: options.driver?.(chatAgent) ?? new MastraDriver(chatAgent),
+    memory,
+    driver,
+    // A run that stopped on a tool call is the approval lifecycle's until a person decides.
+    suspend: (turn, progress, call, approvalRequest, stream) =>
+      endWithApprovalRequest(
+        { db, signals, logger, runnerId },
+        turn,
+        progress,
+        call,
+        approvalRequest,
+        stream,
+      ),
     signals,
     logger,
     runnerId,
@@ -112,8 +138,9 @@ export async function createRuntime(
     modelName: config.CHAT_MODEL,
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
-  const queue = new QueueService({ db, chatAgent, signals, runner });
-  const interrupts = new InterruptService({ db, chatAgent, signals, logger, runner, queue });
+  const acceptance = new TurnAcceptance({ db, signals, runner });
+  const claims = new HeadClaims({ db, memory, signals, runner });
+  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
@@ -134,38 +161,60 @@ export async function createRuntime(
     trustedOrigins: origins,
     logger,
     onGuestLinked: (link) => accounts.linkGuest(link),
+    onError: (error) => circuit.recordFailure(error),
   });
   const limits = new RateLimiter({
     windowMs: config.RATE_LIMIT_WINDOW_MS,
     limits: {
       guests: config.RATE_LIMIT_GUESTS_PER_IP,
       signIns: config.RATE_LIMIT_SIGN_INS_PER_IP,
+      failedSignIns: config.RATE_LIMIT_FAILED_SIGN_INS,
+      failedSignInsPerEmail: config.RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL,
       threads: config.RATE_LIMIT_THREADS_PER_ACCOUNT,
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
-  const services: ChatServices = {
-    authRequests: createAuthHandler(auth, { allowGuests, limits }),
+  const services: ApiServices = {
+    authRequests: createAuthHandler(auth, {
+      allowGuests,
+      limits,
+      trustedProxies: new Set(config.TRUSTED_PROXIES),
+      database: circuit,
+    }),
     accounts,
     logger,
     http: {
       trustedOrigins: origins,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       limits,
+      database: circuit,
+      uploads: new UploadSlots({
+        perAccount: config.UPLOADS_AT_ONCE_PER_ACCOUNT,
+        total: config.UPLOADS_AT_ONCE,
+        maxWaitingPerAccount: 8,
+        maxWaiting: 64,
+        maxWaitMs: 30_000,
+      }),
     },
     ready: databaseReadiness(database.sql),
     threads,
-    events: new ThreadEvents({ db, signals, logger, memory: chatAgent.memory }),
-    queue,
+    events: new ThreadEvents({ db, signals, logger, memory }),
+    acceptance,
+    queue: new QueueService({ db, memory, signals }),
+    claims,
     interrupts,
-    streams: new TurnStreams({ db, runner, memory: chatAgent.memory }),
+    streams: new TurnStreams({ db, runner, memory }),
     approvals: new ApprovalService({ db, signals, runner }),
-    branches: new BranchService({ db, chatAgent, signals, queue, runner }),
+    branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),
   };
-  const stopSweeper = startOrphanSweeper({ db, chatAgent, signals, logger }, Math.max(250, leaseMs / 2));
+  const stopSweeper = startOrphanSweeper({ db, memory, signals, logger }, Math.max(250, leaseMs / 2));
+  const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;
+  const stopGuestSweeper = allowGuests
+    ? () => {}
+    : startGuestSweeper({ accounts, db, logger }, { idleMs: guestIdleMs, intervalMs: 3_600_000 });
   const unsentMs = config.ATTACHMENT_UNSENT_HOURS * 3_600_000;
   const stopAttachmentSweeper = startAttachmentSweeper(
     { db, logger },
@@ -177,27 +226,44 @@ export async function createRuntime(
     database,
     chatAgent,
     runnerId,
-    close: async () => {
-      // Each step runs even if one before it failed: on SIGINT/SIGTERM the embedded server's own
-      // exit hook may already be stopping PostgreSQL. Turns cut off here are settled as
-      // interrupted by the next instance's sweeper (their lease runs out).
-      const steps: Array<[string, () => Promise<void> | void]> = [
-        ['sweeper', stopSweeper],
-        ['attachment sweeper', stopAttachmentSweeper],
-        ['runner', () => runner.stop()],
-        ['signals', () => signals.stop()],
-        ['memory', () => chatAgent.close()],
-        ['database', () => database.close()],
+    close: async (deadline = Number.POSITIVE_INFINITY) => {
+      // Each step runs even if one before it failed or ran out of time. Turns cut off here are
+      // settled as interrupted by the next instance's sweeper (their lease runs out). The runner
+      // gets the most time: it settles this instance's turns while the database still runs.
+      const steps: Array<[string, number, () => Promise<void> | void]> = [
+        ['circuit', 100, () => circuit.stop()],
+        ['sweeper', 1_000, stopSweeper],
+        ['attachment sweeper', 1_000, stopAttachmentSweeper],
+        ['guest sweeper', 1_000, stopGuestSweeper],
+        ['runner', 5_000, () => runner.stop()],
+        ['signals', 1_000, () => signals.stop()],
+        ['memory', 1_000, () => chatAgent.close()],
+        ['database', 8_000, () => database.close()],
       ];
-      for (const [name, step] of steps) {
+      for (const [name, boundMs, step] of steps) {
+        const ms = Math.max(0, Math.min(boundMs, deadline - Date.now()));
         try {
-          await step();
+          const finished = await withinMs(Promise.resolve().then(step), ms);
+          if (!finished) logger.warn({ step: name, ms }, 'shutdown step did not finish in time; going on');
         } catch (error) {
           logger.warn({ err: error, step: name }, 'shutdown step failed');
         }
       }
     },
   };
+}
+
+/** Whether `work` settled within `ms` (a rejection is passed on). */
+async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** BETTER_AUTH_SECRET, or one generated once and kept under DATA_DIR so sessions survive restarts. */

@@ -1,5 +1,6 @@
 import type { AccountDeleted, AccountSession } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
+import { sweepIdleGuests } from '../src/accounts/guestSweep';
 import {
   accountOf,
   guestWithChats,
@@ -10,7 +11,16 @@ import {
   signUp,
   threadsOf,
 } from './support/accounts';
-import { APP_HEADERS, ApiClient, readUntilWords, waitFor } from './support/client';
+import {
+  APP_HEADERS,
+  ApiClient,
+  iterateChunks,
+  readChunks,
+  readUntilWords,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
 import { startTestApi, type TestApi, useTestApi } from './support/testApi';
 import { rowsMentioning } from './support/userRows';
 
@@ -35,8 +45,12 @@ describe('signing up keeps the guest chats', () => {
 
     const threads = await threadsOf(client);
     expect(threads.map((thread) => thread.id).sort()).toEqual([queuedThread, versionThread].sort());
-    // The reply that was streaming was stopped for the move; the queued items stayed queued.
-    const queued = await client.detail(queuedThread);
+    // The reply that was streaming goes on to its end; the queued items stayed queued.
+    const queued = await waitFor(
+      () => client.detail(queuedThread),
+      (detail) => detail.turnQueue.activeTurn === null,
+      20_000,
+    );
     expect(queued.turnQueue.items.map((item) => item.text)).toEqual(['queued one', 'queued two']);
     const versioned = await client.detail(versionThread);
     expect(versioned.messages[0]?.metadata.version).toMatchObject({ index: 2, count: 2 });
@@ -54,7 +68,10 @@ describe('signing up keeps the guest chats', () => {
     await client.sendAndRead(versionThread, 'after sign-up [[words:2]]');
 
     // Nothing of the guest is left anywhere: its user row, memory resource and rows all moved.
-    expect(await rowsMentioning(api.runtime.database.sql, [guestId])).toEqual([]);
+    await waitFor(
+      () => rowsMentioning(api.runtime.database.sql, [guestId]),
+      (rows) => rows.length === 0,
+    );
   });
 
   it('shows the same chats when the account signs in from a second client', async () => {
@@ -93,6 +110,67 @@ describe('signing up keeps the guest chats', () => {
     expect(ids).toEqual([ownThread, guestThread].sort());
     const detail = await owner.detail(guestThread);
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+});
+
+describe('signing up while a reply streams', () => {
+  it('does not cut the reply off: it streams to its end, is kept whole under the account, and the guest id is gone', async () => {
+    const client = await guest();
+    const threadId = await client.createThread('Streaming chat');
+    const guestId = (await accountOf(client)).id;
+    const running = await client.send(threadId, 'keep going [[words:60]] [[delay:25]]');
+    expect(running.status).toBe(200);
+    const chunks = iterateChunks(running);
+    let streamed = '';
+    while (streamed.trim().split(/\s+/).length < 3) {
+      const next = await chunks.next();
+      if (next.done) throw new Error('the reply ended before the sign-up');
+      if (next.value.type === 'text-delta') streamed += String(next.value.delta);
+    }
+
+    expect((await signUp(client, newEmail())).status).toBe(200);
+    // The same connection goes on to the reply's end.
+    for await (const chunk of chunks) if (chunk.type === 'text-delta') streamed += String(chunk.delta);
+    // [[words:60]]: the whole reply, not the few words before the sign-up.
+    expect(streamed.trim().split(/\s+/)).toHaveLength(60);
+
+    const settled = await waitFor(
+      () => client.detail(threadId),
+      (detail) => detail.turnQueue.activeTurn === null,
+    );
+    const reply = settled.messages.at(-1);
+    expect(reply?.metadata.interrupted).toBeUndefined();
+    expect(textOfMessage(reply)).toBe(streamed);
+    // What the model call saved under the guest's memory resource became the account's too.
+    await waitFor(
+      () => rowsMentioning(api.runtime.database.sql, [guestId]),
+      (rows) => rows.length === 0,
+    );
+    // The chat goes on under the account (Mastra refuses a thread of another resource).
+    const next = await client.sendAndRead(threadId, 'and now [[words:12]]');
+    expect(textOfChunks(next.chunks)).toContain('You said: "and now"');
+  });
+
+  it('keeps a reply that waits for an approval waiting; it is approved and finishes under the account', async () => {
+    const client = await guest();
+    const threadId = await client.createThread('Approval chat');
+    await client.sendAndRead(threadId, 'buy milk [[tool:save_note]]');
+    const waiting = await client.detail(threadId);
+    expect(waiting.turnQueue.activeTurn?.status).toBe('awaiting_approval');
+    const [request] = waiting.hitl;
+
+    expect((await signUp(client, newEmail())).status).toBe(200);
+    const moved = await client.detail(threadId);
+    expect(moved.hitl.map((entry) => entry.status)).toEqual(['pending']);
+
+    const approved = await client.fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
+      decision: 'approve',
+    });
+    expect(approved.status).toBe(200);
+    expect(textOfChunks(await readChunks(approved))).toContain('save_note');
+    const done = await client.detail(threadId);
+    expect(done.turnQueue.activeTurn).toBeNull();
+    expect(done.notes.map((note) => note.text)).toEqual(['buy milk']);
   });
 });
 
@@ -270,29 +348,187 @@ describe('AUTH_ALLOW_GUESTS=false', () => {
   });
 });
 
-describe('sign-in limits', () => {
-  it('counts sign-ins per email address as well as per IP', async () => {
-    const limited = await startTestApi(api.runtime.database.url, { RATE_LIMIT_SIGN_INS_PER_IP: '3' });
+describe('guests switched off: leftover guest data', () => {
+  it('is removed, share links included, once its guest has not visited for the grace period; accounts and recent guests stay', async () => {
+    const idle = await guest();
+    const idleId = (await accountOf(idle)).id;
+    const idleThread = await idle.createThread('Left behind');
+    await idle.sendAndRead(idleThread, 'an old chat [[words:3]]');
+    const share = await idle.json<{ share: { token: string } }>(
+      'POST',
+      `/api/threads/${idleThread}/shares`,
+      {},
+    );
+    expect(share.status).toBe(201);
+    const recent = await guest();
+    const recentThread = await recent.createThread('Still visiting');
+    const member = ApiClient.anonymousVisitor(api.baseUrl);
+    expect((await signUp(member, newEmail())).status).toBe(200);
+    const memberThread = await member.createThread('An account');
+    // The idle guest's last visit (its session's refresh, its user row) was 40 days ago.
+    const { sql } = api.runtime.database;
+    await sql`update "user" set updated_at = now() - interval '40 days', created_at = now() - interval '40 days' where id = ${idleId}`;
+    await sql`update session set updated_at = now() - interval '40 days' where user_id = ${idleId}`;
+
+    const strict = await startTestApi(api.runtime.database.url, {
+      AUTH_ALLOW_GUESTS: 'false',
+      GUEST_GRACE_DAYS: '30',
+    });
     try {
-      const attempt = (email: string, from: string) =>
-        fetch(`${limited.baseUrl}/api/auth/sign-in/email`, {
-          method: 'POST',
-          // Each attempt from another address (the API trusts loopback proxies' X-Forwarded-For).
-          headers: { ...APP_HEADERS, 'x-forwarded-for': from },
-          body: JSON.stringify({ email, password: 'wrong password!' }),
-        });
-      const target = newEmail();
-      const statuses = [];
-      for (let n = 1; n <= 4; n++) statuses.push((await attempt(target, `10.0.0.${n}`)).status);
-      expect(statuses).toEqual([401, 401, 401, 429]);
-      const refused = await attempt(target, '10.0.0.9');
+      const removed = await sweepIdleGuests(strict.runtime.services.accounts, api.runtime.database.db, {
+        idleMs: 30 * 86_400_000,
+      });
+      expect(removed).toBeGreaterThanOrEqual(1);
+      expect(await rowsMentioning(sql, [idleId, idleThread])).toEqual([]);
+      expect((await member.json('GET', `/api/shares/${share.body.share.token}`)).status).toBe(404);
+      expect((await threadsOf(recent)).map((thread) => thread.id)).toContain(recentThread);
+      expect((await threadsOf(member)).map((thread) => thread.id)).toContain(memberThread);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('sign-in limits', () => {
+  const limits = {
+    RATE_LIMIT_SIGN_INS_PER_IP: '100',
+    RATE_LIMIT_FAILED_SIGN_INS: '3',
+    RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: '5',
+  };
+  /** A sign-in from `address` (the API trusts loopback proxies' X-Forwarded-For). */
+  const attempt = (baseUrl: string, email: string, password: string, address: string) =>
+    fetch(`${baseUrl}/api/auth/sign-in/email`, {
+      method: 'POST',
+      headers: { ...APP_HEADERS, 'x-forwarded-for': address },
+      body: JSON.stringify({ email, password }),
+    });
+
+  it('limits failed sign-ins per email and address, and a flood from many addresses never locks the owner out of a new one', async () => {
+    const limited = await startTestApi(api.runtime.database.url, limits);
+    try {
+      const email = newEmail();
+      expect((await signUp(ApiClient.anonymousVisitor(limited.baseUrl), email)).status).toBe(200);
+      const wrong = (address: string) => attempt(limited.baseUrl, email, 'wrong password!', address);
+      // One address: three failures, then refused (429 with Retry-After), even with the right password.
+      const one = [];
+      for (let n = 0; n < 4; n++) one.push((await wrong('10.0.0.1')).status);
+      expect(one).toEqual([401, 401, 401, 429]);
+      const refused = await attempt(limited.baseUrl, email, PASSWORD, '10.0.0.1');
       expect(refused.status).toBe(429);
       expect(((await refused.json()) as Refusal).error.code).toBe('rate_limited');
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-      // Another email from a fresh address is not held back.
-      expect((await attempt(newEmail(), '10.0.0.10')).status).toBe(401);
+      // Failures from more addresses pass the email's ceiling (5): past it, an address that
+      // failed once on this email is refused at once ...
+      expect((await wrong('10.0.0.2')).status).toBe(401);
+      expect((await wrong('10.0.0.2')).status).toBe(401);
+      expect((await wrong('10.0.0.2')).status).toBe(429);
+      // ... and each new address gets one try.
+      for (let n = 3; n < 8; n++) {
+        expect((await wrong(`10.0.0.${n}`)).status).toBe(401);
+        expect((await wrong(`10.0.0.${n}`)).status).toBe(429);
+      }
+      // The owner, from an address of their own, signs in.
+      expect((await attempt(limited.baseUrl, email, PASSWORD, '10.0.0.99')).status).toBe(200);
+      // Another email is not held back by any of it.
+      expect((await attempt(limited.baseUrl, newEmail(), 'wrong password!', '10.0.0.1')).status).toBe(401);
     } finally {
       await limited.close();
     }
+  });
+
+  it('limits failed password changes per account, and changes the password with the right one', async () => {
+    const limited = await startTestApi(api.runtime.database.url, limits);
+    try {
+      const client = ApiClient.anonymousVisitor(limited.baseUrl);
+      const email = newEmail();
+      expect((await signUp(client, email)).status).toBe(200);
+      const change = (currentPassword: string) =>
+        client.auth('change-password', { currentPassword, newPassword: 'a brand new password' });
+      const statuses = [];
+      for (let n = 0; n < 3; n++) statuses.push((await change('not the password')).status);
+      expect(statuses).toEqual([400, 400, 400]);
+      expect((await change(PASSWORD)).status).toBe(429);
+
+      const other = ApiClient.anonymousVisitor(limited.baseUrl);
+      const otherEmail = newEmail();
+      expect((await signUp(other, otherEmail)).status).toBe(200);
+      const changed = await other.auth('change-password', {
+        currentPassword: PASSWORD,
+        newPassword: 'a brand new password',
+      });
+      expect(changed.status).toBe(200);
+      expect(
+        (await signIn(ApiClient.anonymousVisitor(limited.baseUrl), otherEmail, 'a brand new password'))
+          .status,
+      ).toBe(200);
+      expect((await signIn(ApiClient.anonymousVisitor(limited.baseUrl), otherEmail)).status).toBe(401);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('profile fields', () => {
+  it('bounds the name and takes only an http(s) image URL (or none), at sign-up and on update, changing nothing otherwise', async () => {
+    const client = ApiClient.anonymousVisitor(api.baseUrl);
+    const email = newEmail();
+    const refusedSignUps = [
+      { name: 'n'.repeat(101) },
+      { name: 'Person', image: 'javascript:alert(1)' },
+      { name: 'Person', image: 'data:image/png;base64,AAAA' },
+      { name: 'Person', image: `https://example.test/${'a'.repeat(2100)}` },
+    ];
+    for (const extra of refusedSignUps) {
+      const answer = await client.auth<Refusal>('sign-up/email', { email, password: PASSWORD, ...extra });
+      expect(answer.status, JSON.stringify(extra).slice(0, 60)).toBe(400);
+      expect(answer.body.error.code).toBe('bad_request');
+      expect(['name', 'image']).toContain(answer.body.error.field);
+    }
+    const signedUp = await client.auth('sign-up/email', {
+      email,
+      password: PASSWORD,
+      name: 'Person',
+      image: 'https://example.test/me.png',
+    });
+    expect(signedUp.status).toBe(200);
+    for (const body of [
+      { name: 'x'.repeat(5000) },
+      { image: 'javascript:alert(1)' },
+      { image: 'ftp://example.test/a' },
+    ]) {
+      const answer = await client.auth<Refusal>('update-user', body);
+      expect(answer.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+    }
+    const session = await client.json<{ user: { name: string; image: string | null } }>(
+      'GET',
+      '/api/auth/get-session',
+    );
+    expect(session.body.user).toMatchObject({ name: 'Person', image: 'https://example.test/me.png' });
+    expect((await client.auth('update-user', { name: 'Renamed', image: null })).status).toBe(200);
+    const after = await client.json<{ user: { name: string; image: string | null } }>(
+      'GET',
+      '/api/auth/get-session',
+    );
+    expect(after.body.user).toMatchObject({ name: 'Renamed', image: null });
+  });
+});
+
+describe('the auth routes', () => {
+  it('serve only what the app uses: anything else of better-auth is 404', async () => {
+    const client = await guest();
+    for (const path of [
+      'delete-user',
+      'list-accounts',
+      'revoke-sessions',
+      'change-email',
+      'request-password-reset',
+      'set-password',
+    ]) {
+      const answer = await client.auth<Refusal>(path, {});
+      expect(answer.status, path).toBe(404);
+      expect(answer.body.error.code, path).toBe('not_found');
+    }
+    expect((await client.fetch('GET', '/api/auth/list-sessions')).status).toBe(404);
+    expect((await client.fetch('GET', '/api/auth/get-session')).status).toBe(200);
   });
 });

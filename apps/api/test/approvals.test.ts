@@ -264,12 +264,16 @@ describe('save_note waits for a person (H3, Q12)', () => {
     expect(await notesIn(threadId)).toEqual([]);
   });
 
-  it('Stop while pending cancels the request, interrupts the turn and keeps the queue', async () => {
+  it('Stop while pending cancels the request, interrupts the turn and keeps the queue, paused', async () => {
     const { threadId, turnId, request } = await threadWaitingForApproval('never mind');
     const queued = await client.queued(threadId, 'still here [[words:12]]');
-    const stopped = await client.json<{ turn: Turn | null }>('POST', `/api/threads/${threadId}/interrupt`);
+    const stopped = await client.json<{ turn: Turn | null; queuePaused?: boolean }>(
+      'POST',
+      `/api/threads/${threadId}/interrupt`,
+    );
     expect(stopped.status).toBe(200);
     expect(stopped.body.turn).toMatchObject({ id: turnId, status: 'interrupted' });
+    expect(stopped.body.queuePaused).toBe(true);
 
     const detail: ThreadDetail = await client.detail(threadId);
     expect(detail.hitl).toMatchObject([
@@ -278,6 +282,7 @@ describe('save_note waits for a person (H3, Q12)', () => {
     expect(detail.turnQueue).toMatchObject({
       activeTurn: null,
       items: [{ id: queued.id, status: 'queued' }],
+      paused: true,
     });
     const toolPart = detail.messages.at(-1)?.parts.find((part) => part.type === 'tool-save_note');
     expect(toolPart).toMatchObject({ state: 'output-denied' });
@@ -285,7 +290,8 @@ describe('save_note waits for a person (H3, Q12)', () => {
     expect(again.status).toBe(409);
     expect(await notesIn(threadId)).toEqual([]);
 
-    // The closed tool call does not break the next model call, which gets the handoff (S5).
+    // Resumed, the closed tool call does not break the next model call, which gets the handoff (S5).
+    await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(next.status).toBe(200);
     expect(textOfChunks(await readChunks(next))).toMatch(/^\(after interruption\) You said: "still here"\./);
@@ -314,17 +320,24 @@ describe('save_note waits for a person (H3, Q12)', () => {
     expect(await notesIn(threadId)).toEqual([]);
   });
 
-  it('keeps approval ids, run ids and pending arguments out of a share snapshot', async () => {
+  it('keeps approval ids, run ids and tool arguments out of a share snapshot', async () => {
     const { threadId, request } = await threadWaitingForApproval('private errand');
-    const created = await client.json<{ share: { token: string } }>(
-      'POST',
-      `/api/threads/${threadId}/shares`,
-      {},
-    );
-    expect(created.status).toBe(201);
-    const shared = await fetch(`${api.baseUrl}/api/shares/${created.body.share.token}`);
-    expect(shared.status).toBe(200);
-    const snapshot = await shared.text();
+    const snapshotOf = async () => {
+      const created = await client.json<{ share: { token: string } }>(
+        'POST',
+        `/api/threads/${threadId}/shares`,
+        {},
+      );
+      expect(created.status).toBe(201);
+      const shared = await fetch(`${api.baseUrl}/api/shares/${created.body.share.token}`);
+      expect(shared.status).toBe(200);
+      return await shared.text();
+    };
+    // While the request is pending its reply has not settled: nothing of it is shared (H1).
+    expect((JSON.parse(await snapshotOf()) as { messages: unknown[] }).messages).toEqual([]);
+    // Stopped, the turn settles with its call closed: shared, without any of the approval's internals.
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    const snapshot = await snapshotOf();
     const [row] = await api.runtime.database.db
       .select()
       .from(schema.hitlRequests)

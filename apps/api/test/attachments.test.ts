@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { IMAGE_NOT_AVAILABLE } from '../src/chats/attachments/modelContext';
 import { sweepUnsentAttachments } from '../src/chats/attachments/sweep';
 import { type ApiClient, readChunks, textOfChunks } from './support/client';
-import { jpegBytes, pngBytes, sendWithImages, upload, uploaded } from './support/images';
+import { gifBytes, jpegBytes, pngBytes, sendWithImages, upload, uploaded, webpBytes } from './support/images';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -66,6 +66,30 @@ describe('uploading an image', () => {
     expect(response.status).toBe(415);
     expect(((await response.json()) as Refusal).error.code).toBe('unsupported_media_type');
     expect(await countRows('attachments', threadId)).toBe(0);
+  });
+
+  it('refuses an image whose header claims more than 16384 px a side or 50 megapixels, for every kind, storing nothing', async () => {
+    const threadId = await client.createThread();
+    const claims: Array<[string, Uint8Array<ArrayBuffer>]> = [
+      ['png past 2^31-1', pngBytes(0xffffffff, 1)],
+      ['png 2^31-1 square', pngBytes(2147483647, 2147483647)],
+      ['png a side too wide', pngBytes(16385, 10)],
+      ['png too many pixels', pngBytes(10000, 6000)],
+      ['jpeg', jpegBytes(65535, 65535)],
+      ['webp 2^24 square in 30 bytes', webpBytes(16777216, 16777216)],
+      ['webp a side too tall', webpBytes(10, 16385)],
+      ['gif too many pixels', gifBytes(8000, 8000)],
+    ];
+    for (const [what, bytes] of claims) {
+      const response = await upload(client, threadId, bytes);
+      expect(response.status, what).toBe(413);
+      expect(((await response.json()) as Refusal).error.code, what).toBe('too_large');
+    }
+    expect(await countRows('attachments', threadId)).toBe(0);
+    // At the bounds an image is taken.
+    const widest = await uploaded(client, threadId, pngBytes(16384, 3000));
+    expect([widest.width, widest.height]).toEqual([16384, 3000]);
+    expect(await countRows('attachments', threadId)).toBe(1);
   });
 
   it('refuses a JSON body, a missing file and a thread of someone else', async () => {

@@ -296,6 +296,7 @@ describe('branch changes and the queue (B1, B2, B4)', () => {
     const which = await client.queued(threadId, 'which version? [[history]] [[words:8]]');
     const after = await client.queued(threadId, 'and after? [[history]] [[words:8]]');
     await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    // The Stop paused the queue (S3); it is resumed below, before the claim.
     await running.body?.cancel();
 
     // Edit into a new version stays refused while items wait (its reply would overtake them).
@@ -328,6 +329,7 @@ describe('branch changes and the queue (B1, B2, B4)', () => {
 
     // The queue runs on the version shown when it is claimed, with no handoff: the interrupted
     // reply is on the other version.
+    await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     const claim = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(claim.headers.get('x-turn-id')).toBe(which.id);
     expect(

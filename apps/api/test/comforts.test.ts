@@ -82,14 +82,15 @@ describe('pausing the queue', () => {
     await readChunks(claimed);
   });
 
-  it('lets Send now run the head it names even while paused', async () => {
+  it('lets Send now run the head it names even while paused, which ends the pause (S3)', async () => {
     const threadId = await alice.createThread();
     await pause(threadId, true);
     const head = await alice.queued(threadId, '[[words:3]] this one now');
     const response = await alice.fetch('POST', `/api/threads/${threadId}/queue/${head.id}/send-now`);
     expect(response.status).toBe(200);
+    expect(response.headers.get('x-turn-id')).toBe(head.id);
     await readChunks(response);
-    expect((await alice.detail(threadId)).turnQueue.paused).toBe(true);
+    expect((await alice.detail(threadId)).turnQueue.paused).toBe(false);
   });
 
   it('refuses a malformed body and a foreign thread, changing nothing', async () => {

@@ -84,11 +84,14 @@ describe('a crash mid-turn loses nothing that was accepted', () => {
       await sql.end();
     }
 
-    const turn = await again.json<{ turn: { id: string } | null }>(
+    const turn = await again.json<{ turn: { id: string } | null; queuePaused?: boolean }>(
       'POST',
       `/api/threads/${threadId}/interrupt`,
     );
     expect(turn.body.turn).toBeNull();
+    // A Stop with an item waiting pauses the queue (S3); Resume goes on.
+    expect(turn.body.queuePaused).toBe(true);
+    await again.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
 
     // The lock is free: the queue head can be claimed and runs, told the reply was cut off (S5).
     const claimed = await again.fetch('POST', `/api/threads/${threadId}/queue/claim`);

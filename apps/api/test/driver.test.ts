@@ -2,9 +2,9 @@ import { schema, type TurnRow } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MastraDriver } from '../src/chats/turns/driver/mastraDriver';
+import { MastraDriver } from '../src/chats/turns/driver/mastra/mastraDriver';
 import type { DriverEvent, RuntimeDriver } from '../src/chats/turns/driver/types';
-import { assertRunnable } from '../src/chats/turns/runEvents';
+import { assertRunnable } from '../src/chats/turns/running/runRecord';
 import { InvariantError } from '../src/platform/errors';
 import { type ApiClient, iterateChunks, readChunks, textOfChunks } from './support/client';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
@@ -14,13 +14,14 @@ import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
  * relies on of any driver, and what it does for a driver that cannot steer.
  */
 
-/** A real driver minus one capability: the Mastra agent without `redirect`. */
-function withoutRedirect(inner: RuntimeDriver): RuntimeDriver {
+/** A real driver minus one capability: the Mastra agent that never takes steers in. */
+function withoutSteering(inner: RuntimeDriver): RuntimeDriver {
   return {
     send: async (turn) => {
-      const connection = await inner.send(turn);
-      return { events: connection.events, close: () => connection.close() };
+      const connection = await inner.send({ ...turn, takeSteers: async () => [] });
+      return { events: connection.events, steerable: false, close: () => connection.close() };
     },
+    discard: (token) => inner.discard(token),
   };
 }
 
@@ -31,7 +32,7 @@ function recording(inner: RuntimeDriver): RuntimeDriver {
     send: async (turn) => {
       const connection = await inner.send(turn);
       const types: DriverEvent['type'][] = [];
-      seen.set(turn.turn.id, types);
+      seen.set(turn.turnId, types);
       async function* events() {
         for await (const event of connection.events) {
           types.push(event.type);
@@ -40,6 +41,7 @@ function recording(inner: RuntimeDriver): RuntimeDriver {
       }
       return { ...connection, events: events() };
     },
+    discard: (token) => inner.discard(token),
   };
 }
 
@@ -49,11 +51,15 @@ let plain: TestApi;
 
 beforeAll(async () => {
   database = await freshDatabase();
-  steering = await startTestApi(database.url, {}, { driver: (agent) => recording(new MastraDriver(agent)) });
+  steering = await startTestApi(
+    database.url,
+    {},
+    { driver: async (agent) => recording(await MastraDriver.create(agent)) },
+  );
   plain = await startTestApi(
     database.url,
     {},
-    { driver: (agent) => withoutRedirect(new MastraDriver(agent)) },
+    { driver: async (agent) => withoutSteering(await MastraDriver.create(agent)) },
   );
 });
 
@@ -114,7 +120,7 @@ describe('the runtime driver seam', () => {
     expect(seen.get(reply.headers.get('x-turn-id') ?? '')).toContain('steer-boundary');
   });
 
-  it('falls back to queueing for a driver without redirect: the steer waits at the head, its run gets the reminder', async () => {
+  it('falls back to queueing for a driver that cannot steer: the steer waits at the head, its run gets the reminder', async () => {
     const client = await plain.client();
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'walk [[steps:3]] [[delay:150]] [[words:4]]');

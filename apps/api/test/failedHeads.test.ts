@@ -3,7 +3,15 @@ import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/branches/transcript';
-import { type ApiClient, readChunks, textOfChunks, textOfMessage, waitFor } from './support/client';
+import {
+  type ApiClient,
+  iterateChunks,
+  readChunks,
+  readUntilWords,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -180,5 +188,76 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     expect(textOfChunks(await readChunks(next)).startsWith('History: "first" You said: "later".')).toBe(true);
     const row = await turnRow(head.id);
     expect([row?.text, row?.partialText]).toEqual(['', '']);
+  });
+});
+
+describe('a failed head where it meets steers and Stop & send', () => {
+  it('keeps a failed head first and blocking while a steer the failed reply missed waits behind it (Q11)', async () => {
+    const threadId = await client.createThread();
+    // No tool steps: the reply has no step boundary, so the steer can only wait for it to end.
+    const running = await client.send(threadId, 'about to break [[words:40]] [[delay:300]] [[fail-after:5]]');
+    const failedId = running.headers.get('x-turn-id') ?? '';
+    const chunks = iterateChunks(running);
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done || next.value.type === 'text-delta') break;
+    }
+    const steered = await client.fetch('POST', `/api/threads/${threadId}/turns`, {
+      clientRequestId: crypto.randomUUID(),
+      text: 'a steer that came too late',
+      mode: 'steer',
+    });
+    const steer = ((await steered.json()) as { turn: Turn }).turn;
+    expect(steer.status).toBe('steer_pending');
+    const later = await client.queued(threadId, 'one more [[words:3]]');
+    for await (const _ of chunks);
+
+    const queue = await waitFor(
+      () => client.turnQueue(threadId),
+      (value) => value.activeTurn === null && value.items[0]?.status !== 'steer_pending',
+    );
+    expect(queue.items.map((item) => [item.id, item.status])).toEqual([
+      [failedId, 'failed'],
+      [steer.id, 'queued'],
+      [later.id, 'queued'],
+    ]);
+    const refused = await claim(threadId);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
+    expect((await client.turnQueue(threadId)).activeTurn).toBeNull();
+  });
+
+  it('refuses Stop & send on a failed head before it interrupts anything: the running reply goes on', async () => {
+    const threadId = await client.createThread();
+    const running = await client.send(threadId, 'keep going [[words:60]] [[delay:40]]');
+    const runningId = running.headers.get('x-turn-id') ?? '';
+    await readUntilWords(running, 2);
+    // A failed head beside a running reply, however the two came to meet: a refusal must change nothing.
+    const { activeBranchId } = (await client.detail(threadId)).thread;
+    const [failed] = await api.runtime.database.db
+      .insert(schema.chatTurnRequests)
+      .values({
+        threadId,
+        branchId: activeBranchId,
+        clientRequestId: crypto.randomUUID(),
+        text: 'an earlier failure',
+        status: 'failed',
+        error: 'The model call failed.',
+      })
+      .returning();
+    const sendNow = await client.json<ErrorBody>(
+      'POST',
+      `/api/threads/${threadId}/queue/${failed?.id}/send-now`,
+    );
+    expect(sendNow.status).toBe(409);
+    expect(sendNow.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
+    const queue = await client.turnQueue(threadId);
+    expect(queue.activeTurn).toMatchObject({ id: runningId, status: 'running' });
+    await waitFor(
+      async () => (await turnRow(runningId))?.status,
+      (status) => status !== 'running',
+      20_000,
+    );
+    expect((await turnRow(runningId))?.status).toBe('completed');
   });
 });

@@ -1,5 +1,6 @@
 import type { WorkflowsStorage } from '@mastra/core/storage';
 import { describe, expect, it } from 'vitest';
+import { FreshRuns } from '../src/chats/turns/driver/mastra/freshRuns';
 import type { ApiClient } from './support/client';
 import { readChunks, readUntilWords } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
@@ -38,7 +39,10 @@ describe('agent runs without pending snapshots', () => {
 
   it('keeps a pending snapshot of a fresh run in memory, and stores anything else', async () => {
     const store = await workflows();
-    const { runId, release } = api.runtime.chatAgent.runs.begin();
+    // Fresh runs of its own, over the store the running API's driver wraps too.
+    const runs = new FreshRuns();
+    runs.wrap(store);
+    const { runId, release } = runs.begin();
     const snapshot = (status: 'pending' | 'suspended') =>
       ({
         runId,

@@ -1,7 +1,7 @@
 import { MAX_JSON_BODY_BYTES } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { APP_HEADERS, type ApiClient, TEST_WEB_ORIGIN } from './support/client';
-import { postEndlessBody } from './support/rawHttp';
+import { postEndlessBody, rawRequest } from './support/rawHttp';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -160,6 +160,32 @@ describe('bounded bodies', () => {
   });
 });
 
+describe('deeply nested JSON', () => {
+  it('is refused with 400 on every route, auth included, before any parser recurses into it', async () => {
+    const threadId = await client.createThread();
+    const deepArray = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    const deepObject = `${'{"a":'.repeat(80_000)}1${'}'.repeat(80_000)}`;
+    for (const path of [
+      '/api/auth/sign-in/email',
+      '/api/auth/sign-up/email',
+      '/api/auth/sign-in/anonymous',
+      '/api/auth/update-user',
+      '/api/threads',
+      `/api/threads/${threadId}/turns`,
+    ]) {
+      for (const body of [deepArray, deepObject]) {
+        const answer = await raw('POST', path, APP_HEADERS, body);
+        expect(answer.status, path).toBe(400);
+        expect(answer.body.error.code, path).toBe('bad_request');
+      }
+    }
+    // The bound is 64 levels: at it a body is read as usual (the thread route ignores extra fields).
+    const nested = (levels: number) => `{"extra":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    expect((await raw('POST', '/api/threads', APP_HEADERS, nested(64))).status).toBe(201);
+    expect((await raw('POST', '/api/threads', APP_HEADERS, nested(65))).status).toBe(400);
+  });
+});
+
 describe('text that cannot be stored as sent', () => {
   it('refuses U+0000 and lone surrogates in any text field with 400, changing nothing', async () => {
     const id = await client.createThread('Clean');
@@ -216,6 +242,48 @@ describe('text that cannot be stored as sent', () => {
     // Joiners inside real text are fine: 👩‍💻 is three code points.
     const emoji = await client.json('PATCH', `/api/threads/${id}`, { title: '👩\u200d💻 notes' });
     expect(emoji.status).toBe(200);
+  });
+});
+
+describe('addresses that could mean something else on the way', () => {
+  it('refuses dot segments in any spelling, backslashes and NUL in the path with 400, changing nothing', async () => {
+    const threadId = await client.createThread('Kept as it is');
+    const cookie = { cookie: client.cookieHeader, origin: TEST_WEB_ORIGIN };
+    const json = { ...cookie, 'content-type': 'application/json' };
+    const queue = `/api/threads/${threadId}/queue`;
+    const attempts: Array<[string, string, Record<string, string>, string?]> = [
+      // Resolved by a URL parser, these became DELETE / PATCH /api/threads/<id>.
+      ['DELETE', `${queue}/..`, cookie],
+      ['PATCH', `${queue}/..`, json, '{"title":"renamed"}'],
+      ['DELETE', `${queue}/%2e%2e`, cookie],
+      ['DELETE', `${queue}/.%2E`, cookie],
+      ['DELETE', `${queue}/%2E.`, cookie],
+      ['DELETE', `${queue}/x/../..`, cookie],
+      ['DELETE', `${queue}/..%2f`, cookie],
+      ['DELETE', `/api/threads/${threadId}/./queue/..`, cookie],
+      ['DELETE', `${queue}\\..`, cookie],
+      ['DELETE', `${queue}/..%5c`, cookie],
+      ['GET', `/api/threads/${threadId}%00`, cookie],
+      ['GET', `/api/threads\\${threadId}`, cookie],
+      ['GET', `/api/threads/${threadId}/%zz`, cookie],
+    ];
+    for (const [method, target, headers, body] of attempts) {
+      const answer = await rawRequest(api.baseUrl, method, target, headers, body);
+      expect(answer.status, `${method} ${target}`).toBe(400);
+      expect(JSON.parse(answer.body).error.code, `${method} ${target}`).toBe('bad_request');
+    }
+    const detail = await client.detail(threadId);
+    expect(detail.thread.title).toBe('Kept as it is');
+  });
+
+  it('refuses NUL in a query string with 400 (search included), not a 500', async () => {
+    for (const target of ['/api/search?q=a%00b', '/api/threads?cursor=%00']) {
+      const answer = await rawRequest(api.baseUrl, 'GET', target, { cookie: client.cookieHeader });
+      expect(answer.status, target).toBe(400);
+      expect(JSON.parse(answer.body).error.code, target).toBe('bad_request');
+    }
+    const search = await client.fetch('GET', `/api/search?q=${encodeURIComponent('a\u0000b')}`);
+    expect(search.status).toBe(400);
   });
 });
 

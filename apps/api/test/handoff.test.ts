@@ -25,6 +25,12 @@ async function stoppedThread(queue: string[] = []) {
   return { threadId, queued };
 }
 
+/** Resume: a plain Stop with items waiting paused the queue (S3). */
+async function resume(threadId: string): Promise<void> {
+  const resumed = await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
+  expect(resumed.status).toBe(200);
+}
+
 async function replyOf(response: Response): Promise<string> {
   expect(response.status).toBe(200);
   return textOfChunks(await readChunks(response));
@@ -50,8 +56,9 @@ describe('the handoff follows every interrupt (S5)', () => {
     expect(await handoffRows(threadId)).toEqual([head?.id]);
   });
 
-  it("plain Stop, then a viewer's claim: it opens with the handoff; the turn after is ordinary", async () => {
+  it("plain Stop, Resume, then a viewer's claim: it opens with the handoff; the turn after is ordinary", async () => {
     const { threadId, queued } = await stoppedThread(['claimed [[words:6]]']);
+    await resume(threadId);
     const claim = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(claim.headers.get('x-turn-id')).toBe(queued[0]?.id);
     expect((await replyOf(claim)).startsWith(`${HANDOFF} You said: "claimed".`)).toBe(true);
@@ -70,6 +77,7 @@ describe('the handoff follows every interrupt (S5)', () => {
 
   it('gives exactly one handoff turn when two tabs race to claim after a Stop', async () => {
     const { threadId, queued } = await stoppedThread(['one [[words:6]]', 'two [[words:6]]']);
+    await resume(threadId);
     const claims = await Promise.all([
       client.fetch('POST', `/api/threads/${threadId}/queue/claim`),
       client.fetch('POST', `/api/threads/${threadId}/queue/claim`),

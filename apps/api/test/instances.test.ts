@@ -48,6 +48,8 @@ describe('two API instances on one database', () => {
     const running = await viaA.send(threadId, `first ${SLOW}`);
     await viaB.queued(threadId, 'queued [[words:3]]');
     await viaB.json('POST', `/api/threads/${threadId}/interrupt`);
+    // The Stop paused the queue (S3); resumed, the two instances race for the head.
+    await viaA.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     const claims = await Promise.all([
       viaA.fetch('POST', `/api/threads/${threadId}/queue/claim`),
       viaB.fetch('POST', `/api/threads/${threadId}/queue/claim`),

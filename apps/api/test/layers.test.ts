@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The API's layers, lowest first (docs/architecture.md). A file may import its own layer or a
- * lower one, never a higher one.
+ * lower one, never a higher one. Inside the turn engine each lifecycle is a layer of its own, in
+ * the order they use one another.
  */
 const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['platform', (path) => path.startsWith('platform/')],
@@ -16,7 +17,22 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ],
   ['chats/attachments', (path) => path.startsWith('chats/attachments/')],
   ['chats/branches', (path) => path.startsWith('chats/branches/')],
-  ['chats/turns', (path) => path.startsWith('chats/turns/')],
+  ['chats/turns/driver: the runtime driver seam', (path) => path.startsWith('chats/turns/driver/')],
+  [
+    'chats/turns: turn rows, their lifecycle and marks',
+    (path) => /^chats\/turns\/[^/]+\.ts$/.test(path) && path !== 'chats/turns/settledMessages.ts',
+  ],
+  ['chats/turns/queue', (path) => path.startsWith('chats/turns/queue/')],
+  ['chats/turns/steer', (path) => path.startsWith('chats/turns/steer/')],
+  ['chats/turns/running', (path) => path.startsWith('chats/turns/running/')],
+  [
+    'chats/turns/approval and accepting',
+    (path) => path.startsWith('chats/turns/approval/') || path.startsWith('chats/turns/accepting/'),
+  ],
+  [
+    'chats/turns/interrupt and the settled messages',
+    (path) => path.startsWith('chats/turns/interrupt/') || path === 'chats/turns/settledMessages.ts',
+  ],
   [
     'chats/shares, chats/feedback',
     (path) => path.startsWith('chats/shares/') || path.startsWith('chats/feedback/'),
@@ -26,9 +42,10 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
     (path) =>
       /^chats\/[^/]+\.ts$/.test(path) ||
       path === 'accounts/accountService.ts' ||
+      path === 'accounts/guestSweep.ts' ||
       path === 'accounts/device.ts',
   ],
-  ['routes', (path) => path.startsWith('chats/routes/') || path === 'accounts/routes.ts'],
+  ['routes: the one HTTP edge', (path) => path.startsWith('routes/')],
   ['app and wiring', (path) => /^[^/]+\.ts$/.test(path)],
 ];
 
@@ -48,16 +65,34 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+/** Every relative import of `files` (path under src -> its text) that points to a higher layer. */
+function upwardImports(files: Map<string, string>): string[] {
+  const upward: string[] = [];
+  for (const [file, text] of files) {
+    for (const [, target] of text.matchAll(/from '(\.[^']+)'/g)) {
+      const imported = `${relative(src, resolve(src, dirname(file), target as string))}.ts`;
+      if (rankOf(imported) > rankOf(file)) upward.push(`${file} -> ${imported}`);
+    }
+  }
+  return upward;
+}
+
 describe('apps/api/src layering', () => {
   it('has no file importing from a layer above its own', () => {
-    const upward: string[] = [];
-    for (const file of sourceFiles(src)) {
-      const text = readFileSync(join(src, file), 'utf8');
-      for (const [, target] of text.matchAll(/from '(\.[^']+)'/g)) {
-        const imported = `${relative(src, resolve(src, dirname(file), target as string))}.ts`;
-        if (rankOf(imported) > rankOf(file)) upward.push(`${file} -> ${imported}`);
-      }
-    }
-    expect(upward).toEqual([]);
+    const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
+    expect(upwardImports(files)).toEqual([]);
+  });
+
+  it('reports an import that points up (the check itself can fail)', () => {
+    const files = new Map([
+      ['chats/turns/queue/order.ts', "import { TurnRunner } from '../running/runner';"],
+      ['chats/turns/driver/types.ts', "import type { TurnRow } from '../repository';"],
+      ['chats/threads/repository.ts', "import { QueueService } from '../turns/queue/queueService';"],
+    ]);
+    expect(upwardImports(files)).toEqual([
+      'chats/turns/queue/order.ts -> chats/turns/running/runner.ts',
+      'chats/turns/driver/types.ts -> chats/turns/repository.ts',
+      'chats/threads/repository.ts -> chats/turns/queue/queueService.ts',
+    ]);
   });
 });

@@ -18,6 +18,7 @@ const legalMoves: Array<[TurnStatus, TurnStatus]> = [
   ['failed', 'cancelled'],
   ['steer_pending', 'delivered'],
   ['steer_pending', 'queued'],
+  ['steer_pending', 'cancelled'],
 ];
 
 const isLegal = (from: TurnStatus, to: TurnStatus) =>

@@ -59,6 +59,11 @@ describe('the log keeps message text and SQL parameters out', () => {
       const logged = JSON.stringify(serializeError(error));
       expect(logged).not.toContain(SECRET);
       expect(logged).toContain('insert into \\"user\\"');
+      // A wrapper that copied the message (h3's HTTPError does, for a route's thrown error).
+      const wrapped = new Error((error as Error).message, { cause: error });
+      const loggedWrapper = JSON.stringify(serializeError(wrapped));
+      expect(loggedWrapper).not.toContain(SECRET);
+      expect(loggedWrapper).toContain('insert into \\"user\\"');
     } finally {
       await sql.end();
     }

@@ -224,7 +224,10 @@ describe('Stop: a server interrupt (S1-S3)', () => {
     const seen = await readUntilWords(reply, 6);
     const queued = await client.queued(threadId, 'waiting in line [[words:7]]');
 
-    const stop = await client.json<{ turn: Turn }>('POST', `/api/threads/${threadId}/interrupt`);
+    const stop = await client.json<{ turn: Turn; queuePaused?: boolean }>(
+      'POST',
+      `/api/threads/${threadId}/interrupt`,
+    );
     expect(stop.status).toBe(200);
     expect(stop.body.turn).toMatchObject({ id: turnId, status: 'interrupted' });
 
@@ -242,7 +245,10 @@ describe('Stop: a server interrupt (S1-S3)', () => {
     // The interrupted reply is in memory, so its checkpoint copy is gone.
     expect((await turnRows(threadId)).find((row) => row.id === turnId)?.partialText).toBe('');
 
-    // The head is eligible again and runs on a viewer's claim, with the handoff (S5).
+    // Stop paused the queue (S3); once resumed, the head runs on a viewer's claim, with the
+    // handoff (S5).
+    expect(stop.body).toMatchObject({ queuePaused: true });
+    await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     const claimed = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(claimed.status).toBe(200);
     expect(claimed.headers.get('x-turn-id')).toBe(queued.id);
@@ -281,6 +287,68 @@ describe('Stop: a server interrupt (S1-S3)', () => {
   });
 });
 
+describe('Stop with items waiting pauses the queue (S3)', () => {
+  const resume = (threadId: string) =>
+    client.json<{ turnQueue: TurnQueue }>('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
+
+  it('answers queuePaused, claims nothing until Resume, and keeps every item', async () => {
+    const { threadId, turnId, reply } = await threadWithRunningTurn();
+    await readUntilWords(reply, 3);
+    const queued = await client.queued(threadId, 'after the stop [[words:7]]');
+
+    const stop = await client.json<{ turn: Turn; queuePaused?: boolean }>(
+      'POST',
+      `/api/threads/${threadId}/interrupt`,
+    );
+    expect(stop.status).toBe(200);
+    expect(stop.body).toMatchObject({ turn: { id: turnId, status: 'interrupted' }, queuePaused: true });
+    const { turnQueue } = await client.detail(threadId);
+    expect(turnQueue).toMatchObject({ activeTurn: null, paused: true });
+    expect(turnQueue.items.map((item) => [item.id, item.status])).toEqual([[queued.id, 'queued']]);
+    const claim = await client.json<ErrorBody>('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(claim.status).toBe(409);
+    expect(claim.body.error).toMatchObject({ code: 'not_eligible', reason: 'queue_paused' });
+
+    expect((await resume(threadId)).body.turnQueue.paused).toBe(false);
+    const claimed = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(claimed.headers.get('x-turn-id')).toBe(queued.id);
+    expect(textOfChunks(await readChunks(claimed))).toBe('(after interruption) You said: "after the stop".');
+  });
+
+  it('leaves an empty queue running: the answer is { turn } alone', async () => {
+    const { threadId, turnId, reply } = await threadWithRunningTurn();
+    await readUntilWords(reply, 2);
+    const stop = await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    expect(stop.body).toEqual({ turn: expect.objectContaining({ id: turnId, status: 'interrupted' }) });
+    expect((await client.detail(threadId)).turnQueue.paused).toBe(false);
+    const next = await client.send(threadId, 'a new message runs at once [[words:3]]');
+    expect(next.status).toBe(200);
+    await readChunks(next);
+  });
+
+  it('un-pauses on Send now and on Stop & send of the head: explicit choices to go on', async () => {
+    const { threadId, reply } = await threadWithRunningTurn();
+    await readUntilWords(reply, 2);
+    const first = await client.queued(threadId, 'first [[words:400]] [[delay:25]]');
+    const second = await client.queued(threadId, 'second [[words:5]]');
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    expect((await client.turnQueue(threadId)).paused).toBe(true);
+
+    // Send now on the head of the paused queue: it runs, and the queue goes on after it.
+    const sendNow = await client.fetch('POST', `/api/threads/${threadId}/queue/${first.id}/send-now`);
+    expect(sendNow.status).toBe(200);
+    await readUntilWords(sendNow, 2);
+    expect((await client.turnQueue(threadId)).paused).toBe(false);
+
+    // Paused again while it runs; Stop & send on the next head interrupts it and un-pauses.
+    await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: true });
+    const stopAndSend = await client.fetch('POST', `/api/threads/${threadId}/queue/${second.id}/send-now`);
+    expect(stopAndSend.status).toBe(200);
+    expect(textOfChunks(await readChunks(stopAndSend))).toBe('(after interruption) You said: "second".');
+    expect((await client.turnQueue(threadId)).paused).toBe(false);
+  });
+});
+
 describe('claiming the queue head (Q9, Q10)', () => {
   it('refuses a claim while a turn runs or when the queue is empty, with the reason', async () => {
     const { threadId } = await threadWithRunningTurn();
@@ -296,6 +364,7 @@ describe('claiming the queue head (Q9, Q10)', () => {
     const { threadId } = await threadWithRunningTurn();
     await client.queued(threadId, 'next [[words:3]]');
     await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    await client.json('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     const claims = await Promise.all([
       client.fetch('POST', `/api/threads/${threadId}/queue/claim`),
       client.fetch('POST', `/api/threads/${threadId}/queue/claim`),

@@ -4,6 +4,7 @@ import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
 import {
   APP_HEADERS,
   type ApiClient,
+  iterateChunks,
   readChunks,
   readUntilWords,
   textOfChunks,
@@ -143,6 +144,60 @@ describe('sharing a snapshot (H1)', () => {
     expect(snapshot.messages[3]?.parts[0]).toEqual({ type: 'text', text: reply });
   });
 
+  it('snapshots settled turns only: no failed attempt, no running partial, nothing queued', async () => {
+    const threadId = await client.createThread();
+    await client.sendAndRead(threadId, 'settled question [[words:4]]');
+    // A failed head waits, its attempt (the message and three words) shown in the transcript.
+    await client.sendAndRead(threadId, 'failing secret delta [[words:20]] [[fail-after:3]]');
+    await client.queued(threadId, 'queued secret epsilon');
+    const detail = await client.detail(threadId);
+    expect(detail.messages).toHaveLength(4);
+    expect(detail.messages[3]?.metadata.failed).toBe(true);
+    const partial = textOfMessage(detail.messages[3]);
+
+    const { raw } = await readShared((await share(threadId)).token);
+    expectSanitized(raw, ['failing secret', partial, 'queued secret']);
+    expect((JSON.parse(raw) as SharedSnapshot).messages.map((message) => message.parts)).toEqual(
+      detail.messages.slice(0, 2).map((message) => [{ type: 'text', text: textOfMessage(message) }]),
+    );
+
+    // A reply that runs, with a steer already taken in: none of it is in a snapshot taken meanwhile.
+    const other = await client.createThread();
+    await client.sendAndRead(other, 'settled too [[words:3]]');
+    const running = await client.send(other, 'running secret zeta [[steps:3]] [[delay:400]] [[words:30]]');
+    const chunks = iterateChunks(running);
+    for (;;) if ((await chunks.next()).value?.type === 'tool-input-available') break;
+    await client.fetch('POST', `/api/threads/${other}/turns`, {
+      clientRequestId: crypto.randomUUID(),
+      text: 'steer secret eta',
+      mode: 'steer',
+    });
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done || next.value.type === 'data-steer-boundary') break;
+    }
+    const during = await readShared((await share(other)).token);
+    expectSanitized(during.raw, ['running secret', 'steer secret']);
+    expect((JSON.parse(during.raw) as SharedSnapshot).messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+    ]);
+    await client.json('POST', `/api/threads/${other}/interrupt`);
+    await chunks.return(undefined);
+
+    // A reply waiting for a tool approval is stored up to its call; it has not settled either.
+    const waiting = await client.createThread();
+    await client.sendAndRead(waiting, 'settled as well [[words:3]]');
+    await client.sendAndRead(waiting, 'awaiting secret theta [[tool:save_note]]');
+    const held = await client.detail(waiting);
+    expect(held.turnQueue.activeTurn?.status).toBe('awaiting_approval');
+    expect(held.messages.map((message) => textOfMessage(message)).join(' ')).toContain('awaiting secret');
+    const pending = await readShared((await share(waiting)).token);
+    expectSanitized(pending.raw, ['awaiting secret']);
+    expect((JSON.parse(pending.raw) as SharedSnapshot).messages).toHaveLength(2);
+    await client.json('POST', `/api/threads/${waiting}/interrupt`);
+  });
+
   it('does not change when the thread changes afterwards; deleting the chat revokes it', async () => {
     const threadId = await client.createThread();
     await client.sendAndRead(threadId, 'first [[words:4]]');
@@ -218,12 +273,7 @@ describe('sharing a snapshot (H1)', () => {
     const listed = await client.json<{ shares: Share[] }>('GET', `/api/threads/${threadId}/shares`);
     expect(listed.body.shares).toHaveLength(1);
 
-    for (const unknown of [
-      'x',
-      'A'.repeat(32),
-      `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`,
-      '%00',
-    ]) {
+    for (const unknown of ['x', 'A'.repeat(32), `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`]) {
       const read = await readShared(unknown);
       expect([unknown, read.status, (JSON.parse(read.raw) as ErrorBody).error.code]).toEqual([
         unknown,
@@ -231,6 +281,9 @@ describe('sharing a snapshot (H1)', () => {
         'not_found',
       ]);
     }
+    // A NUL in the address is refused before any route sees it (the request guard's address rule).
+    const nul = await readShared('%00');
+    expect([nul.status, (JSON.parse(nul.raw) as ErrorBody).error.code]).toEqual([400, 'bad_request']);
     const anonymous = await fetch(`${api.baseUrl}/api/threads/${threadId}/shares`, {
       method: 'POST',
       headers: APP_HEADERS,

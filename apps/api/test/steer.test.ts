@@ -8,6 +8,7 @@ import { createApp } from '../src/app';
 import { createLogger } from '../src/platform/logger';
 import { createRuntime, type Runtime } from '../src/runtime';
 import { ApiClient, iterateChunks, readChunks, type StreamChunk, textOfChunks } from './support/client';
+import { pngBytes, uploaded } from './support/images';
 import { freshDatabase, testConfig } from './support/testApi';
 
 /** Everything the API logs, at debug level: the steer reminder must never be among it. */
@@ -155,6 +156,73 @@ describe('steer: a message folded into the running reply at its next step', () =
     for await (const _ of chunks);
     const rows = await turnRows(threadId);
     expect(rows.map((row) => row.status).sort()).toEqual(['completed', 'interrupted']);
+  });
+
+  it('edits and deletes pending steers in the Dock until they are delivered (Q8)', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'plan my day [[steps:1]] [[delay:3000]] [[words:2]]');
+    const chunks = iterateChunks(reply);
+    await readUntil(chunks, (chunk) => chunk.type === 'start');
+    const kept = ((await (await steer(threadId, 'add lunch')).json()) as { turn: { id: string } }).turn;
+    const dropped = ((await (await steer(threadId, 'add a nap')).json()) as { turn: { id: string } }).turn;
+
+    const edited = await client.json<{ turn: { id: string; status: string; text: string } }>(
+      'PATCH',
+      `/api/threads/${threadId}/queue/${kept.id}`,
+      { text: 'add dinner' },
+    );
+    expect(edited.status).toBe(200);
+    expect(edited.body.turn).toMatchObject({ id: kept.id, status: 'steer_pending', text: 'add dinner' });
+    const deleted = await client.json<{ turnQueue: { items: { id: string }[] } }>(
+      'DELETE',
+      `/api/threads/${threadId}/queue/${dropped.id}`,
+    );
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.turnQueue.items.map((item) => item.id)).toEqual([kept.id]);
+
+    const after: StreamChunk[] = [];
+    for await (const chunk of chunks) after.push(chunk);
+    const boundary = after.find((chunk) => chunk.type === 'data-steer-boundary') as
+      | { data: { steers: { turnId: string; text: string }[] } }
+      | undefined;
+    expect(boundary?.data.steers.map((delivered) => [delivered.turnId, delivered.text])).toEqual([
+      [kept.id, 'add dinner'],
+    ]);
+    const rows = await turnRows(threadId);
+    expect(rows.find((row) => row.id === kept.id)?.status).toBe('delivered');
+    expect(rows.find((row) => row.id === dropped.id)).toMatchObject({ status: 'cancelled', text: '' });
+    const shown = (await client.detail(threadId)).messages.map((message) => textsOf(message as never));
+    expect(shown).toContain('add dinner');
+    expect(shown.join(' ')).not.toMatch(/add lunch|add a nap/);
+
+    // Delivered, it is part of the reply: no longer in the Dock.
+    const late = await client.json<{ error: { code: string } }>(
+      'PATCH',
+      `/api/threads/${threadId}/queue/${kept.id}`,
+      { text: 'too late' },
+    );
+    expect([late.status, late.body.error.code]).toEqual([409, 'not_queued']);
+  });
+
+  it('queues a pending steer as a steer when an edit gives it images: they reach the model whole only in a run of its own', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'slow steps [[steps:2]] [[delay:3000]] [[words:2]]');
+    const chunks = iterateChunks(reply);
+    await readUntil(chunks, (chunk) => chunk.type === 'start');
+    const { turn } = (await (await steer(threadId, 'look at this')).json()) as { turn: { id: string } };
+    const image = await uploaded(client, threadId, pngBytes(8, 8));
+    const edited = await client.json<{
+      turn: { status: string; steer: boolean; attachments: { id: string }[] };
+    }>('PATCH', `/api/threads/${threadId}/queue/${turn.id}`, {
+      text: 'look at this picture',
+      attachmentIds: [image.id],
+    });
+    expect(edited.status).toBe(200);
+    expect(edited.body.turn).toMatchObject({ status: 'queued', steer: true });
+    expect(edited.body.turn.attachments.map((attachment) => attachment.id)).toEqual([image.id]);
+    await client.fetch('POST', `/api/threads/${threadId}/interrupt`);
+    await chunks.return(undefined);
+    expect((await turnRows(threadId)).find((row) => row.id === turn.id)?.status).toBe('queued');
   });
 
   it('queues a steer (with the reminder) while the reply waits for an approval: nothing runs to take it in', async () => {

@@ -2,14 +2,15 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { ShareDialog } from './pages/ShareDialog';
+import { realPng } from './support/images';
 
-/** Serious and critical axe-core (WCAG 2.2 A/AA) violations on the page as it is now. */
+/** axe-core (WCAG 2.2 A/AA and best practice) violations above "minor" on the page as it is now. */
 async function seriousViolations(page: Page): Promise<string[]> {
   const results = await new AxeBuilder({ page })
     .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'])
     .analyze();
   return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .filter((violation) => violation.impact !== 'minor')
     .map(
       (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
     );
@@ -37,6 +38,34 @@ for (const colorScheme of ['light', 'dark'] as const) {
       await expect(page.getByRole('heading', { level: 1 })).toHaveCount(1);
       expect(await seriousViolations(page)).toEqual([]);
       await chat.stopButton.click();
+    });
+
+    test('a reply waiting for an approval, and decided tool calls opened', async ({ chat, page }) => {
+      await chat.startThread('what time is it [[steps:2]] [[delay:0]] [[words:4]]');
+      await chat.waitForIdle();
+      await chat.lastReply().getByTestId('tool-call-toggle').click();
+      await expect(chat.lastReply().getByTestId('tool-call-details')).toBeVisible();
+      await chat.send('keep this [[tool:save_note]] [[words:4]]');
+      await expect(page.getByRole('button', { name: 'Approve', exact: true })).toBeVisible();
+      await chat.send('waits for the approval');
+      await expect(page.getByTestId('queue-dock')).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+
+    test('the image viewer', async ({ chat, page }) => {
+      await chat.startThread('[[words:3]] hello');
+      await chat.waitForIdle();
+      await page.getByTestId('attach-input').setInputFiles([
+        { name: 'one.png', mimeType: 'image/png', buffer: realPng(80, 60) },
+        { name: 'two.png', mimeType: 'image/png', buffer: realPng(60, 80) },
+      ]);
+      for (const thumb of await chat.composer.getByTestId('attachment-thumb').all())
+        await expect(thumb).toHaveAttribute('data-state', 'ready');
+      await chat.send('two pictures [[words:3]]');
+      await chat.waitForIdle();
+      await chat.userMessages.last().getByTestId('message-image').first().click();
+      await expect(page.getByTestId('image-viewer')).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
     });
 
     test('the version controls and an interrupted reply', async ({ chat, page }) => {
@@ -95,7 +124,10 @@ test('a finished reply and queue changes are announced, not every word', async (
   await dock.expectTexts(['queued']);
   const live = page.locator('[aria-live="polite"]').filter({ hasText: /queued|Reply finished/ });
   await expect(live).toContainText('1 queued.');
-  await expect(page.locator('[aria-live="polite"]', { hasText: 'Reply finished.' })).toHaveCount(1, {
+  // A finished reply is announced with its first sentence.
+  await expect(
+    page.locator('[aria-live="polite"]', { hasText: 'Reply finished: You said: "announce".' }),
+  ).toHaveCount(1, {
     timeout: 20_000,
   });
 });

@@ -52,6 +52,34 @@ test.describe('accounts', () => {
     }
   });
 
+  test('signing up from a chat comes back to that chat, and a reply streaming meanwhile is not cut off', async ({
+    page,
+    chat,
+  }) => {
+    const account = new AccountPages(page);
+    const threadId = threadIdOf(await chat.startThread('a long answer [[words:600]] [[delay:40]]'));
+    await expect(chat.lastReply()).toContainText('You said: "a long answer"');
+
+    const menu = await account.openMenu();
+    await menu.getByRole('menuitem', { name: 'Create an account' }).click();
+    await page.waitForURL(/\/sign-up\?/);
+    const email = newEmail('midreply');
+    await account.submit('/sign-up', email, PASSWORD);
+
+    // Back in the same chat, as the account, and the reply is still streaming there.
+    await page.waitForURL((url) => url.pathname === `/chat/${threadId}`);
+    await expect(account.menuButton).toHaveAccessibleName(`Account menu: ${email}`);
+    await expect(chat.stopButton).toBeVisible();
+    const reply = chat.lastReply();
+    const partial = await chat.replyText(reply);
+    await expect.poll(async () => (await chat.replyText(reply)).length).toBeGreaterThan(partial.length);
+
+    // It ends as a whole reply, never marked interrupted.
+    await chat.waitForIdle(60_000);
+    await expect(chat.interruptedBadge(reply)).toHaveCount(0);
+    expect((await chat.replyText(reply)).split(/\s+/)).toHaveLength(600);
+  });
+
   test('the sign-in and sign-up forms explain what is wrong', async ({ page }) => {
     const account = new AccountPages(page);
     const email = newEmail('forms');

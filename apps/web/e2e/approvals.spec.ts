@@ -11,6 +11,8 @@ function toolCard(page: Page) {
     outcome: card.getByTestId('tool-call-outcome'),
     args: card.getByTestId('tool-call-args'),
     result: card.getByTestId('tool-call-result'),
+    /** A decided call is one line; this opens it to its arguments and result. */
+    toggle: card.getByTestId('tool-call-toggle'),
     approve: card.getByRole('button', { name: 'Approve', exact: true }),
     deny: card.getByRole('button', { name: 'Deny', exact: true }),
   };
@@ -48,19 +50,22 @@ test.describe('tool approvals (H3, Q12)', () => {
     // Keyboard: the buttons are reachable and work with Enter.
     await card.approve.focus();
     await chat.page.keyboard.press('Enter');
-    await expect(card.outcome).toHaveText('Approved');
+    await expect(card.outcome).toHaveText('You approved saving the note');
+    await card.toggle.click();
     await expect(card.result).toContainText('"saved": true');
     await expect(chat.repliesTo('after the note')).toHaveCount(1, { timeout: 20_000 });
     await expect(chat.assistantMessages.filter({ hasText: 'The tool save_note returned' })).toHaveCount(1);
     await dock.expectTexts([]);
     await chat.waitForIdle();
+    // The continued stream was read into the reply that holds the tool call: nothing went wrong.
+    await expect(chat.errorBanner).toHaveCount(0);
 
     await chat.page.getByTestId('notes-button').click();
     await expect(chat.page.getByTestId('note')).toHaveText([/remember the milk/]);
 
     // Server state: a reload shows the same outcome.
     await chat.reload();
-    await expect(toolCard(chat.page).outcome).toHaveText('Approved');
+    await expect(toolCard(chat.page).outcome).toHaveText('You approved saving the note');
     await expect(chat.page.getByTestId('notes-button')).toHaveText('Notes (1)');
   });
 
@@ -90,8 +95,8 @@ test.describe('tool approvals (H3, Q12)', () => {
     await expectStillQueued(chat, dock, 'meanwhile [[words:5]]', 1);
 
     await card.deny.click();
-    await expect(card.outcome).toHaveText('Denied');
-    await expect(otherCard.outcome).toHaveText('Denied');
+    await expect(card.outcome).toHaveText('You denied saving the note');
+    await expect(otherCard.outcome).toHaveText('You denied saving the note');
     await expect(otherCard.approve).toBeHidden();
     await expect(
       chat.assistantMessages.filter({ hasText: 'was denied, so I answer without it' }),
@@ -103,7 +108,7 @@ test.describe('tool approvals (H3, Q12)', () => {
     await expect(other.getByTestId('notes-button')).toHaveText('Notes');
   });
 
-  test('Stop while waiting cancels the approval and keeps the queue', async ({ chat, dock }) => {
+  test('Stop while waiting cancels the approval and keeps the queue, paused', async ({ chat, dock }) => {
     await chat.startThread('maybe later [[tool:save_note]]');
     const card = toolCard(chat.page);
     await expect(card.approve).toBeVisible();
@@ -111,10 +116,14 @@ test.describe('tool approvals (H3, Q12)', () => {
     await dock.expectTexts(['still queued [[words:12]]']);
 
     await chat.stopButton.click();
-    await expect(card.outcome).toHaveText('Cancelled');
+    await expect(card.outcome).toHaveText(
+      'Not run: the reply was stopped before you decided on saving the note',
+    );
     await expect(card.approve).toBeHidden();
-    // The approval no longer blocks the queue: this viewer claims the head (Q10), which runs with
-    // the handoff, as after any interrupt (S5).
+    // Stop with an item waiting pauses the queue (S3); on Resume the approval no longer blocks it:
+    // this viewer claims the head (Q10), which runs with the handoff, as after any interrupt (S5).
+    await expect(dock.headStatus()).toHaveText('Paused: resume the queue to run it.');
+    await dock.root.getByRole('button', { name: 'Resume the queue' }).click();
     await expect(chat.repliesTo('still queued')).toHaveCount(1, { timeout: 20_000 });
     await expect(chat.repliesTo('still queued')).toContainText('(after interruption)');
   });

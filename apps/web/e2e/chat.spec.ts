@@ -23,6 +23,18 @@ test.describe('chat', () => {
     expect(await chat.replyText(chat.lastReply())).toBe(full);
   });
 
+  test('the live region reads the first sentence of a finished reply, never each word', async ({
+    chat,
+    page,
+  }) => {
+    const liveRegion = page.locator('.nuxt-announcer [aria-live="polite"]');
+    await chat.startThread('[[words:40]] [[delay:20]] good morning');
+    await expect(chat.stopButton).toBeVisible();
+    await expect(liveRegion).not.toContainText('You said');
+    await chat.waitForIdle();
+    await expect(liveRegion).toHaveText('Reply finished: You said: "good morning".');
+  });
+
   test('shows raw HTML in messages as text and never runs it', async ({ chat }) => {
     const payload = '<script>alert(1)</script> and <img src=x onerror=alert(1)>';
     await chat.startThread(payload);

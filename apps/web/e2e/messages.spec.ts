@@ -49,11 +49,15 @@ test.describe('message actions', () => {
 
   test('a reply that failed part-way is marked failed with its error, also after a reload', async ({
     chat,
+    dock,
   }) => {
     await chat.startThread('[[words:30]] [[fail-after:5]] break');
     await chat.waitForIdle();
     await chat.reload();
     const reply = chat.repliesTo('break');
-    await expect(reply.getByTestId('reply-failed')).toContainText('This reply failed');
+    // Marked in the transcript; its error and its actions once, on the Dock's failed head (Q11).
+    await expect(chat.failedNote(reply)).toBeVisible();
+    await expect(dock.headError()).toContainText('failed after 5 words');
+    await expect(reply.getByRole('button', { name: 'Regenerate reply' })).toHaveCount(0);
   });
 });

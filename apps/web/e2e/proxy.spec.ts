@@ -120,4 +120,30 @@ test.describe('the web proxy and odd requests', () => {
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body).error.code).toBe('too_large');
   });
+
+  test('answers an over-size upload with a 413 that a fetch client can read (the rest is read and thrown away)', async ({
+    baseURL,
+  }) => {
+    const origin = baseURL as string;
+    for (const megabytes of [12, 30]) {
+      const form = new FormData();
+      form.append(
+        'file',
+        new File([new Uint8Array(megabytes * 1024 * 1024)], 'big.png', { type: 'image/png' }),
+      );
+      const response = await fetch(`${origin}/api/threads/${crypto.randomUUID()}/attachments`, {
+        method: 'POST',
+        headers: { origin },
+        body: form,
+      });
+      expect(response.status, `${megabytes} MB`).toBe(413);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('too_large');
+    }
+    const json = await fetch(`${origin}/api/threads`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'x'.repeat(30 * 1024 * 1024) }),
+    });
+    expect(json.status).toBe(413);
+  });
 });

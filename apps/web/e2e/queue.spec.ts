@@ -77,7 +77,7 @@ test.describe('queued turns', () => {
     await dock.expectTexts(queued);
   });
 
-  test('Stop keeps the queue, and the head runs next with the handoff (S1, S3, S5)', async ({
+  test('Stop with items waiting keeps them and pauses the queue; Resume runs the head with the handoff (S1, S3, S5)', async ({
     chat,
     dock,
   }) => {
@@ -88,9 +88,20 @@ test.describe('queued turns', () => {
 
     await chat.stopButton.click();
 
-    // The partial reply stays, marked interrupted; the queued head runs next, told that the
-    // reply before it was cut off.
+    // The partial reply stays, marked interrupted, at the bottom of the transcript above the Dock.
     await expect(chat.interruptedBadge(chat.reply(0))).toBeVisible({ timeout: 15_000 });
+    await expect(chat.interruptedBadge(chat.reply(0))).toBeInViewport({ ratio: 1 });
+    // People press Stop because they changed their mind: the queue is kept and paused, and says so.
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+    await expect(dock.headStatus()).toHaveText('Paused: resume the queue to run it.');
+    await expect(dock.root.getByRole('button', { name: 'Resume the queue' })).toBeVisible();
+    await expect(chat.composerHint).toHaveText('Enter adds to the paused queue · Shift+Enter for a new line');
+    await chat.page.waitForTimeout(1500);
+    await expect(chat.userMessages).toHaveCount(1);
+    await dock.expectTexts(['after the stop']);
+
+    // Resume: the head runs next, told that the reply before it was cut off.
+    await dock.root.getByRole('button', { name: 'Resume the queue' }).click();
     await expect(chat.userMessages).toHaveCount(2, { timeout: 15_000 });
     await expect(chat.userMessages.last()).toContainText('after the stop');
     await expect(chat.reply(1)).toContainText('You said: "after the stop"');
@@ -162,19 +173,41 @@ test.describe('queued turns', () => {
     await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
     await expect(dock.headStatus()).toHaveText(
-      'Blocked: this message failed. Retry, edit or delete it to continue.',
+      'Blocked: this message failed. Retry, edit or remove it to continue.',
     );
     await expect(dock.headAction('Send now')).toBeHidden();
     await expect(dock.headAction('Retry')).toBeVisible();
     await expect(chat.stopButton).toBeHidden();
     await dock.expectTexts(['[[fail]] this one breaks', 'waits behind it']);
-    // The attempt shows in the transcript: the user's message with the error.
-    await expect(chat.failedNote(chat.userMessages.last())).toContainText('failed as requested by [[fail]]');
+    // The attempt shows in the transcript, marked failed; its error shows once, in the Dock.
+    await expect(chat.failedNote(chat.userMessages.last())).toBeVisible();
+    await expect(dock.headError()).toContainText('failed as requested by [[fail]]');
+    await expect(chat.page.getByText('failed as requested by [[fail]]')).toHaveCount(1);
 
     // Editing makes it queued again; the queue drains in order, without the failed attempt.
     await dock.edit(0, 'fixed now');
     await expect(chat.userMessages.filter({ hasText: 'fixed now' })).toHaveCount(1, { timeout: 15_000 });
     await expect(chat.assistantMessages.filter({ hasText: 'You said: "fixed now"' })).toHaveCount(1);
+    await expect(chat.assistantMessages.filter({ hasText: 'You said: "waits behind it"' })).toHaveCount(1, {
+      timeout: 15_000,
+    });
+    await dock.expectTexts([]);
+    await expect(chat.userMessages.filter({ hasText: 'this one breaks' })).toHaveCount(0);
+  });
+
+  test('Remove and continue takes the failed attempt out and lets a paused queue go on (Q11, S3)', async ({
+    chat,
+    dock,
+  }) => {
+    await chat.startThread('[[words:150]] [[delay:30]] before the failure');
+    await chat.send('[[fail]] this one breaks');
+    await chat.send('waits behind it');
+    await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    await dock.root.getByRole('button', { name: 'Pause the queue' }).click();
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+
+    // An explicit choice to go on: the attempt goes, the pause ends, the next item runs.
+    await dock.removeAndContinue();
     await expect(chat.assistantMessages.filter({ hasText: 'You said: "waits behind it"' })).toHaveCount(1, {
       timeout: 15_000,
     });
@@ -198,7 +231,8 @@ test.describe('queued turns', () => {
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
     await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
     const partial = chat.reply(1);
-    await expect(chat.failedNote(partial)).toContainText('failed after 3 words');
+    await expect(chat.failedNote(partial)).toBeVisible();
+    await expect(dock.headError()).toContainText('failed after 3 words');
     expect((await chat.replyText(partial)).split(/\s+/)).toHaveLength(3);
 
     await dock.headAction('Retry').click();
@@ -210,8 +244,8 @@ test.describe('queued turns', () => {
     await expect(chat.failedNote(chat.reply(1))).toBeVisible();
     await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
 
-    // Delete resolves it: the attempt leaves the transcript and the next item runs.
-    await dock.delete(0);
+    // Remove and continue resolves it: the attempt leaves the transcript and the next item runs.
+    await dock.removeAndContinue();
     await expect(chat.repliesTo('waits behind it')).toHaveCount(1, { timeout: 15_000 });
     await expect(chat.userMessages.filter({ hasText: 'half an answer' })).toHaveCount(0);
     await dock.expectTexts([]);
@@ -265,6 +299,12 @@ test.describe('queued turns', () => {
       headers: { origin: baseURL as string },
     });
     expect(stopped.status()).toBe(200);
+    // With items waiting the interrupt paused the queue (S3): resume it, from outside too.
+    const resumed = await page.request.put(`/api/threads/${threadId}/queue/paused`, {
+      headers: { origin: baseURL as string },
+      data: { paused: false },
+    });
+    expect(resumed.status()).toBe(200);
 
     await page.goto(url);
     await expect(chat.repliesTo('first in line')).toHaveCount(1, { timeout: 15_000 });
@@ -287,9 +327,9 @@ test.describe('queued turns', () => {
     await chat.send('two');
     await dock.expectTexts(['one', 'two']);
     await expect(dock.headStatus()).toHaveText('Runs after the current reply.');
-    // The other items say their position (to screen readers too); only the head has a status line.
+    // The other items say their position (to screen readers too) and when they run.
     await expect(dock.item(1).getByTestId('queue-item-position')).toContainText('Position 2 of 2');
-    await expect(dock.item(1).getByTestId('queue-head-status')).toHaveCount(0);
+    await expect(dock.when(1)).toHaveText('Runs after the current reply and 1 more.');
 
     // Leave, and stop the reply from outside: no page is attached, so the queue waits.
     const threadId = new URL(url).pathname.split('/').pop();
@@ -298,6 +338,15 @@ test.describe('queued turns', () => {
       (
         await page.request.post(`/api/threads/${threadId}/interrupt`, {
           headers: { origin: baseURL as string },
+        })
+      ).status(),
+    ).toBe(200);
+    // With items waiting the interrupt paused the queue (S3): resume it, from outside too.
+    expect(
+      (
+        await page.request.put(`/api/threads/${threadId}/queue/paused`, {
+          headers: { origin: baseURL as string },
+          data: { paused: false },
         })
       ).status(),
     ).toBe(200);

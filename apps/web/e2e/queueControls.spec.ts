@@ -1,6 +1,7 @@
 import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
+import { realPng } from './support/images';
 
 test.describe('queue controls', () => {
   test('while a reply streams the send button is Stop; typing turns it into Queue', async ({
@@ -71,5 +72,110 @@ test.describe('queue controls', () => {
     await dock.expectTexts([]);
     await expect(otherDock.root).toBeHidden();
     await chat.stopButton.click();
+  });
+
+  test('a paused queue says so on every item and in the composer, even while a reply still runs', async ({
+    chat,
+    dock,
+  }) => {
+    await chat.startThread('[[words:3000]] [[delay:30]] still talking');
+    await chat.send('one');
+    await chat.send('two');
+    await dock.expectTexts(['one', 'two']);
+    await expect(dock.when(1)).toHaveText('Runs after the current reply and 1 more.');
+
+    await dock.root.getByRole('button', { name: 'Pause the queue' }).click();
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+    // Nothing says it runs after the reply: it does not, until the queue is resumed.
+    await expect(dock.headStatus()).toHaveText('Paused: resume the queue to run it.');
+    await expect(dock.when(1)).toHaveText('Paused: after 1 more once resumed.');
+    await expect(chat.composerHint).toHaveText(
+      'Enter adds to the paused queue · Ctrl+Enter steers the current reply · Shift+Enter for a new line',
+    );
+    await chat.stopButton.click();
+    await chat.waitForIdle();
+    await expect(chat.composerHint).toHaveText('Enter adds to the paused queue · Shift+Enter for a new line');
+    await expect(chat.composerInput).toHaveAttribute('placeholder', 'Add a message to the paused queue…');
+  });
+
+  test('deleting from the keyboard keeps the keyboard in the Dock, and Undo brings the message back with its image', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:3000]] [[delay:30]] keep going');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.composer.getByTestId('attach-input').setInputFiles({
+      name: 'picture.png',
+      mimeType: 'image/png',
+      buffer: realPng(32, 24),
+    });
+    await expect(chat.composer.getByTestId('attachment-thumb')).toHaveAttribute('data-state', 'ready');
+    await chat.send('with a picture');
+    await chat.send('two');
+    await chat.send('three');
+    await dock.expectTexts(['with a picture', 'two', 'three']);
+
+    // From the keyboard: the next item takes the deleted one's place, and the keyboard with it.
+    await dock.item(0).getByRole('button', { name: 'Delete', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await dock.expectTexts(['two', 'three']);
+    await expect(dock.item(0).getByRole('button', { name: 'Delete', exact: true })).toBeFocused();
+
+    // Undo sends it again, image included, as a new item at the end of the queue.
+    await page.getByRole('button', { name: 'Undo', exact: true }).click();
+    await dock.expectTexts(['two', 'three', 'with a picture']);
+    await expect(dock.item(2).getByTestId('queue-item-attachments').locator('img')).toHaveCount(1);
+
+    // The last item deleted from the keyboard: the composer takes the keyboard.
+    await dock.item(2).getByRole('button', { name: 'Delete', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await dock.expectTexts(['two', 'three']);
+    await expect(chat.composerInput).toBeFocused();
+    await chat.stopButton.click();
+  });
+
+  test('after Stop the transcript ends at its latest message above the Dock; the way back down never covers text', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:600]] [[delay:15]] a long story');
+    await expect(chat.lastReply()).toContainText('You said: "a long story"');
+    await chat.send('first queued');
+    await chat.send('second queued, long enough to take two lines on a narrow screen');
+    await dock.expectTexts([
+      'first queued',
+      'second queued, long enough to take two lines on a narrow screen',
+    ]);
+    await dock.root.getByRole('button', { name: 'Pause the queue' }).click();
+    await expect.poll(async () => (await chat.replyText(chat.lastReply())).length).toBeGreaterThan(1500);
+    await chat.stopButton.click();
+
+    // The Interrupted badge shows whole, above the Dock (not under it).
+    const badge = chat.interruptedBadge(chat.lastReply());
+    await expect(badge).toBeVisible();
+    await expect
+      .poll(async () => {
+        const [mark, queue] = await Promise.all([badge.boundingBox(), dock.root.boundingBox()]);
+        return mark && queue ? queue.y - (mark.y + mark.height) : -1;
+      })
+      .toBeGreaterThanOrEqual(0);
+    await expect(page.getByTestId('scroll-to-latest')).toBeHidden();
+
+    // Scrolled up, the way back to the latest message sits below the transcript, over no text.
+    await chat.lastReply().hover();
+    await page.mouse.wheel(0, -600);
+    const back = page.getByTestId('scroll-to-latest');
+    await expect(back).toBeVisible();
+    const paneBottom = await chat.transcript.evaluate((element) => {
+      let pane: HTMLElement | null = element.parentElement;
+      while (pane && !/auto|scroll/.test(getComputedStyle(pane).overflowY)) pane = pane.parentElement;
+      return (pane ?? document.documentElement).getBoundingClientRect().bottom;
+    });
+    expect((await back.boundingBox())?.y).toBeGreaterThanOrEqual(paneBottom);
+    await back.click();
+    await expect(badge).toBeInViewport({ ratio: 1 });
+    await expect(back).toBeHidden();
   });
 });

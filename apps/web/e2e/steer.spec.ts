@@ -60,4 +60,39 @@ test.describe('steer', () => {
     await expect(otherChat.assistantMessages).toHaveCount(2);
     expect(await otherChat.replyText(otherChat.lastReply())).toBe(await chat.replyText(chat.lastReply()));
   });
+
+  test('a pending steer can be edited and deleted in the Dock until the reply takes it in (Q8)', async ({
+    chat,
+    dock,
+  }) => {
+    // Steps far apart: the steers wait long enough to be changed before the next boundary.
+    await chat.startThread('plan a trip [[steps:3]] [[delay:4000]] [[words:5]]');
+    await expect(chat.lastReply().locator('[data-tool-name="current_time"]').first()).toBeVisible({
+      timeout: 10_000,
+    });
+    await chat.composerInput.fill('also book a hotel');
+    await chat.composerInput.press('Control+Enter');
+    await expect(dock.item(0).getByTestId('queue-item-steer')).toBeVisible();
+
+    // Edited while it waits: the reply takes in the new words.
+    await dock.edit(0, 'also book a train');
+    await expect(dock.itemText(0)).toHaveText('also book a train');
+    await expect(chat.userMessages.filter({ hasText: 'also book a train' })).toHaveCount(1, {
+      timeout: 20_000,
+    });
+    await expect(chat.userMessages.filter({ hasText: 'also book a hotel' })).toHaveCount(0);
+
+    // Another steer, deleted while it waits: it never reaches the reply.
+    await chat.composerInput.fill('and a car');
+    await chat.composerInput.press('Control+Enter');
+    await expect(dock.item(0).getByTestId('queue-item-steer')).toBeVisible();
+    await dock.delete(0);
+    await dock.expectTexts([]);
+    // Stopped now, the reply has nothing left to requeue: the deleted steer is gone for good.
+    await chat.stopButton.click();
+    await chat.waitForIdle();
+    await dock.expectTexts([]);
+    await expect(chat.userMessages.filter({ hasText: 'and a car' })).toHaveCount(0);
+    await expect(chat.userMessages).toHaveCount(2);
+  });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from './fixtures';
@@ -40,6 +40,16 @@ function childPid(parentPid: number, marker: string): number | undefined {
   return undefined;
 }
 
+/** Whether `pid` is a process that has not ended (a zombie has: it only waits to be collected). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
+  } catch {
+    return false;
+  }
+}
+
 function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
@@ -74,6 +84,42 @@ test.describe('pnpm start (scripts/start.mjs)', () => {
     } finally {
       script.child.kill('SIGTERM');
       await exited(script.child);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('on SIGTERM exits only after both services have ended, killing one that does not stop in time', async () => {
+    test.setTimeout(180_000);
+    const [apiPort, webPort] = [await freePort(), await freePort()];
+    const dataDir = path.join(repoRoot, '.data', `e2e-stop-${apiPort}-${Date.now()}`);
+    const script = startScript({
+      API_PORT: String(apiPort),
+      WEB_PORT: String(webPort),
+      WEB_ORIGIN: `http://127.0.0.1:${webPort}`,
+      DATA_DIR: dataDir,
+    });
+    let apiPid: number | undefined;
+    try {
+      await expect.poll(script.output, { timeout: 120_000 }).toContain('[start] ready');
+      apiPid = childPid(script.child.pid as number, 'dist/main.mjs');
+      const webPid = childPid(script.child.pid as number, '.output/server/index.mjs');
+      expect(apiPid).toBeDefined();
+      expect(webPid).toBeDefined();
+      // An API that cannot act on SIGTERM (hung, here frozen) must not outlive the script.
+      process.kill(apiPid as number, 'SIGSTOP');
+      script.child.kill('SIGTERM');
+      await exited(script.child);
+      expect(isRunning(apiPid as number)).toBe(false);
+      expect(isRunning(webPid as number)).toBe(false);
+      expect(script.output()).toContain('[start] api did not stop within 15 s of SIGTERM; killing it.');
+    } finally {
+      if (apiPid !== undefined && isRunning(apiPid)) process.kill(apiPid, 'SIGKILL');
+      if (script.child.exitCode === null) script.child.kill('SIGKILL');
+      // The killed API's embedded PostgreSQL outlives it (the next start would stop it): stop it here.
+      const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+      const postmaster = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : 0;
+      if (postmaster > 0 && isRunning(postmaster)) process.kill(postmaster, 'SIGINT');
+      await expect.poll(() => postmaster > 0 && isRunning(postmaster), { timeout: 30_000 }).toBe(false);
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -6,13 +6,30 @@ export const PASSWORD_MAX_LENGTH = 128;
 
 const email = z.string().trim().max(254).pipe(z.email('Enter a valid email address'));
 
-/** `POST /api/auth/sign-up/email`. Other better-auth fields (name, callbackURL) pass through. */
+const newPassword = z
+  .string()
+  .min(PASSWORD_MIN_LENGTH, `Use at least ${PASSWORD_MIN_LENGTH} characters`)
+  .max(PASSWORD_MAX_LENGTH, `Use at most ${PASSWORD_MAX_LENGTH} characters`);
+
+/** A person's display name, as better-auth keeps it on the user. */
+export const MAX_NAME_LENGTH = 100;
+/** A profile image is a link to one, never the bytes: http(s) only, this long at most. */
+export const MAX_IMAGE_URL_LENGTH = 2048;
+
+const name = z.string().trim().max(MAX_NAME_LENGTH, `Use at most ${MAX_NAME_LENGTH} characters`);
+/** An http(s) URL (a `javascript:` or `data:` one could run or carry anything), or none. */
+const image = z
+  .string()
+  .max(MAX_IMAGE_URL_LENGTH, `Use at most ${MAX_IMAGE_URL_LENGTH} characters`)
+  .pipe(z.url({ protocol: /^https?$/, error: 'Use an http(s) address' }))
+  .nullable();
+
+/** `POST /api/auth/sign-up/email`. Other better-auth fields (callbackURL) pass through. */
 export const signUpBody = z.looseObject({
   email,
-  password: z
-    .string()
-    .min(PASSWORD_MIN_LENGTH, `Use at least ${PASSWORD_MIN_LENGTH} characters`)
-    .max(PASSWORD_MAX_LENGTH, `Use at most ${PASSWORD_MAX_LENGTH} characters`),
+  password: newPassword,
+  name: name.optional(),
+  image: image.optional(),
 });
 export type SignUpBody = z.infer<typeof signUpBody>;
 
@@ -25,6 +42,22 @@ export const signInBody = z.looseObject({
     .max(PASSWORD_MAX_LENGTH * 8),
 });
 export type SignInBody = z.infer<typeof signInBody>;
+
+/** `POST /api/auth/update-user`: a signed-in person's name and image. */
+export const updateUserBody = z.looseObject({ name: name.optional(), image: image.optional() });
+
+/**
+ * `POST /api/auth/change-password` (better-auth's): the current password, and the new one under
+ * the sign-up rule. `revokeOtherSessions: true` also signs out every other device.
+ */
+export const changePasswordBody = z.looseObject({
+  currentPassword: z
+    .string()
+    .min(1, 'Enter your password')
+    .max(PASSWORD_MAX_LENGTH * 8),
+  newPassword,
+  revokeOtherSessions: z.boolean().optional(),
+});
 
 /** `GET /api/account`: who is signed in. */
 export interface Account {

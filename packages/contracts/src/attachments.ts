@@ -1,14 +1,11 @@
 import { z } from 'zod';
+import { MAX_ATTACHMENTS_PER_MESSAGE } from './limits';
 
 /**
  * Images attached to messages. History holds references (a file part whose URL is the media
  * route), never the bytes: the bytes are stored once and served by id.
  */
 
-/** Largest image accepted, counted as it arrives (`413 too_large` past it). */
-export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
-/** Most images one message carries. */
-export const MAX_ATTACHMENTS_PER_MESSAGE = 4;
 /** The image kinds accepted, recognised by their bytes (never by a name or declared type). */
 export const attachmentMediaTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] as const;
 export type AttachmentMediaType = (typeof attachmentMediaTypes)[number];

@@ -1,3 +1,20 @@
+import { attachmentMediaTypes } from './attachments';
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS_PER_MESSAGE,
+  MAX_FEEDBACK_COMMENT_LENGTH,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  MAX_JSON_DEPTH,
+  MAX_TEXT_LENGTH,
+} from './limits';
+
+/**
+ * Every code a refusal can carry, the status it comes with, and every word a person reads about it:
+ * the API and the web app's proxy take their messages from here, and the web app shows the same
+ * words when it explains a state before the server would refuse it.
+ */
+
 /** Stable error codes of the HTTP contract. Clients switch on these, never on messages. */
 export const errorCodes = [
   'bad_request',
@@ -19,6 +36,9 @@ export const errorCodes = [
   'unsupported_media_type',
   'rate_limited',
   'unavailable',
+  /** A fault on the server (a bug): never the client's doing, never a refusal of bad input. */
+  'internal',
+  'overloaded',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -60,9 +80,109 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   unsupported_media_type: { status: 415, message: 'This kind of content is not accepted.' },
   rate_limited: { status: 429, message: 'Too many requests. Wait a moment and try again.' },
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
+  internal: { status: 500, message: 'Something went wrong on the server.' },
+  overloaded: { status: 503, message: 'The server is busy. Try again in a moment.' },
 };
 
 /** The default message of a code. */
 export function errorMessage(code: ErrorCode): string {
   return errorTable[code].message;
 }
+
+/** Why the queue head cannot be claimed right now (`409 not_eligible`, with `reason`). */
+export const notEligibleMessages = {
+  turn_active: 'A turn is already running.',
+  queue_empty: 'The queue is empty.',
+  head_failed: 'The first queued message failed; retry, edit or delete it first.',
+  hitl_pending: 'The reply waits for a tool approval; approve or deny it first.',
+  queue_paused: 'The queue is paused; resume it to run the next message.',
+} as const;
+export type NotEligibleReason = keyof typeof notEligibleMessages;
+
+/** Why the thread cannot take this change now (`409 thread_busy`, with `reason`). */
+export const threadBusyMessages = {
+  /** Switching or deleting versions waits for the running reply (B2, B4). */
+  turn_running: 'Wait for the reply to finish, or stop it, before changing versions.',
+  /** ... and for a pending tool approval, which holds the thread's active slot (Q12). */
+  approval_pending: 'Decide on the tool approval, or stop the reply, before changing versions.',
+  /** Editing into a new version also waits for the queue: its reply would overtake it (B1). */
+  queue_waiting: 'Send or delete the queued messages before editing a message.',
+  /** A Stop whose turn did not settle within the interrupt's bound. */
+  stop_timed_out: 'The running turn did not stop in time; try again.',
+} as const;
+export type ThreadBusyReason = keyof typeof threadBusyMessages;
+
+/** What cannot be found (`404 not_found`): the same words for a missing and a foreign one (O3). */
+export const notFoundMessages = {
+  thread: 'Thread not found.',
+  turn: 'Turn not found.',
+  message: 'Message not found.',
+  branch: 'Branch not found.',
+  approval: 'Approval request not found.',
+  share: 'Share not found.',
+  image: 'Image not found.',
+  attachment: 'Attachment not found.',
+  route: 'No such route.',
+} as const;
+export type NotFoundSubject = keyof typeof notFoundMessages;
+
+/** The names of the accepted image kinds, as a person reads them ("PNG, JPEG, WebP and GIF"). */
+const imageKinds = (() => {
+  const names = attachmentMediaTypes.map((type) => {
+    const kind = type.slice('image/'.length);
+    return kind === 'webp' ? 'WebP' : kind.toUpperCase();
+  });
+  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+})();
+
+/** The precise words of the other refusals, by code: built from the limits they enforce. */
+export const refusalMessages = {
+  bad_request: {
+    emptyText: 'Message text is empty.',
+    feedbackOnReplies: 'Feedback can only be given on replies.',
+    cursor: 'Invalid query: cursor is not one this list gave out.',
+    notUtf8: 'Request body is not valid UTF-8.',
+    notJson: 'Request body is not valid JSON.',
+    unstorableText: (reason: string) => `Invalid request body: a text ${reason}.`,
+    invalidBody: (where: string, issue: string) => `Invalid request body: ${where}${issue}.`,
+    invalidQuery: (where: string, issue: string) => `Invalid query: ${where}${issue}.`,
+    notMultipart: 'The upload is not valid multipart/form-data.',
+    oneFile: 'Upload exactly one file.',
+    tooManyParts: (otherFields: number) =>
+      `An upload holds one file and at most ${otherFields} other fields.`,
+    nestedTooDeep: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`,
+  },
+  too_large: {
+    text: `Message text is longer than ${MAX_TEXT_LENGTH} characters.`,
+    comment: `A comment can be at most ${MAX_FEEDBACK_COMMENT_LENGTH} characters.`,
+    image: `Images can be at most ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MB.`,
+    images: `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`,
+    imageDimensions: `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
+    body: 'Request body is too large.',
+  },
+  unsupported_media_type: {
+    image: `Only ${imageKinds} images can be attached.`,
+    json: 'Send the request body as application/json.',
+    multipart: 'Upload the image as multipart/form-data.',
+  },
+  not_queued: { notWaiting: 'Only messages waiting in the queue can be changed.' },
+  not_latest_turn: { regenerate: 'Only the latest reply can be regenerated.' },
+  already_decided: { as: (status: string) => `This request was already ${status}.` },
+  rate_limited: {
+    runningTurns: (limit: number) => `At most ${limit} replies can run at once. Wait for one to finish.`,
+  },
+  unavailable: {
+    database: 'The database is not reachable right now. Try again shortly.',
+    api: 'The chat server is not reachable. Try again shortly.',
+  },
+} as const;
+
+/** Why a turn ended without its reply, as its `error` (and the reply's `metadata.error`) says it. */
+export const turnErrorMessages = {
+  /** The model call failed and said nothing a person could read. */
+  modelFailed: 'The model call failed.',
+  /** Crash recovery settled a turn whose server stopped mid-reply. */
+  serverStopped: 'The server running this turn stopped; the reply was cut off.',
+  /** A failed turn whose error was not recorded. */
+  unknown: 'The reply could not be produced.',
+} as const;

@@ -1,8 +1,5 @@
 import { z } from 'zod';
 
-/** Longest feedback comment, in characters (code points), after trimming (413 `too_large` beyond). */
-export const MAX_FEEDBACK_COMMENT_LENGTH = 2_000;
-
 export const feedbackRatings = ['up', 'down'] as const;
 export type FeedbackRating = (typeof feedbackRatings)[number];
 

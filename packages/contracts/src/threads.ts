@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { attachmentIds } from './attachments';
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
+import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX } from './limits';
 import { hasVisibleText } from './text';
 import type { TurnQueue } from './turns';
 
@@ -21,10 +22,6 @@ export type CreateThreadBody = z.infer<typeof createThreadBody>;
 
 export const renameThreadBody = z.object({ title: threadTitle });
 export type RenameThreadBody = z.infer<typeof renameThreadBody>;
-
-/** Default and largest page of `GET /api/threads`. */
-export const THREAD_PAGE_DEFAULT = 50;
-export const THREAD_PAGE_MAX = 200;
 
 /** `GET /api/threads?limit&cursor`: the query of one page of the thread list. */
 export const threadListQuery = z.object({

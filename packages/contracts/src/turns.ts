@@ -1,10 +1,6 @@
 import { z } from 'zod';
 import { type Attachment, attachmentIds } from './attachments';
-
-/** Most queued turns a thread holds, not counting the running one (Q4). */
-export const QUEUE_CAPACITY = 5;
-/** Longest message text in characters (Unicode code points), counted after trimming. */
-export const MAX_TEXT_LENGTH = 32_000;
+import type { TurnStatus } from './turnLifecycle';
 
 /** The length of `text` in characters (code points): an emoji counts once, like a letter. */
 export function characterCount(text: string): number {
@@ -12,22 +8,6 @@ export function characterCount(text: string): number {
   for (const _ of text) count += 1;
   return count;
 }
-
-export const turnStatuses = [
-  'queued',
-  'running',
-  /** The model asked to run a tool that needs a person's approval; the turn waits (H3, Q12). */
-  'awaiting_approval',
-  'completed',
-  'interrupted',
-  'failed',
-  'cancelled',
-  /** Sent with `mode: 'steer'` while a turn runs: joins that reply at its next step boundary. */
-  'steer_pending',
-  /** A steer the running reply received at a step boundary (its text is a user message in place). */
-  'delivered',
-] as const;
-export type TurnStatus = (typeof turnStatuses)[number];
 
 export interface Turn {
   id: string;
@@ -45,6 +25,9 @@ export interface Turn {
   /** The images the message carries (shown as thumbnails while it waits in the queue). */
   attachments: Attachment[];
 }
+
+/** The data part that marks a steer boundary in a reply stream (see SteerBoundaryData). */
+export const STEER_BOUNDARY_PART = 'data-steer-boundary';
 
 /**
  * The `data-steer-boundary` part of a reply stream: the running reply received these steers; what
@@ -66,6 +49,16 @@ export interface TurnQueue {
   items: Turn[];
   /** The owner paused the queue: nothing is claimed (sends are queued) until it is resumed. */
   paused: boolean;
+}
+
+/**
+ * `POST /api/threads/:id/interrupt`: the settled turn (null when nothing ran). With items waiting
+ * Stop also pauses the queue (S3: kept, never cancelled) and says so; Resume, Send now or
+ * Stop & send on the head end the pause.
+ */
+export interface InterruptAnswer {
+  turn: Turn | null;
+  queuePaused?: true;
 }
 
 /** `PUT /api/threads/:id/queue/paused`: pause or resume the queue. */
@@ -94,11 +87,3 @@ export type SendTurnBody = z.infer<typeof sendTurnBody>;
 /** `attachmentIds`: the images it carries from now on; left out, it keeps the ones it has. */
 export const editQueuedTurnBody = z.object({ text: messageText, attachmentIds: attachmentIds.optional() });
 export type EditQueuedTurnBody = z.infer<typeof editQueuedTurnBody>;
-
-/** Why the queue head cannot be claimed right now (409 not_eligible). */
-export type NotEligibleReason =
-  | 'turn_active'
-  | 'queue_empty'
-  | 'head_failed'
-  | 'hitl_pending'
-  | 'queue_paused';

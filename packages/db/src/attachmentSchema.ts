@@ -2,8 +2,8 @@ import { attachmentMediaTypes } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import { customType, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { user } from './authSchema';
+import { threads } from './chatSchema';
 import { createdAt } from './columns';
-import { threads } from './schema';
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
 

@@ -6,13 +6,28 @@ export type Database = ReturnType<typeof createDatabase>;
 export type Sql = postgres.Sql;
 
 /**
- * Seconds to wait for a connection. postgres.js waits 30 by default; while the database is down a
- * request should fail fast (`503 unavailable`) rather than hang.
+ * How long the app waits on the database, for every pool that serves requests (this postgres.js
+ * client and Mastra's `pg` pool, `apps/api/src/agent/chatAgent.ts`). While the database is away a
+ * request must fail fast (`503 unavailable`), never hang:
+ * - `connectMs`: a new connection that is not up by then fails (postgres.js waits 30 s by default,
+ *   node-postgres forever);
+ * - `statementMs`: the server cancels a statement running longer (no request needs more; schema
+ *   changes run on their own connections, without it);
+ * - `reconnectMaxMs`: the longest pause between two attempts to reconnect. postgres.js grows its
+ *   pause to 20 s after a few failed attempts, and every query waits out the pause before it can
+ *   fail: that is what held requests for 8 to 38 s during an outage.
  */
-export const CONNECT_TIMEOUT_S = 3;
+export const DATABASE_TIMEOUTS = { connectMs: 2_000, statementMs: 30_000, reconnectMaxMs: 500 } as const;
 
 export function createSql(url: string, options: { max?: number } = {}): Sql {
-  return postgres(url, { max: options.max ?? 10, connect_timeout: CONNECT_TIMEOUT_S, onnotice: () => {} });
+  return postgres(url, {
+    max: options.max ?? 10,
+    connect_timeout: DATABASE_TIMEOUTS.connectMs / 1000,
+    // Seconds: 50 ms, doubling, at most reconnectMaxMs.
+    backoff: (retries) => Math.min(0.05 * 2 ** retries, DATABASE_TIMEOUTS.reconnectMaxMs / 1000),
+    connection: { statement_timeout: DATABASE_TIMEOUTS.statementMs },
+    onnotice: () => {},
+  });
 }
 
 export function createDatabase(sql: Sql) {

@@ -1,5 +1,5 @@
 import { index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { branches, threads } from './schema';
+import { branches, threads } from './chatSchema';
 
 /**
  * The conversation's lineage (B1, B2): one row per user message a branch holds, by origin id,

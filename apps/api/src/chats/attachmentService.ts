@@ -1,4 +1,10 @@
-import { type Attachment, MAX_ATTACHMENT_BYTES } from '@chat/contracts';
+import {
+  type Attachment,
+  MAX_ATTACHMENT_BYTES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  refusalMessages,
+} from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { ApiError, notFound } from '../platform/errors';
 import { sniffImage } from '../platform/imageInfo';
@@ -38,10 +44,13 @@ export class AttachmentService {
     const { db, storage } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
     if (file.bytes.byteLength > MAX_ATTACHMENT_BYTES)
-      throw new ApiError('too_large', 'Images can be at most 10 MB.');
+      throw new ApiError('too_large', refusalMessages.too_large.image);
     const info = sniffImage(file.bytes);
     if (!info) {
-      throw new ApiError('unsupported_media_type', 'Only PNG, JPEG, WebP and GIF images can be attached.');
+      throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.image);
+    }
+    if (!withinImageBounds(info)) {
+      throw new ApiError('too_large', refusalMessages.too_large.imageDimensions);
     }
     const row = await db.transaction(async (tx) => {
       // Locked so the thread cannot be deleted in between (its cascade would miss this upload).
@@ -73,7 +82,7 @@ export class AttachmentService {
    */
   async sharedMedia(token: string, attachmentId: string): Promise<MediaFile> {
     const share = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
-    if (!share || !JSON.stringify(share.messages).includes(attachmentId)) throw notFound('Image');
+    if (!share || !JSON.stringify(share.messages).includes(attachmentId)) throw notFound('image');
     const row = await findThreadAttachment(this.deps.db, share.threadId, attachmentId);
     return await this.withBytes(row);
   }
@@ -82,9 +91,18 @@ export class AttachmentService {
     row: { id: string; name: string; mediaType: string } | undefined,
   ): Promise<MediaFile> {
     const bytes = row ? await this.deps.storage.get(row.id) : undefined;
-    if (!row || !bytes) throw notFound('Image');
+    if (!row || !bytes) throw notFound('image');
     return { id: row.id, name: row.name, mediaType: row.mediaType, bytes };
   }
+}
+
+/** Each side and the pixel count within the contract's bounds (checked before anything is stored). */
+function withinImageBounds(info: { width: number; height: number }): boolean {
+  return (
+    info.width <= MAX_IMAGE_SIDE &&
+    info.height <= MAX_IMAGE_SIDE &&
+    info.width * info.height <= MAX_IMAGE_PIXELS
+  );
 }
 
 const EXTENSIONS: Record<string, string> = {

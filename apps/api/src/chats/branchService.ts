@@ -1,11 +1,19 @@
-import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import { refusalMessages } from '@chat/contracts';
+import type { BranchRow, Database, Queryable, ThreadRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
+import {
+  readBranchTail,
+  readMessageIdsBefore,
+  readMessageRole,
+  readUserMessageBefore,
+  writeBranchLineage,
+} from '../agent/memoryTables';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
 import { attachmentsForMessage } from './attachments/repository';
 import { activeTranscript } from './branches/activeTranscript';
-import { deleteLineage, writeBranchLineage } from './branches/lineageRepository';
+import { deleteLineage } from './branches/lineageRepository';
 import { releaseImagesOfRemovedTurns } from './branches/removedImages';
 import {
   findThreadBranch,
@@ -16,32 +24,19 @@ import {
   markBranchRemoved,
   mostRecentOtherBranch,
 } from './branches/repository';
-import {
-  readBranchTail,
-  readMessageIdsBefore,
-  readMessageRole,
-  readUserMessageBefore,
-} from './branches/storedMessages';
 import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
-import { noAttempt } from './turns/failedAttempt';
-import { assertIdle, assertNoRunningTurn, validMessageText } from './turns/guards';
-import type { QueueService, SendResult } from './turns/queue';
-import {
-  findTurnByClientRequestId,
-  insertQueuedTurn,
-  listTurnsOfMessages,
-  markTurnsRemoved,
-  transitionTurn,
-} from './turns/repository';
-import type { TurnRunner } from './turns/runner';
+import type { SendResult, TurnAcceptance } from './turns/accepting/turnAcceptance';
+import { validMessageText } from './turns/messageText';
+import { assertNoActiveTurn, assertQuiet } from './turns/queue/busy';
+import { forgetTurnsOfDeletedMessages } from './turns/queue/failedAttempt';
+import { listTurnsOfMessages } from './turns/repository';
 
 export interface BranchServiceDeps {
   db: Database;
   chatAgent: ChatAgent;
   signals: Signals;
-  queue: QueueService;
-  runner: TurnRunner;
+  acceptance: TurnAcceptance;
 }
 
 /**
@@ -92,21 +87,22 @@ export class BranchService {
       const origins = await listBranchOrigins(tx, branch.id);
       // The stored id of the reply in this branch: a copy's when it is one here.
       const storedId = [...origins].find(([, originId]) => originId === replyId)?.[0] ?? replyId;
-      if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('Message');
+      if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('message');
       // Only the tail from the reply on is read, and the one message it answers.
       const { tail } = await readBranchTail(tx, branch, storedId);
-      if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('Message');
+      if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('message');
       if (tail.slice(1).some((message) => message.role === 'user' || message.role === 'assistant'))
-        throw new ApiError('not_latest_turn', 'Only the latest reply can be regenerated.');
+        throw new ApiError('not_latest_turn', refusalMessages.not_latest_turn.regenerate);
       const asked = await readUserMessageBefore(tx, branch.memoryThreadId, storedId);
-      if (!asked) throw notFound('Message');
+      if (!asked) throw notFound('message');
       return { messageId: origins.get(asked.id) ?? asked.id, text: validMessageText(textOf(asked)) };
     });
   }
 
   /**
-   * A new version at the user message `pick` names (read under the thread lock, after the idle
-   * check), answered at once (SSE). A retried clientRequestId replays the first answer.
+   * A new version at the user message `pick` names (read under the thread lock, after the quiet
+   * check), accepted like any turn (TurnAcceptance) and answered at once (SSE). A retried
+   * clientRequestId replays the first answer.
    */
   private async startVersion(
     ownerId: string,
@@ -118,42 +114,36 @@ export class BranchService {
       thread: ThreadRow,
     ) => Promise<{ messageId: string; text: string; attachmentIds?: string[] }>,
   ): Promise<SendResult> {
-    const { db, chatAgent, queue, runner } = this.deps;
     const newBranchId = crypto.randomUUID();
     const clone = { made: false };
-    let result: { retry: boolean; turn: TurnRow };
-    try {
-      result = await db.transaction(async (tx) => {
-        const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-        const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
-        if (existing) return { retry: true, turn: existing };
-        await assertIdle(tx, threadId);
-        const { messageId, text, attachmentIds } = await pick(tx, thread);
-        // The new version keeps the original message's images unless the edit names others.
-        const attachments = attachmentIds
-          ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
-          : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
-              (turn) => turn.userMessageId === messageId,
-            )?.attachments;
-        await this.createVersion(tx, thread, messageId, newBranchId, clone);
-        await updateThread(tx, threadId, { activeBranchId: newBranchId });
-        const turn = await insertQueuedTurn(tx, {
-          threadId,
-          branchId: newBranchId,
-          clientRequestId,
-          text,
-          attachments: attachments ?? [],
-        });
-        return { retry: false, turn: await runner.claim(tx, turn, newBranchId) };
-      });
-    } catch (error) {
-      // The transaction rolled back: drop the memory thread it cloned, if any.
-      if (clone.made) await chatAgent.memory.deleteThread(newBranchId).catch(() => {});
-      throw error;
-    }
-    if (result.retry) return await queue.replay(result.turn);
-    await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    return await queue.startClaimed(result.turn, ownerId);
+    return await this.deps.acceptance.accept(
+      { ownerId, threadId, clientRequestId },
+      {
+        decide: async (tx, thread) => {
+          await assertQuiet(tx, threadId);
+          const { messageId, text, attachmentIds } = await pick(tx, thread);
+          // The new version keeps the original message's images unless the edit names others.
+          const attachments = attachmentIds
+            ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
+            : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
+                (turn) => turn.userMessageId === messageId,
+              )?.attachments;
+          await this.createVersion(tx, thread, messageId, newBranchId, clone);
+          return {
+            branchId: newBranchId,
+            text,
+            attachments: attachments ?? [],
+            joins: 'run',
+            thread: { activeBranchId: newBranchId },
+            announce: true,
+          };
+        },
+        // The transaction rolled back: drop the memory thread it cloned, if any.
+        rolledBack: async () => {
+          if (clone.made) await this.deps.chatAgent.memory.deleteThread(newBranchId).catch(() => {});
+        },
+      },
+    );
   }
 
   /**
@@ -164,9 +154,9 @@ export class BranchService {
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const branch = await findThreadBranch(tx, threadId, branchId);
-      if (!branch) throw notFound('Branch');
+      if (!branch) throw notFound('branch');
       if (thread.activeBranchId === branchId) return;
-      await assertNoRunningTurn(tx, threadId);
+      await assertNoActiveTurn(tx, threadId);
       await updateThread(tx, threadId, { activeBranchId: branchId });
       await markBranchActive(tx, branchId);
     });
@@ -189,7 +179,7 @@ export class BranchService {
     let queueChanged = false;
     await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      await assertNoRunningTurn(tx, threadId);
+      await assertNoActiveTurn(tx, threadId);
       const transcript = await activeTranscript(tx, thread);
       const { branch, messages: stored, originOf } = transcript;
       const index = userMessageIndex(stored, originOf, messageId);
@@ -210,22 +200,20 @@ export class BranchService {
             ? (await findThreadBranch(tx, threadId, branch.parentBranchId))?.id
             : undefined) ?? (await mostRecentOtherBranch(tx, threadId, branch.id))?.id;
       }
-      let removedTurns: TurnRow[];
+      let which: { branchId: string } | { messageIds: string[] };
       if (target && target !== branch.id && ownMessagesLeft === 0 && branch.forkMessageId !== null) {
         await markBranchRemoved(tx, branch.id);
         removedBranch = branch;
-        removedTurns = await markTurnsRemoved(tx, threadId, { branchId: branch.id });
+        which = { branchId: branch.id };
       } else {
         const deleted = stored.slice(index).map((message) => message.id);
         await memory.deleteMessages(deleted);
         await deleteLineage(tx, branch.id, deleted.map(originOf));
-        removedTurns = await markTurnsRemoved(tx, threadId, { messageIds: deleted });
+        which = { messageIds: deleted };
       }
-      await releaseImagesOfRemovedTurns(tx, threadId, removedTurns);
-      for (const turn of removedTurns.filter((removed) => removed.status === 'failed')) {
-        await transitionTurn(tx, turn, 'cancelled', { ...noAttempt, finishedAt: new Date() });
-        queueChanged = true;
-      }
+      const forgotten = await forgetTurnsOfDeletedMessages(tx, threadId, which);
+      await releaseImagesOfRemovedTurns(tx, threadId, forgotten.removed);
+      queueChanged = forgotten.queueChanged;
       if (target && target !== branch.id) {
         await updateThread(tx, threadId, { activeBranchId: target });
         await markBranchActive(tx, target);
@@ -256,8 +244,8 @@ export class BranchService {
     const originOf = (id: string) => origins.get(id) ?? id;
     // The stored id of the message in the parent: a copy's when it is one there.
     const storedId = [...origins].find(([, originId]) => originId === messageId)?.[0] ?? messageId;
-    if (originOf(storedId) !== messageId) throw notFound('Message');
-    if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('Message');
+    if (originOf(storedId) !== messageId) throw notFound('message');
+    if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('message');
     const before = await readMessageIdsBefore(tx, parent.memoryThreadId, storedId);
     await insertBranch(tx, {
       id: branchId,
@@ -295,6 +283,6 @@ function userMessageIndex(
   messageId: string,
 ): number {
   const index = stored.findIndex((message) => originOf(message.id) === messageId);
-  if (index < 0 || stored[index]?.role !== 'user') throw notFound('Message');
+  if (index < 0 || stored[index]?.role !== 'user') throw notFound('message');
   return index;
 }

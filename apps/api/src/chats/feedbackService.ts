@@ -1,4 +1,9 @@
-import { type FeedbackBody, MAX_FEEDBACK_COMMENT_LENGTH, type MessageFeedback } from '@chat/contracts';
+import {
+  type FeedbackBody,
+  MAX_FEEDBACK_COMMENT_LENGTH,
+  type MessageFeedback,
+  refusalMessages,
+} from '@chat/contracts';
 import type { Database } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
 import { ApiError, notFound } from '../platform/errors';
@@ -31,7 +36,7 @@ export class FeedbackService {
     const comment = body.comment?.trim() ?? '';
     // Code points, as a person counts characters (an emoji is one, not two UTF-16 units).
     if ([...comment].length > MAX_FEEDBACK_COMMENT_LENGTH) {
-      throw new ApiError('too_large', `A comment can be at most ${MAX_FEEDBACK_COMMENT_LENGTH} characters.`);
+      throw new ApiError('too_large', refusalMessages.too_large.comment);
     }
     const key = { userId, threadId, messageId };
     const feedback = await upsertFeedback(this.deps.db, key, {
@@ -52,7 +57,8 @@ export class FeedbackService {
   private async requireReply(userId: string, threadId: string, messageId: string): Promise<void> {
     await requireOwnedThread(this.deps.db, threadId, userId);
     const role = await roleOfThreadMessage(this.deps.db, this.deps.chatAgent.memory, threadId, messageId);
-    if (!role) throw notFound('Message');
-    if (role !== 'assistant') throw new ApiError('bad_request', 'Feedback can only be given on replies.');
+    if (!role) throw notFound('message');
+    if (role !== 'assistant')
+      throw new ApiError('bad_request', refusalMessages.bad_request.feedbackOnReplies);
   }
 }

@@ -2,7 +2,7 @@ import type { Share, SharedMessage, SharedSnapshot } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { notFound } from '../platform/errors';
 import { deleteOwnedShare, findShare, insertShare, listSharesOfThread } from './shares/repository';
-import { isShareTokenShape, newShareToken, toSharedMessages } from './shares/snapshot';
+import { isShareTokenShape, newShareToken, settledPart, toSharedMessages } from './shares/snapshot';
 import type { ThreadService } from './threadService';
 import { requireOwnedThread } from './threads/repository';
 
@@ -14,17 +14,18 @@ export interface ShareServiceDeps {
 }
 
 /**
- * Shared snapshots (H1). A share copies the shown version as thread detail shows it, through an
- * allow-list (`shares/snapshot.ts`), into its own row: later messages, edits, deletions never
- * change it. Revoking deletes the row; deleting the thread deletes its shares (cascade).
+ * Shared snapshots (H1). A share copies the settled part of the shown version as thread detail
+ * shows it, through an allow-list (`shares/snapshot.ts`), into its own row: later messages, edits,
+ * deletions never change it. Revoking deletes the row; deleting the thread deletes its shares
+ * (cascade).
  */
 export class ShareService {
   constructor(private readonly deps: ShareServiceDeps) {}
 
   async create(ownerId: string, threadId: string): Promise<Share> {
-    const { thread, messages } = await this.deps.threads.detail(ownerId, threadId);
+    const { thread, messages, turnQueue } = await this.deps.threads.detail(ownerId, threadId);
     const token = newShareToken();
-    const snapshot = toSharedMessages(messages, token);
+    const snapshot = toSharedMessages(settledPart(messages, turnQueue), token);
     const row = await this.deps.db.transaction(async (tx) => {
       // Locked so a delete of the thread cannot slip in between (it would be a foreign-key error).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
@@ -47,7 +48,7 @@ export class ShareService {
   /** What anyone with the link sees; no account needed. */
   async read(token: string): Promise<SharedSnapshot> {
     const row = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
-    if (!row) throw notFound('Share');
+    if (!row) throw notFound('share');
     return {
       title: row.title,
       createdAt: row.createdAt.toISOString(),
@@ -58,7 +59,7 @@ export class ShareService {
   /** Owner only: anyone else's (or an unknown) token is simply not found. */
   async revoke(ownerId: string, token: string): Promise<void> {
     const deleted = isShareTokenShape(token) && (await deleteOwnedShare(this.deps.db, token, ownerId));
-    if (!deleted) throw notFound('Share');
+    if (!deleted) throw notFound('share');
   }
 
   private toShare(row: { token: string; createdAt: Date }): Share {

@@ -6,11 +6,11 @@ import type { Logger } from '../platform/logger';
 import type { Signal, Signals } from '../platform/notifications';
 import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
+import { listRequests } from './turns/approval/repository';
 import { toTurn } from './turns/dto';
-import { listRequests } from './turns/hitlRepository';
+import { readTurnQueue } from './turns/queue/turnQueue';
 import { findTurn } from './turns/repository';
 import { settledTurnMessages } from './turns/settledMessages';
-import { readTurnQueue } from './turns/views';
 
 export interface ThreadEventsDeps {
   db: Database;

@@ -19,9 +19,11 @@ import {
   updateThread,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
-import { listRequests } from './turns/hitlRepository';
-import type { InterruptService } from './turns/interrupts';
-import { hasActiveTurn, readMessageMarks, readTurnQueue } from './turns/views';
+import { listRequests } from './turns/approval/repository';
+import type { InterruptService } from './turns/interrupt/interruptService';
+import { readMessageMarks } from './turns/marks';
+import { readTurnQueue } from './turns/queue/turnQueue';
+import { hasActiveTurn } from './turns/repository';
 
 export interface ThreadServiceDeps {
   db: Database;

@@ -38,6 +38,11 @@ const configSchema = z.object({
   AUTH_ALLOW_GUESTS: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true'))
     .transform((value) => value === 'true'),
+  /**
+   * With guests off, a guest from before that has not visited for this many days has its data
+   * (chats, share links, uploads) removed.
+   */
+  GUEST_GRACE_DAYS: z.coerce.number().min(0).max(3650).default(30),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /** Origins allowed to send unsafe requests besides WEB_ORIGIN and its loopback twin. */
   TRUSTED_ORIGINS: list('').pipe(z.array(z.url().transform((value) => new URL(value).origin))),
@@ -46,6 +51,10 @@ const configSchema = z.object({
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   RATE_LIMIT_GUESTS_PER_IP: limit(10),
   RATE_LIMIT_SIGN_INS_PER_IP: limit(20),
+  /** Failed password sign-ins per email and address (and failed password changes per account). */
+  RATE_LIMIT_FAILED_SIGN_INS: limit(5),
+  /** Failed sign-ins per email from all addresses; past it, an address that failed gets no more tries. */
+  RATE_LIMIT_FAILED_SIGN_INS_PER_EMAIL: limit(50),
   RATE_LIMIT_THREADS_PER_ACCOUNT: limit(30),
   RATE_LIMIT_SENDS_PER_ACCOUNT: limit(60),
   RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: limit(10),
@@ -53,6 +62,9 @@ const configSchema = z.object({
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */
   ATTACHMENT_CONTEXT_MESSAGES: z.coerce.number().int().min(0).max(100).default(10),
+  /** Image uploads read at once per account, and in all (per API instance); more wait their turn. */
+  UPLOADS_AT_ONCE_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(2),
+  UPLOADS_AT_ONCE: z.coerce.number().int().min(1).max(1000).default(4),
   /** Uploads never sent are removed after this many hours. */
   ATTACHMENT_UNSENT_HOURS: z.coerce
     .number()

@@ -1,10 +1,24 @@
-import { type ErrorBody, type ErrorCode, errorMessage, errorTable } from '@chat/contracts';
+import {
+  type ErrorBody,
+  type ErrorCode,
+  errorMessage,
+  errorTable,
+  type NotEligibleReason,
+  type NotFoundSubject,
+  notEligibleMessages,
+  notFoundMessages,
+  refusalMessages,
+  type ThreadBusyReason,
+  threadBusyMessages,
+} from '@chat/contracts';
+import type { DatabaseCircuit } from './databaseCircuit';
 import { isDatabaseUnavailable } from './databaseErrors';
 import type { Logger } from './logger';
 
 /**
  * A refusal the client caused; carries a stable code from the contract. The message defaults to
- * the code's own (contracts `errorTable`); pass one only when it says something more precise.
+ * the code's own (contracts `errorTable`); a more precise one comes from the contract's wording
+ * too (`refusalMessages` and the per-reason tables), never from a literal at the throw site.
  */
 export class ApiError extends Error {
   constructor(
@@ -25,32 +39,40 @@ export class ApiError extends Error {
 /** A broken internal rule (an illegal state move): a bug, never the client's fault. */
 export class InvariantError extends Error {}
 
-export const notFound = (what = 'Thread') => new ApiError('not_found', `${what} not found.`);
+export const notFound = (what: NotFoundSubject = 'thread') =>
+  new ApiError('not_found', notFoundMessages[what]);
 
 /** What a request that matches no route gets (h3's own 404 and 405 included). */
-export const noSuchRoute = () => new ApiError('not_found', 'No such route.');
+export const noSuchRoute = () => notFound('route');
+
+/** `409 not_eligible` with its reason: why the queue head cannot be claimed now. */
+export const notEligible = (reason: NotEligibleReason) =>
+  new ApiError('not_eligible', notEligibleMessages[reason], { reason });
+
+/** `409 thread_busy` with its reason: what the thread must finish before this change. */
+export const threadBusy = (reason: ThreadBusyReason) =>
+  new ApiError('thread_busy', threadBusyMessages[reason], { reason });
 
 /** The database cannot be reached: the request may be tried again shortly. */
 export const databaseUnavailable = () =>
-  new ApiError('unavailable', 'The database is not reachable right now. Try again shortly.', undefined, {
+  new ApiError('unavailable', refusalMessages.unavailable.database, undefined, {
     'retry-after': '2',
   });
 
 /**
  * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
  * `not_found` / `bad_request`, a database that cannot be reached is `503 unavailable` (logged at
- * warn), anything else is logged and answered with a 500.
+ * warn; it opens the circuit), anything else is logged and answered `500 internal`.
  */
-export function errorResponse(error: unknown, logger: Logger): Response {
+export function errorResponse(error: unknown, logger: Logger, circuit?: DatabaseCircuit): Response {
   const refusal = asRefusal(error);
   if (refusal) return refusalResponse(refusal);
-  if (isDatabaseUnavailable(error)) {
+  if (circuit ? circuit.recordFailure(error) : isDatabaseUnavailable(error)) {
     logger.warn({ err: error }, 'database unavailable');
     return refusalResponse(databaseUnavailable());
   }
   logger.error({ err: (error as Error | null)?.cause ?? error }, 'unhandled error');
-  const body = { error: { code: 'internal', message: 'Something went wrong on the server.' } };
-  return Response.json(body, { status: 500 });
+  return refusalResponse(new ApiError('internal'));
 }
 
 function asRefusal(error: unknown): ApiError | undefined {

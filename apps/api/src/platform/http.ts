@@ -1,3 +1,4 @@
+import { type NotFoundSubject, refusalMessages } from '@chat/contracts';
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { getRouterParam, type H3Event } from 'h3';
 import { z } from 'zod';
@@ -17,7 +18,7 @@ export async function readJson<T extends z.ZodType>(event: H3Event, schema: T): 
     const where = field ? `${field}: ` : '';
     throw new ApiError(
       'bad_request',
-      `Invalid request body: ${where}${issue?.message ?? 'invalid'}.`,
+      refusalMessages.bad_request.invalidBody(where, issue?.message ?? 'invalid'),
       field ? { field } : undefined,
     );
   }
@@ -30,7 +31,10 @@ export function readQuery<T extends z.ZodType>(event: H3Event, schema: T): z.inf
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new ApiError('bad_request', `Invalid query: ${where}${issue?.message ?? 'invalid'}.`);
+    throw new ApiError(
+      'bad_request',
+      refusalMessages.bad_request.invalidQuery(where, issue?.message ?? 'invalid'),
+    );
   }
   return parsed.data;
 }
@@ -38,7 +42,7 @@ export function readQuery<T extends z.ZodType>(event: H3Event, schema: T): z.inf
 const uuid = z.uuid();
 
 /** A route's id parameter; anything that is not an id cannot name a resource, so `404`. */
-export function idParam(event: H3Event, name: string, what = 'Thread'): string {
+export function idParam(event: H3Event, name: string, what: NotFoundSubject = 'thread'): string {
   const value = getRouterParam(event, name);
   if (!uuid.safeParse(value).success) throw notFound(what);
   return value as string;

@@ -26,6 +26,11 @@ const CHANNEL = 'chat_signals';
 export interface SignalsOptions {
   /** How often the LISTEN connection is checked with a ping through the channel. */
   checkMs?: number;
+  /**
+   * Each failed check's error. The ping goes through the pool requests use, every 2 s, so this is
+   * how the database circuit learns of an outage while no request is being made.
+   */
+  onCheckFailed?: (error: unknown) => void;
 }
 
 /** A check every this often; a listener that heard nothing (not even its own pings) for 3 checks is replaced. */
@@ -42,6 +47,7 @@ export class Signals {
   private readonly listeners = new Set<Listener>();
   private readonly pingId = randomUUID();
   private readonly checkMs: number;
+  private readonly onCheckFailed: (error: unknown) => void;
   private client: Sql | undefined;
   private heardAt = Date.now();
   private timer: NodeJS.Timeout | undefined;
@@ -60,6 +66,7 @@ export class Signals {
     options: SignalsOptions = {},
   ) {
     this.checkMs = options.checkMs ?? CHECK_MS;
+    this.onCheckFailed = options.onCheckFailed ?? (() => {});
   }
 
   async start(): Promise<void> {
@@ -114,6 +121,7 @@ export class Signals {
       // Once per outage at warn; the check runs again in checkMs.
       if (!this.failing) this.logger.warn({ err: error }, 'signals connection check failed; retrying');
       this.failing = true;
+      this.onCheckFailed(error);
     } finally {
       this.checking = false;
     }

@@ -1,8 +1,17 @@
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 
-/** What is counted: per IP for accounts and sign-ins, per account for threads and sends. */
-export type RateLimitRule = 'guests' | 'signIns' | 'threads' | 'sends';
+/**
+ * What is counted: per IP for guest accounts and password attempts, per account for threads and
+ * sends; failed sign-ins per (email, address) and per email (`auth/signInFailures.ts`).
+ */
+export type RateLimitRule =
+  | 'guests'
+  | 'signIns'
+  | 'threads'
+  | 'sends'
+  | 'failedSignIns'
+  | 'failedSignInsPerEmail';
 
 export interface RateLimitOptions {
   /** Requests allowed per window and key; 0 turns a rule off. */
@@ -31,8 +40,24 @@ export class RateLimiter {
 
   /** Counts one request of `key` under `rule`; past the limit, `429 rate_limited` with Retry-After. */
   hit(rule: RateLimitRule, key: string): void {
-    const limit = this.options.limits[rule];
-    if (limit <= 0) return;
+    if (this.limit(rule) <= 0) return;
+    const window = this.add(rule, key);
+    if (window.count > this.limit(rule)) throw this.refusal(rule, key);
+  }
+
+  /** The requests allowed per window under `rule`; 0 when the rule is off. */
+  limit(rule: RateLimitRule): number {
+    return this.options.limits[rule];
+  }
+
+  /** How many of `key` were counted under `rule` in its current window. */
+  count(rule: RateLimitRule, key: string): number {
+    const window = this.windows.get(`${rule}:${key}`);
+    return window && window.resetAt > this.now() ? window.count : 0;
+  }
+
+  /** Counts one of `key` under `rule` without refusing anything (the caller decides). */
+  add(rule: RateLimitRule, key: string): { count: number; resetAt: number } {
     const now = this.now();
     const id = `${rule}:${key}`;
     let window = this.windows.get(id);
@@ -42,7 +67,18 @@ export class RateLimiter {
       this.windows.set(id, window);
     }
     window.count += 1;
-    if (window.count > limit) throw rateLimited(Math.ceil((window.resetAt - now) / 1000));
+    return window;
+  }
+
+  /** Forgets what was counted of `key` under `rule`. */
+  reset(rule: RateLimitRule, key: string): void {
+    this.windows.delete(`${rule}:${key}`);
+  }
+
+  /** `429 rate_limited`, retrying when `key`'s window under `rule` ends. */
+  refusal(rule: RateLimitRule, key: string): ApiError {
+    const window = this.windows.get(`${rule}:${key}`);
+    return rateLimited(Math.ceil(((window?.resetAt ?? this.now()) - this.now()) / 1000));
   }
 
   private sweep(now: number): void {

@@ -1,4 +1,4 @@
-import { MAX_JSON_BODY_BYTES, unstorableTextReason } from '@chat/contracts';
+import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH, refusalMessages, unstorableTextReason } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 
@@ -13,8 +13,53 @@ interface ReadBody {
 
 const bodies = new WeakMap<H3Event, ReadBody>();
 
-export const tooLarge = () =>
-  new ApiError('too_large', 'Request body is too large.', undefined, { connection: 'close' });
+export const tooLarge = () => new ApiError('too_large', refusalMessages.too_large.body);
+
+/**
+ * After a refusal part way through a body, at most this much more of it is read (and thrown away)
+ * for at most this long, with at most this long between two chunks, before the connection is cut.
+ * A client that writes its whole body before it reads the answer (Node's fetch, browsers' fetch)
+ * then gets the answer; cut at once, it sees only a broken connection (EPIPE). nginx calls this a
+ * lingering close.
+ */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+const LINGER_MAX_MS = 30_000;
+const LINGER_IDLE_MS = 5_000;
+
+/**
+ * Reads the rest of a refused body in the background and throws it away, within the linger
+ * bounds; past them, or when the client stops sending, the connection is cut. The refusal is
+ * answered meanwhile.
+ */
+export function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  const startedAt = Date.now();
+  let discarded = 0;
+  let idle: NodeJS.Timeout | undefined;
+  const cut = () => void reader.cancel().catch(() => {});
+  void (async () => {
+    try {
+      for (;;) {
+        idle = setTimeout(cut, LINGER_IDLE_MS);
+        const { done, value } = await reader.read();
+        clearTimeout(idle);
+        if (done) return;
+        discarded += value.byteLength;
+        if (discarded > LINGER_MAX_BYTES || Date.now() - startedAt > LINGER_MAX_MS) return cut();
+        // Throwing bytes away is cheap, but not free: other requests go first.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch {
+      // The client went away, or the cut above ended the read.
+    } finally {
+      clearTimeout(idle);
+    }
+  })();
+}
+
+/** The body of a request refused before a byte was read: thrown away, within the linger bounds. */
+export function discardBody(body: ReadableStream<Uint8Array> | null): void {
+  if (body && !body.locked) discardRest(body.getReader());
+}
 
 /**
  * Reads the body counting bytes as they arrive and stops at MAX_JSON_BODY_BYTES (`413 too_large`,
@@ -24,7 +69,10 @@ export const tooLarge = () =>
  */
 export async function readRequestBody(event: H3Event): Promise<void> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_JSON_BODY_BYTES) throw tooLarge();
+  if (declared > MAX_JSON_BODY_BYTES) {
+    discardBody(event.req.body);
+    throw tooLarge();
+  }
   const bytes = await readBounded(event.req.body, MAX_JSON_BODY_BYTES);
   bodies.set(event, { bytes, json: parseJson(bytes) });
 }
@@ -48,7 +96,10 @@ export function requestWithBody(event: H3Event): Request {
   });
 }
 
-/** Reads a body counting bytes as they arrive; past `limit` it stops reading (`413 too_large`). */
+/**
+ * Reads a body counting bytes as they arrive; past `limit` it stops keeping them (`413 too_large`;
+ * the rest is thrown away as it comes, `discardRest`).
+ */
 export async function readBounded(
   body: ReadableStream<Uint8Array> | null,
   limit: number,
@@ -62,7 +113,7 @@ export async function readBounded(
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
+      discardRest(reader);
       throw tooLarge();
     }
     chunks.push(value);
@@ -83,17 +134,39 @@ function parseJson(bytes: Uint8Array): unknown {
   try {
     raw = utf8.decode(bytes);
   } catch {
-    throw new ApiError('bad_request', 'Request body is not valid UTF-8.');
+    throw new ApiError('bad_request', refusalMessages.bad_request.notUtf8);
   }
   if (raw.trim() === '') return {};
+  if (nestingExceeds(raw, MAX_JSON_DEPTH)) {
+    throw new ApiError('bad_request', refusalMessages.bad_request.nestedTooDeep);
+  }
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new ApiError('bad_request', 'Request body is not valid JSON.');
+    throw new ApiError('bad_request', refusalMessages.bad_request.notJson);
   }
   assertStorableStrings(json);
   return json;
+}
+
+/** Whether arrays and objects in `raw` nest deeper than `max`, counted before anything parses it. */
+function nestingExceeds(raw: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < raw.length; index++) {
+    const char = raw.charCodeAt(index);
+    if (inString) {
+      if (char === 0x5c)
+        index += 1; // a backslash escapes the next character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x5b || char === 0x7b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (char === 0x5d || char === 0x7d) depth -= 1;
+  }
+  return false;
 }
 
 /** Every string in the body, keys included, walked without recursion (nesting can be deep). */
@@ -103,7 +176,7 @@ function assertStorableStrings(json: unknown): void {
     const value = pending.pop();
     if (typeof value === 'string') {
       const reason = unstorableTextReason(value);
-      if (reason) throw new ApiError('bad_request', `Invalid request body: a text ${reason}.`);
+      if (reason) throw new ApiError('bad_request', refusalMessages.bad_request.unstorableText(reason));
     } else if (Array.isArray(value)) {
       pending.push(...value);
     } else if (value && typeof value === 'object') {

@@ -1,3 +1,4 @@
+import { refusalMessages, unsafeRequestUrlReason } from '@chat/contracts';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 import { readRequestBody } from './requestBody';
@@ -15,6 +16,9 @@ const OWN_BODY_ROUTES = [/^\/api\/threads\/[^/]+\/attachments\/?$/];
 /**
  * The app-level middleware every request passes, before any route (better-auth's included):
  * - security headers on the response;
+ * - an address whose meaning could change on the way (dot segments in any spelling, a backslash,
+ *   NUL, malformed percent-encoding) is refused with `400 bad_request`, judged on the request line
+ *   as it arrived: h3 routes on a parsed URL, in which `/queue/..` already became the thread;
  * - unsafe methods need `Origin` to be a trusted origin, or `Sec-Fetch-Site: same-origin`
  *   (`403 forbidden_origin`): a form or a `no-cors` fetch from another site is refused;
  * - their body, if any, must be `application/json` (`415 unsupported_media_type`), is counted as
@@ -25,6 +29,8 @@ export function requestGuard(trustedOrigins: readonly string[]) {
   const trusted = new Set(trustedOrigins);
   return async (event: H3Event, next: () => unknown) => {
     applySecurityHeaders(event.res.headers);
+    const unsafeUrl = unsafeRequestUrlReason(rawRequestUrl(event));
+    if (unsafeUrl) throw new ApiError('bad_request', unsafeUrl);
     if (!UNSAFE_METHODS.has(event.req.method)) return await next();
     assertTrustedOrigin(event.req.headers, trusted);
     if (event.req.method === 'POST' && OWN_BODY_ROUTES.some((route) => route.test(event.url.pathname))) {
@@ -34,6 +40,11 @@ export function requestGuard(trustedOrigins: readonly string[]) {
     await readRequestBody(event);
     return await next();
   };
+}
+
+/** The request target as the client wrote it (Node's own request), else the parsed one. */
+function rawRequestUrl(event: H3Event): string {
+  return event.runtime?.node?.req.url ?? `${event.url.pathname}${event.url.search}`;
 }
 
 function assertTrustedOrigin(headers: Headers, trusted: Set<string>): void {
@@ -51,7 +62,7 @@ function assertJsonMediaType(headers: Headers): void {
     const hasBody = Number(headers.get('content-length') ?? 0) > 0 || headers.has('transfer-encoding');
     if (!hasBody) return;
   } else if (isJson(type)) return;
-  throw new ApiError('unsupported_media_type', 'Send the request body as application/json.');
+  throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.json);
 }
 
 function isJson(contentType: string): boolean {

@@ -8,13 +8,21 @@ const apiDir = fileURLToPath(new URL('../../', import.meta.url));
 export interface ApiProcess {
   baseUrl: string;
   child: ChildProcess;
+  /** Every line the process wrote to stdout and stderr, when started with `captureOutput`. */
+  output: string[];
   /** SIGKILL: the process dies mid-whatever, like a crash or an OOM kill. */
   kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** The API as its own OS process (`src/main.ts`), for crash tests. */
-export async function startApiProcess(env: Record<string, string>): Promise<ApiProcess> {
+/**
+ * The API as its own OS process (`src/main.ts`), for crash tests. With `captureOutput` its stdout
+ * and stderr are kept line by line in `output` (what an operator's log would hold), not shown.
+ */
+export async function startApiProcess(
+  env: Record<string, string>,
+  options: { captureOutput?: boolean } = {},
+): Promise<ApiProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: apiDir,
@@ -26,8 +34,21 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
       LOG_LEVEL: process.env.API_TEST_LOG ?? 'warn',
       ...env,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', options.captureOutput ? 'pipe' : 'inherit', options.captureOutput ? 'pipe' : 'inherit'],
   });
+  const output: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    let pending = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (data: string) => {
+      const lines = (pending + data).split('\n');
+      pending = lines.pop() ?? '';
+      output.push(...lines);
+    });
+    stream?.on('end', () => {
+      if (pending) output.push(pending);
+    });
+  }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
   // Generous: a loaded machine (parallel test files, two cores) can take 20 s to start one.
@@ -45,6 +66,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
   return {
     baseUrl,
     child,
+    output,
     kill: async () => {
       child.kill('SIGKILL');
       await exited;

@@ -1,76 +1,43 @@
-import type { HitlDecision, HitlRequest, Note } from '@chat/contracts';
+import type { HitlDecision, HitlRequest } from '@chat/contracts';
 import type { InjectionKey } from 'vue';
-import type { useLiveTurn } from './useLiveTurn';
-import type { useThreadDetail } from './useThreadDetail';
+import { approvalsByToolCall } from '~/threadPage/views';
+import type { ThreadStore } from './useThreadStore';
+import type { TurnStreams } from './useTurnStreams';
 
 /**
- * Tool approvals (H3) and the notes they wrote, as the server last told us: thread detail
- * and `hitl.changed` events bring the requests; Approve / Deny post the decision and stream
- * the reply that continues (the same turn) in this tab.
+ * Tool approvals (H3) as a tool card in the transcript sees them: its request (from the state:
+ * the thread detail and `hitl.changed` events bring them), whether a decision is on its way, and
+ * Approve / Deny, which post the decision and stream the reply that continues (the same turn).
  */
-export function useApprovals(
-  threadId: string,
-  options: {
-    live: ReturnType<typeof useLiveTurn>;
-    detail: ReturnType<typeof useThreadDetail>;
-  },
-) {
-  const base = `/api/threads/${encodeURIComponent(threadId)}`;
-  const requests = shallowRef<HitlRequest[]>([]);
-  const notes = shallowRef<Note[]>([]);
-  /** The request whose decision is on its way. */
-  const deciding = ref<string | null>(null);
-
-  const byToolCallId = computed(
-    () => new Map(requests.value.map((request) => [request.toolCallId, request])),
-  );
-
-  function apply(next: HitlRequest[]): void {
-    requests.value = next;
-  }
-
-  function applyNotes(next: Note[]): void {
-    notes.value = next;
-  }
+export function useApprovals(store: ThreadStore, streams: TurnStreams) {
+  const { base, dispatch } = store;
+  const byToolCall = computed(() => approvalsByToolCall(store.state.value));
+  const deciding = computed(() => store.state.value.deciding);
 
   function requestFor(toolCallId: string): HitlRequest | undefined {
-    return byToolCallId.value.get(toolCallId);
-  }
-
-  function toolCallIdsOf(turnId: string): string[] {
-    return requests.value.filter((request) => request.turnId === turnId).map((request) => request.toolCallId);
+    return byToolCall.value.get(toolCallId);
   }
 
   /** Approve or deny; the answer is the continuing reply, shown as it streams. */
   async function decide(request: HitlRequest, decision: HitlDecision): Promise<void> {
-    if (deciding.value) return;
-    deciding.value = request.id;
+    if (store.state.value.deciding) return;
+    dispatch({ type: 'decision.started', requestId: request.id });
     try {
-      const start = await options.live.startTurnStream({
+      const started = await streams.start({
+        kind: 'decision',
         path: `${base}/hitl/${encodeURIComponent(request.id)}`,
         init: { method: 'POST', json: { decision } },
-        continues: true,
-        textOf: () => '',
+        userOf: () => null,
       });
-      if (start.kind === 'refused') await options.detail.refresh();
-      // Until the server's next word, show the decision the person made.
-      else apply(requests.value.map((r) => (r.id === request.id ? { ...r, status: statusOf(decision) } : r)));
-      if (start.kind === 'streaming') await start.ended;
+      if (started.kind === 'refused') return;
+      dispatch({ type: 'decision.shown', requestId: request.id, status: statusOf(decision) });
+      if (started.kind === 'streaming') await started.ended;
     } finally {
-      deciding.value = null;
+      dispatch({ type: 'decision.ended' });
     }
   }
 
-  return {
-    requests,
-    notes,
-    deciding: readonly(deciding),
-    apply,
-    applyNotes,
-    requestFor,
-    toolCallIdsOf,
-    decide,
-  };
+  return { requestFor, deciding, decide };
 }
 
 function statusOf(decision: HitlDecision): HitlRequest['status'] {

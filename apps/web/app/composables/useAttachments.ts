@@ -4,6 +4,8 @@ import {
   attachmentMediaTypes,
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS_PER_MESSAGE,
+  mediaUrl,
+  refusalMessages,
 } from '@chat/contracts';
 
 /** An image on its way into a message: uploading, uploaded, or refused. */
@@ -19,16 +21,47 @@ export interface PendingAttachment {
   error?: string;
 }
 
-const TOO_LARGE = 'Images can be at most 10 MB.';
-const NOT_AN_IMAGE = 'Only PNG, JPEG, WebP and GIF images can be attached.';
+const TOO_LARGE = refusalMessages.too_large.image;
+const NOT_AN_IMAGE = refusalMessages.unsupported_media_type.image;
+const GONE = 'This image is no longer available; remove it and attach it again.';
+
+/** Where the uploaded, unsent images of one composer wait across a reload. */
+function storageKey(key: string): string {
+  return `chat:attachments:${key}`;
+}
+
+function readKept(key: string): Attachment[] {
+  try {
+    const kept: unknown = JSON.parse(localStorage.getItem(storageKey(key)) ?? '[]');
+    return Array.isArray(kept) ? (kept as Attachment[]).filter((item) => typeof item?.id === 'string') : [];
+  } catch {
+    return []; // storage off, or not ours: nothing kept
+  }
+}
+
+function writeKept(key: string, attachments: readonly Attachment[]): void {
+  try {
+    if (attachments.length) localStorage.setItem(storageKey(key), JSON.stringify(attachments));
+    else localStorage.removeItem(storageKey(key));
+  } catch {
+    // Full or off: the composer still holds them for as long as the page lives.
+  }
+}
 
 /**
  * The composer's images: each file is uploaded as soon as it is picked, pasted or dropped (with
  * progress), so Send only names the uploads. The server checks the bytes; the checks here only
  * spare a person an upload that cannot succeed.
+ *
+ * `thread` is the chat to upload to, or, on the start page, a function that makes the chat on the
+ * first image (uploads need one). Uploaded images wait in the browser's storage under `keepAs`
+ * (a chat's own id by default) until they are sent, like the draft text, so a reload loses none;
+ * `handOver` moves them to a chat's composer (the start page's first message goes to its chat's
+ * page to be sent).
  */
-export function useAttachments(threadId: string) {
-  const items = ref<PendingAttachment[]>([]);
+export function useAttachments(thread: string | (() => Promise<string>), options: { keepAs?: string } = {}) {
+  const keepAs = options.keepAs ?? (typeof thread === 'string' ? thread : null);
+  const items = ref<PendingAttachment[]>(keepAs ? readKept(keepAs).map(restored) : []);
   const requests = new Map<string, XMLHttpRequest>();
 
   const ready = computed(() => items.value.filter((item) => item.state === 'ready'));
@@ -46,14 +79,14 @@ export function useAttachments(threadId: string) {
         state: 'uploading',
       };
       if (live >= MAX_ATTACHMENTS_PER_MESSAGE) {
-        fail(item, `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`);
+        fail(item, refusalMessages.too_large.images);
       } else if (file.type && !(attachmentMediaTypes as readonly string[]).includes(file.type)) {
         fail(item, NOT_AN_IMAGE);
       } else if (file.size > MAX_ATTACHMENT_BYTES) {
         fail(item, TOO_LARGE);
       } else {
         items.value.push(item);
-        upload(item.key, file);
+        void upload(item.key, file);
       }
     }
   }
@@ -68,8 +101,39 @@ export function useAttachments(threadId: string) {
     if (current) items.value[index] = { ...current, ...changes };
   }
 
+  /** A kept upload, shown by its media URL; one whose bytes are gone (swept) says so. */
+  function restored(attachment: Attachment): PendingAttachment {
+    const key = crypto.randomUUID();
+    const previewUrl = mediaUrl(attachment.id);
+    const probe = new Image();
+    probe.onerror = () => update(key, { state: 'error', error: GONE, attachment: undefined });
+    probe.src = previewUrl;
+    return { key, name: attachment.name, previewUrl, progress: 1, state: 'ready', attachment };
+  }
+
+  function persist(): void {
+    if (keepAs) writeKept(keepAs, uploaded.value);
+  }
+
+  /** The chat to upload to: the given one, or the one the start page makes for its first image. */
+  async function threadIdForUpload(): Promise<string> {
+    return typeof thread === 'string' ? thread : await thread();
+  }
+
   /** XMLHttpRequest, not fetch: only it reports upload progress. */
-  function upload(key: string, file: File): void {
+  async function upload(key: string, file: File): Promise<void> {
+    let threadId: string;
+    try {
+      threadId = await threadIdForUpload();
+    } catch (cause) {
+      update(key, {
+        state: 'error',
+        error: `The image could not be uploaded: ${ApiRequestError.fromUnknown(cause).message}`,
+      });
+      return;
+    }
+    // Removed while the chat was being made.
+    if (!items.value.some((item) => item.key === key)) return;
     const request = new XMLHttpRequest();
     requests.set(key, request);
     request.open('POST', `/api/threads/${encodeURIComponent(threadId)}/attachments`);
@@ -81,6 +145,7 @@ export function useAttachments(threadId: string) {
       if (request.status === 201) {
         const { attachment } = JSON.parse(request.responseText) as AttachmentAnswer;
         update(key, { state: 'ready', progress: 1, attachment });
+        persist();
       } else {
         update(key, { state: 'error', error: refusalOf(request) });
       }
@@ -94,11 +159,17 @@ export function useAttachments(threadId: string) {
     request.send(form);
   }
 
+  /** Takes an image out of the composer (and out of what a reload brings back). */
   function remove(key: string): void {
+    drop(key);
+    persist();
+  }
+
+  function drop(key: string): void {
     requests.get(key)?.abort();
     requests.delete(key);
     const item = items.value.find((candidate) => candidate.key === key);
-    if (item) URL.revokeObjectURL(item.previewUrl);
+    if (item?.previewUrl.startsWith('blob:')) URL.revokeObjectURL(item.previewUrl);
     items.value = items.value.filter((candidate) => candidate.key !== key);
   }
 
@@ -108,14 +179,23 @@ export function useAttachments(threadId: string) {
    */
   function forget(sent: readonly Attachment[]): void {
     const ids = new Set(sent.map((attachment) => attachment.id));
-    for (const item of items.value) if (item.attachment && ids.has(item.attachment.id)) remove(item.key);
+    for (const item of items.value) if (item.attachment && ids.has(item.attachment.id)) drop(item.key);
+    persist();
   }
 
+  /** Moves the uploaded images to chat `threadId`'s composer, where its page finds them. */
+  function handOver(threadId: string): void {
+    writeKept(threadId, uploaded.value);
+    for (const item of items.value) drop(item.key);
+    persist();
+  }
+
+  // Leaving the page ends uploads on their way; the uploaded ones stay kept for the next visit.
   onScopeDispose(() => {
-    for (const item of items.value) remove(item.key);
+    for (const item of items.value) drop(item.key);
   });
 
-  return { items, uploaded, uploading, add, remove, forget };
+  return { items, uploaded, uploading, add, remove, forget, handOver };
 }
 
 function refusalOf(request: XMLHttpRequest): string {
@@ -133,4 +213,18 @@ function refusalOf(request: XMLHttpRequest): string {
 /** The files of a paste or a drop (a text paste has none); `add` says why one is refused. */
 export function filesOf(data: DataTransfer | null): File[] {
   return [...(data?.files ?? [])];
+}
+
+/**
+ * Uploads one image for a message of `threadId` in one request (no progress: an undo sends again
+ * images the person already sent once).
+ */
+export async function uploadAttachment(threadId: string, image: Blob, name: string): Promise<Attachment> {
+  const form = new FormData();
+  form.append('file', image, name);
+  const answer = await apiJson<AttachmentAnswer>(`/api/threads/${encodeURIComponent(threadId)}/attachments`, {
+    method: 'POST',
+    body: form,
+  });
+  return answer.attachment;
 }

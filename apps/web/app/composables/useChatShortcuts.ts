@@ -1,5 +1,3 @@
-import type { ChatUIMessage } from '~/utils/chatMessages';
-
 /** What the open page lets the keyboard shortcuts do (the layout owns the shortcuts). */
 export interface ChatShortcutActions {
   focusComposer: () => void;
@@ -18,10 +16,4 @@ export function useChatShortcuts(actions: ChatShortcutActions) {
   onBeforeUnmount(() => {
     if (current.value === actions) current.value = null;
   });
-}
-
-/** The latest assistant reply's text (Markdown), for "copy last reply". */
-export function lastReplyText(messages: ChatUIMessage[]): string | null {
-  const reply = messages.findLast((message) => message.role === 'assistant');
-  return reply ? textOfMessage(reply) : null;
 }

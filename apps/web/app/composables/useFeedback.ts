@@ -1,42 +1,34 @@
 import type { FeedbackAnswer, FeedbackRating, MessageFeedback } from '@chat/contracts';
-import type { ChatUIMessage } from '~/utils/chatMessages';
-import type { useThreadNotice } from './useThreadNotice';
-import type { useTranscript } from './useTranscript';
-
-export interface FeedbackOptions {
-  transcript: ReturnType<typeof useTranscript>;
-  notice: ReturnType<typeof useThreadNotice>;
-}
+import { refusalOf, type ThreadStore } from './useThreadStore';
 
 /**
- * Thumbs up / down with an optional comment on replies (H2). The choice shows at once; when
- * the server refuses it, the previous choice comes back and the banner says why. Other tabs
- * follow through the `feedback.changed` event.
+ * Thumbs up / down with an optional comment on replies (H2). The choice shows at once; when the
+ * server refuses it, the previous choice comes back and the banner says why. Other tabs follow
+ * through the `feedback.changed` event.
  */
-export function useFeedback(threadId: string, options: FeedbackOptions) {
-  const { transcript, notice } = options;
-  const pathOf = (messageId: string) =>
-    `/api/threads/${encodeURIComponent(threadId)}/messages/${encodeURIComponent(messageId)}/feedback`;
+export function useFeedback(store: ThreadStore) {
+  const { dispatch } = store;
+  const pathOf = (messageId: string) => `${store.base}/messages/${encodeURIComponent(messageId)}/feedback`;
 
   function feedbackOf(messageId: string): MessageFeedback | null {
-    const message = transcript.messages.value.find((candidate: ChatUIMessage) => candidate.id === messageId);
+    const message = store.state.value.transcript.messages.findLast((candidate) => candidate.id === messageId);
     return message?.metadata?.feedback ?? null;
   }
 
   async function change(messageId: string, next: MessageFeedback | null): Promise<boolean> {
     const previous = feedbackOf(messageId);
-    transcript.setFeedback(messageId, next);
+    dispatch({ type: 'feedback.shown', messageId, feedback: next });
     try {
       if (next) {
         const answer = await apiJson<FeedbackAnswer>(pathOf(messageId), { method: 'PUT', json: next });
-        transcript.setFeedback(messageId, answer.feedback);
+        dispatch({ type: 'feedback.shown', messageId, feedback: answer.feedback });
       } else {
         await apiFetch(pathOf(messageId), { method: 'DELETE' });
       }
       return true;
     } catch (error) {
-      transcript.setFeedback(messageId, previous);
-      notice.show(error);
+      dispatch({ type: 'feedback.shown', messageId, feedback: previous });
+      dispatch({ type: 'notice.shown', error: refusalOf(error) });
       return false;
     }
   }

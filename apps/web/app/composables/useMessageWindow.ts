@@ -1,4 +1,5 @@
-import type { ChatUIMessage } from '~/utils/chatMessages';
+import type { Transcript } from '~/threadPage/state';
+import { windowOf } from '~/threadPage/transcript';
 
 /** Messages rendered at first, and added each time the person reaches the top. */
 export const MESSAGE_WINDOW = 100;
@@ -9,19 +10,18 @@ const NEAR_TOP = 600;
  * Renders the latest messages of a long chat, and earlier ones as the person scrolls up. Every
  * rendered message is a handful of components (actions, tooltips, feedback), so a chat of
  * thousands rendered whole takes seconds to open and re-checks every message on each streamed
- * delta; the latest MESSAGE_WINDOW keep opening and streaming as cheap as a short chat's. Adding
- * earlier messages keeps what is on screen where it was.
+ * delta; the latest MESSAGE_WINDOW keep opening and streaming as cheap as a short chat's (the
+ * window is taken from the end, `windowOf`, without copying the transcript). Adding earlier
+ * messages keeps what is on screen where it was.
  */
 export function useMessageWindow(
-  messages: () => ChatUIMessage[],
+  transcript: () => Transcript,
   content: () => HTMLElement | null | undefined,
 ) {
   const size = ref(MESSAGE_WINDOW);
-  const shown = computed(() => {
-    const all = messages();
-    return all.length > size.value ? all.slice(-size.value) : all;
-  });
-  const hiddenCount = computed(() => Math.max(0, messages().length - size.value));
+  const window = computed(() => windowOf(transcript(), size.value));
+  const shown = computed(() => window.value.shown);
+  const hiddenCount = computed(() => window.value.hiddenCount);
 
   /** Adds the next MESSAGE_WINDOW earlier messages above, without moving what is in view. */
   async function showEarlier(): Promise<void> {

@@ -153,22 +153,44 @@ function threadPath(threadId: string): string {
   return `/api/threads/${encodeURIComponent(threadId)}`;
 }
 
+/** Where first messages wait for their chat's page in this tab, across a reload. */
+const PENDING_FIRST_KEY = 'chat:pending-first-message';
+
+function readPendingFirst(): Record<string, string> {
+  try {
+    const stored: unknown = JSON.parse(sessionStorage.getItem(PENDING_FIRST_KEY) ?? '{}');
+    return stored && typeof stored === 'object' ? (stored as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
- * The first message typed on the empty start page, carried to the new thread's page,
- * which sends it once it is subscribed to the thread.
+ * The first message typed on the empty start page, carried to the new thread's page, which
+ * sends it once it is subscribed to the thread. Kept in the tab's session storage until then, so
+ * a reload on the way does not lose it (its images wait in the chat's composer storage).
  */
 export function usePendingFirstMessage() {
-  const pending = useState<Record<string, string>>('pending-first-message', () => ({}));
+  const pending = useState<Record<string, string>>('pending-first-message', readPendingFirst);
+
+  function save(next: Record<string, string>): void {
+    pending.value = next;
+    try {
+      sessionStorage.setItem(PENDING_FIRST_KEY, JSON.stringify(next));
+    } catch {
+      // Storage off: the message still goes to the page in memory.
+    }
+  }
 
   function put(threadId: string, text: string): void {
-    pending.value = { ...pending.value, [threadId]: text };
+    save({ ...pending.value, [threadId]: text });
   }
 
   function take(threadId: string): string | null {
     const text = pending.value[threadId] ?? null;
     if (text !== null) {
       const { [threadId]: _taken, ...rest } = pending.value;
-      pending.value = rest;
+      save(rest);
     }
     return text;
   }

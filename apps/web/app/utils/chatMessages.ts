@@ -50,7 +50,10 @@ export function isOptimisticMessage(message: Pick<ChatUIMessage, 'id'>): boolean
 }
 
 /** Whether the transcript already holds the user message that started `turn`. */
-export function hasUserMessageOf(messages: ChatUIMessage[], turn: Pick<Turn, 'id' | 'text'>): boolean {
+export function hasUserMessageOf(
+  messages: readonly ChatUIMessage[],
+  turn: Pick<Turn, 'id' | 'text'>,
+): boolean {
   if (messages.some((message) => message.role === 'user' && message.metadata?.turnId === turn.id))
     return true;
   // Without a turnId in the metadata, the turn's message can only be the last user message.

@@ -81,7 +81,7 @@ export class ChatPage {
     return reply.getByTestId('interrupted-badge');
   }
 
-  /** The "Failed: ..." line under a message of a failed attempt (Q11). */
+  /** The "Failed" mark on a message of a failed attempt (Q11); the Dock's head says why. */
   failedNote(message: Locator): Locator {
     return message.getByTestId('failed-attempt');
   }

@@ -57,6 +57,11 @@ export class QueueDock {
     await this.item(index).getByRole('button', { name: 'Delete', exact: true }).click();
   }
 
+  /** A failed head's delete: its attempt goes and the queue goes on (Q11). */
+  async removeAndContinue(): Promise<void> {
+    await this.item(0).getByRole('button', { name: 'Remove and continue', exact: true }).click();
+  }
+
   /** The head's action: "Stop & send" while a reply runs, "Send now" when idle, "Retry" when failed. */
   headAction(name: 'Stop & send' | 'Send now' | 'Retry'): Locator {
     return this.item(0).getByRole('button', { name, exact: true });
@@ -64,7 +69,12 @@ export class QueueDock {
 
   /** The head's status line: why it waits, in plain words. */
   headStatus(): Locator {
-    return this.item(0).getByTestId('queue-head-status');
+    return this.when(0);
+  }
+
+  /** When an item runs, in plain words (every item says it). */
+  when(index: number): Locator {
+    return this.item(index).getByTestId('queue-item-when');
   }
 
   headError(): Locator {

@@ -30,8 +30,10 @@ export class ShareDialog {
     return this.items.filter({ hasText: url });
   }
 
+  /** Revokes a link: Revoke, then the confirmation's "Revoke link". */
   async revoke(url: string): Promise<void> {
     await this.item(url).getByRole('button', { name: 'Revoke', exact: true }).click();
+    await this.item(url).getByRole('button', { name: 'Revoke link', exact: true }).click();
     await expect(this.item(url)).toHaveCount(0);
   }
 

@@ -1,7 +1,11 @@
-import { MAX_ATTACHMENT_BYTES, MAX_JSON_BODY_BYTES } from '@chat/contracts';
+import {
+  MAX_ATTACHMENT_BYTES,
+  MAX_JSON_BODY_BYTES,
+  refusalMessages,
+  unsafeRequestUrlReason,
+} from '@chat/contracts';
 import { readBoundedBody } from '../utils/boundedBody';
 import { abandon, refuse } from '../utils/refusal';
-import { unforwardableReason } from '../utils/requestPath';
 import { pipeUpstreamBody, upstreamRequestHeaders, writeUpstreamHead } from '../utils/upstream';
 
 /** The one route whose body is not JSON: an image upload (multipart, one file). */
@@ -33,7 +37,7 @@ export default defineEventHandler(async (event) => {
   const method = (req.method ?? 'GET').toUpperCase();
   if (!FORWARDED_METHODS.has(method))
     return refuse(event, 'method_not_allowed', { headers: { allow: [...FORWARDED_METHODS].join(', ') } });
-  const unforwardable = unforwardableReason(rawUrl);
+  const unforwardable = unsafeRequestUrlReason(rawUrl);
   if (unforwardable) return refuse(event, 'bad_request', { message: unforwardable });
 
   let body: Uint8Array<ArrayBuffer> | undefined;
@@ -42,10 +46,9 @@ export default defineEventHandler(async (event) => {
     const read = await readBoundedBody(req, upload ? UPLOAD_LIMIT : MAX_JSON_BODY_BYTES);
     if (!read.ok) {
       if (read.reason === 'aborted') return abandon(event);
-      // The rest of the body is never read: close the connection after answering.
+      // The rest of the body is thrown away as it comes (boundedBody.ts), so the client reads this.
       return refuse(event, 'too_large', {
-        message: upload ? 'Images can be at most 10 MB.' : 'Request body is too large.',
-        headers: { connection: 'close' },
+        message: upload ? refusalMessages.too_large.image : refusalMessages.too_large.body,
       });
     }
     body = read.bytes;
@@ -70,7 +73,7 @@ export default defineEventHandler(async (event) => {
     // The browser went away first: nothing is left to answer.
     if (upstream.signal.aborted) return abandon(event);
     return refuse(event, 'unavailable', {
-      message: 'The chat server is not reachable. Try again shortly.',
+      message: refusalMessages.unavailable.api,
       headers: { 'retry-after': '2' },
     });
   }

@@ -1,5 +1,5 @@
+import { pathOf } from '@chat/contracts';
 import { refuse } from '../utils/refusal';
-import { pathOf } from '../utils/requestPath';
 
 /**
  * Requests the web app has no page for get a JSON 404/405 instead of the app's HTML (which a

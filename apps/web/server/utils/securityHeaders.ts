@@ -35,7 +35,8 @@ const RUNNABLE_TYPES = new Set(['', 'module', 'importmap', 'text/javascript', 'a
 
 /**
  * `sha256-...` of each inline script in `html` that a browser would run. Nuxt's SPA shell has
- * three: the import map, the color-mode script and `window.__NUXT__`'s config. The shell is built
+ * four: the import map, the color-mode script, the loading outline's (`spa-loading-template.html`)
+ * and `window.__NUXT__`'s config. The shell is built
  * from the build and the run-time config only (no request data, no user content: `ssr: false`),
  * so hashing what it holds allows exactly those scripts and nothing injected.
  */

@@ -5,6 +5,7 @@
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
 # [[fail-after:N]] fail after N words.
 # The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
+# Scenarios tagged @api are automated against the API alone (apps/api/test/failedHeads.test.ts).
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
@@ -86,12 +87,17 @@ Feature: Chat with queued turns and interrupts
     And the Queue Dock shows "queued 1" to "queued 5" only
 
   @queue @S1 @S2 @S3 @S5
-  Scenario: Stop keeps the queue, and the head runs next with the handoff
+  Scenario: Stop with items waiting keeps them and pauses the queue; Resume runs the head with the handoff
     Given I sent "[[words:400]] [[delay:30]] stop me" and its reply shows "You said: "stop me""
     And I queued "after the stop"
     When I press Stop
-    Then the first reply is marked "Interrupted"
-    And the transcript has 2 user messages, the last one "after the stop"
+    Then the first reply is marked "Interrupted", in view above the Queue Dock
+    And the Queue Dock says it is paused, with a "Resume" button
+    And item 1 says "Paused: resume the queue to run it."
+    And the composer hint says "Enter adds to the paused queue · Shift+Enter for a new line"
+    And nothing runs
+    When I press "Resume"
+    Then the transcript has 2 user messages, the last one "after the stop"
     And the second reply contains "You said: "after the stop""
     And the second reply starts with "(after interruption)"
     And the Queue Dock is hidden
@@ -124,16 +130,32 @@ Feature: Chat with queued turns and interrupts
     And I queued "[[fail]] this one breaks" and then "waits behind it"
     When the first reply ends and the head runs and fails
     Then item 1 of the Queue Dock shows its error and has the status "failed"
-    And item 1 says "Blocked: this message failed. Retry, edit or delete it to continue."
+    And item 1 says "Blocked: this message failed. Retry, edit or remove it to continue."
     And item 1 has a "Retry" button and no "Send now" button
     And the Stop button is hidden
     And the Queue Dock shows "[[fail]] this one breaks", "waits behind it"
-    And my last message in the transcript shows "Failed: … failed as requested by [[fail]]"
+    And my last message in the transcript is marked "Failed"
+    And the page shows "failed as requested by [[fail]]" once, in the Queue Dock
     When I edit item 1 to "fixed now"
     Then the transcript has 1 user message "fixed now" with a reply containing "You said: "fixed now""
     And then a reply containing "You said: "waits behind it""
     And the Queue Dock is hidden
     And the transcript has no message "this one breaks"
+
+  @queue @Q11 @api
+  Scenario: A steer the failed reply never took in waits behind the failed head
+    Given I sent "about to break [[words:40]] [[delay:300]] [[fail-after:5]]" and its reply is streaming
+    And I steered "a steer that came too late" and queued "one more"
+    When the reply fails after 5 words
+    Then the queue lists the failed head first, then "a steer that came too late", then "one more"
+    And a claim of the head is refused with 409 not_eligible, reason head_failed
+
+  @queue @S4 @api
+  Scenario: A Stop & send that cannot run the head changes nothing
+    Given a reply is streaming and a failed message waits at the head of the queue
+    When I press "Stop & send" on the failed head
+    Then the answer is 409 not_eligible, reason head_failed
+    And the reply keeps streaming and completes
 
   @queue @Q11
   Scenario: A head that fails after some text shows its error after a reload; Retry runs it again
@@ -142,11 +164,12 @@ Feature: Chat with queued turns and interrupts
     When the head runs and fails after 3 words
     And I reload the page
     Then item 1 of the Queue Dock has the status "failed"
-    And the second reply has 3 words and shows "Failed: … failed after 3 words"
+    And the second reply has 3 words and is marked "Failed"
+    And item 1 of the Queue Dock shows "Failed: … failed after 3 words"
     When I press "Retry" on the head of the Queue Dock
     Then the reply is written again and fails again
     And the transcript has 1 user message "half an answer" and 2 replies
-    When I delete item 1
+    When I press "Remove and continue" on item 1
     Then a reply containing "You said: "waits behind it"" follows
     And the transcript has no message "half an answer"
     And the Queue Dock is hidden
@@ -168,6 +191,7 @@ Feature: Chat with queued turns and interrupts
     Given I sent "[[words:600]] [[delay:30]] a long one" and its reply is streaming
     And I queued "first in line" and then "second in line"
     When I leave the page and the reply is stopped through the API
+    And the queue it paused is resumed through the API
     And I open the thread again
     Then replies to "first in line" and then "second in line" follow
     And the Queue Dock is hidden
@@ -178,8 +202,9 @@ Feature: Chat with queued turns and interrupts
     Then the composer hint says "Enter adds to the queue · Ctrl+Enter steers the current reply · Shift+Enter for a new line"
     When I queue "one" and then "two"
     Then item 1 says "Runs after the current reply."
-    And item 2 says "Position 2 of 2" to screen readers
+    And item 2 says "Position 2 of 2" to screen readers and "Runs after the current reply and 1 more."
     When I leave the page and the reply is stopped through the API
+    And the queue it paused is resumed through the API
     And I open the thread again with its events stream failing
     Then item 1 says "Waiting for this page to reconnect."
     And nothing runs
@@ -215,3 +240,42 @@ Feature: Chat with queued turns and interrupts
     And the first tab's second reply contains "(after interruption)"
     And both tabs become idle with empty Queue Docks
     And both tabs show the same second reply
+
+  @queue @S3
+  Scenario: A paused queue says so on every item and in the composer, even while a reply runs
+    Given I sent "[[words:3000]] [[delay:30]] still talking" and its reply is streaming
+    And I queued "one" and then "two"
+    When I press "Pause the queue"
+    Then item 1 says "Paused: resume the queue to run it."
+    And item 2 says "Paused: after 1 more once resumed."
+    And the composer hint says "Enter adds to the paused queue · Ctrl+Enter steers the current reply · Shift+Enter for a new line"
+
+  @queue @Q8
+  Scenario: A keyboard delete keeps the keyboard in the Dock; Undo brings the message back
+    Given I sent "[[words:3000]] [[delay:30]] keep going" and its reply is streaming
+    And I queued "with a picture" with an image, then "two" and "three"
+    When I press Enter on the Delete button of item 1
+    Then the Queue Dock shows "two", "three"
+    And the Delete button of item 1 has the keyboard
+    When I press "Undo" on the toast
+    Then the Queue Dock shows "two", "three", "with a picture", the last with its image
+    When I press Enter on the Delete button of item 3
+    Then the composer has the keyboard
+
+  @queue @S2
+  Scenario: After Stop the transcript ends at its latest message above the Dock
+    Given I sent "[[words:600]] [[delay:15]] a long story" and its reply is streaming
+    And I queued two messages and paused the queue
+    When I press Stop
+    Then the "Interrupted" mark is above the Queue Dock and no "Latest" button shows
+    When I scroll up
+    Then a "Latest" button shows below the transcript, over no text
+    When I press it
+    Then the "Interrupted" mark is in view again
+
+  @a11y
+  Scenario: The live region reads the first sentence of a finished reply
+    Given I sent "[[words:40]] [[delay:20]] good morning"
+    When its reply is finished
+    Then the polite live region says "Reply finished: You said: "good morning"."
+

@@ -1,5 +1,5 @@
 # The Playwright flows of sharing (H1) and feedback (H2), in Gherkin.
-# Automated in apps/web/e2e/sharing.spec.ts, against the production build, the real API and the
+# Automated in apps/web/e2e/sharing.spec.ts and shareLinks.spec.ts, against the production build, the real API and the
 # built-in local model. The API side (sanitizing, immutability, refusals) is in
 # apps/api/test/shares.test.ts and feedback.test.ts.
 # The local model's reply starts with: You said: "<message without directives>".
@@ -38,6 +38,35 @@ Feature: Sharing a chat and rating replies
     When the fresh browser reloads the link
     Then it shows "This link is no longer available"
     And no transcript is shown
+
+  @sharing @H1 @api
+  Scenario: A snapshot holds settled turns only
+    Given a chat whose last message failed and waits at the head, with one more queued
+    When I create a share link
+    Then the snapshot holds the exchanges before it only: no failed attempt, no queued text
+    And a snapshot taken while a reply runs, or waits for a tool approval, holds nothing of that reply
+
+  @sharing @H1
+  Scenario: Revoke asks first
+    Given I sent "Share and then revoke [[words:5]]" and made a link
+    When I choose "Revoke" on the link
+    Then its row asks "Revoke this link? People who have it will not be able to open it any more."
+    And the keyboard is on Cancel, and the link still opens
+    When I press Enter
+    Then the question is gone and the link is still listed and still opens
+    When I choose "Revoke" and then "Revoke link"
+    Then the link is no longer listed and no longer opens
+
+  @sharing @H1
+  Scenario Outline: A shared long chat opens at the top
+    Given I sent "A long answer to share [[words:900]] [[delay:0]]" and made a link
+    When a fresh browser of <size> opens the link
+    Then the page is scrolled to the top and the title "A long answer to share" is in view
+
+    Examples:
+      | size     |
+      | 1440x900 |
+      | 390x844  |
 
   @sharing @H1
   Scenario: An unknown link shows that it is not available

@@ -1,6 +1,7 @@
 # Steering a running reply, in Gherkin.
 # Automated in apps/web/e2e/steer.spec.ts (browser) and apps/api/test/steer.test.ts,
-# apps/api/test/driver.test.ts (API), against the real API and the built-in local model.
+# apps/api/test/driver.test.ts and runner.test.ts (API), against the real API and the built-in
+# local model (and, for the runner, a scripted driver).
 # [[steps:N]] makes the local model call current_time N times ([[delay]] between steps).
 
 Feature: Steer
@@ -35,6 +36,14 @@ Feature: Steer
     And I press Stop & send on the steer
     Then the reply stops as interrupted
     And the steer's reply opens with "(after interruption) (steered)"
+
+  Scenario: A waiting steer is edited and deleted in the Dock until the reply takes it in (API)
+    When I send "plan my day [[steps:1]] [[delay:3000]] [[words:2]]"
+    And I steer "add lunch" and then "add a nap"
+    And I edit the first steer to "add dinner" and delete the second
+    Then the reply takes in "add dinner" only
+    And the transcript shows "add dinner", and neither "add lunch" nor "add a nap"
+    And editing the delivered steer is refused with 409 not_queued
 
   Scenario: Bad input
     When I send with mode "sideways"

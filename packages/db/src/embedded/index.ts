@@ -1,1 +1,7 @@
-export { type EmbeddedOptions, type EmbeddedServer, freePort, startEmbeddedPostgres } from './server';
+export {
+  type EmbeddedOptions,
+  type EmbeddedServer,
+  freePort,
+  leaveShutdownSignalsToCaller,
+  startEmbeddedPostgres,
+} from './server';

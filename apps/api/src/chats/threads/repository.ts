@@ -48,6 +48,12 @@ export async function requireOwnedThread(
 }
 
 /** Locks the thread row whoever owns it (the runner and recovery settle turns this way). */
+/** The thread's shown version; every thread has one from its creation on. */
+export function activeBranchIdOf(thread: ThreadRow): string {
+  if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
+  return thread.activeBranchId;
+}
+
 export async function lockThread(q: Queryable, threadId: string): Promise<ThreadRow | undefined> {
   const [row] = await q.select().from(threads).where(eq(threads.id, threadId)).for('update');
   return row;

@@ -1,6 +1,7 @@
-import type { Turn, TurnQueue } from '@chat/contracts';
+import type { Turn } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
 
+/** A turn row as the contract shows it. */
 export function toTurn(row: TurnRow): Turn {
   return {
     id: row.id,
@@ -16,8 +17,4 @@ export function toTurn(row: TurnRow): Turn {
     steer: row.steer,
     attachments: row.attachments,
   };
-}
-
-export function toTurnQueue(active: TurnRow | undefined, queued: TurnRow[], paused: boolean): TurnQueue {
-  return { activeTurn: active ? toTurn(active) : null, items: queued.map(toTurn), paused };
 }

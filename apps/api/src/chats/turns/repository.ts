@@ -1,27 +1,15 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, asc, desc, eq, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
-import { InvariantError } from '../../platform/errors';
+import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { textArray } from '../../platform/sqlArrays';
-import { assertTransition } from './lifecycle';
+import { statusIn } from './lifecycle';
+
+/**
+ * The turn rows every lifecycle reads: by id, by the client's request id, the thread's active turn,
+ * and the turns behind stored messages. Each lifecycle's own queries are in its folder.
+ */
 
 const turns = schema.chatTurnRequests;
-
-/** A turn some instance's runner is producing (it has a lease). */
-const running = eq(turns.status, 'running');
-
-/**
- * A turn that holds its thread's one active slot (Q5): running, or waiting for a tool approval
- * (Q12; it has no runner while it waits). The partial unique index
- * `turns_one_active_per_thread_uq` enforces the same condition across instances.
- */
-const active = inArray(turns.status, ['running', 'awaiting_approval']);
-
-/**
- * A queued turn, or a failed one: it waits at the head, blocking the rest, until resolved (Q11).
- * A pending steer shows in the queue too (first: it joins the running reply) and counts toward its cap.
- */
-const inQueue = inArray(turns.status, ['queued', 'failed', 'steer_pending']);
 
 export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
   const [row] = await q
@@ -48,27 +36,12 @@ export async function findActiveTurn(q: Queryable, threadId: string): Promise<Tu
   const [row] = await q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), active));
+    .where(and(eq(turns.threadId, threadId), statusIn('active')));
   return row;
 }
 
-/**
- * How many turns the owner of `threadId` has running, across all their threads. Takes a
- * transaction-level advisory lock on the owner first, so two claims of one account on different
- * threads count one after the other (the caller already holds its thread's lock; nothing takes
- * these two locks in the other order).
- */
-export async function countRunningTurnsOfOwner(q: Queryable, threadId: string): Promise<number> {
-  const threads = schema.threads;
-  const [owner] = await q.select({ ownerId: threads.ownerId }).from(threads).where(eq(threads.id, threadId));
-  if (!owner) return 0;
-  await q.execute(sql`select pg_advisory_xact_lock(hashtextextended(${owner.ownerId}, 727274002))`);
-  const [row] = await q
-    .select({ count: sql<number>`count(*)::int` })
-    .from(turns)
-    .innerJoin(threads, eq(threads.id, turns.threadId))
-    .where(and(eq(threads.ownerId, owner.ownerId), running));
-  return row?.count ?? 0;
+export async function hasActiveTurn(q: Queryable, threadId: string): Promise<boolean> {
+  return (await findActiveTurn(q, threadId)) !== undefined;
 }
 
 /** Turns whose user message or reply is among `messageIds`. */
@@ -92,44 +65,6 @@ export async function listTurnsOfMessages(
     );
 }
 
-/**
- * The thread's queue in run order: pending steers first, then steers the running reply missed
- * (requeued at the head, in the order they were sent), then the rest in the order they were sent.
- */
-export async function listQueuedTurns(q: Queryable, threadId: string): Promise<TurnRow[]> {
-  return await q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.threadId, threadId), inQueue))
-    .orderBy(desc(sql`${turns.status} = 'steer_pending'`), desc(turns.steer), asc(turns.seq));
-}
-
-/** A turn that can be edited or deleted in the Dock (a pending steer cannot: it is on its way). */
-export function isInQueue(turn: TurnRow): boolean {
-  return turn.status === 'queued' || turn.status === 'failed';
-}
-
-/**
- * S5: the turn that settled last on a branch and whose messages are still there. Turns are claimed
- * head first and one at a time, so they settle in `seq` order; the partial index
- * `turns_branch_settled_seq_idx` serves this read at every claim.
- */
-export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): Promise<TurnRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(turns)
-    .where(
-      and(
-        eq(turns.branchId, branchId),
-        inArray(turns.status, ['completed', 'interrupted']),
-        isNull(turns.removedAt),
-      ),
-    )
-    .orderBy(desc(turns.seq))
-    .limit(1);
-  return row;
-}
-
 /** Another turn ran on `turn`'s branch before it (the branch is not a version fresh from an edit). */
 export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promise<boolean> {
   const [row] = await q
@@ -139,7 +74,7 @@ export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promi
       and(
         eq(turns.branchId, turn.branchId),
         lt(turns.seq, turn.seq),
-        inArray(turns.status, ['completed', 'interrupted', 'failed']),
+        statusIn('ran'),
         isNull(turns.removedAt),
       ),
     )
@@ -170,113 +105,6 @@ export async function markTurnsRemoved(
   return await q
     .update(turns)
     .set({ text: '', partialText: '', removedAt: new Date() })
-    .where(
-      and(
-        eq(turns.threadId, threadId),
-        match,
-        inArray(turns.status, ['completed', 'interrupted', 'failed']),
-        isNull(turns.removedAt),
-      ),
-    )
+    .where(and(eq(turns.threadId, threadId), match, statusIn('ran'), isNull(turns.removedAt)))
     .returning();
-}
-
-export async function insertQueuedTurn(
-  q: Queryable,
-  values: {
-    threadId: string;
-    branchId: string;
-    clientRequestId: string;
-    text: string;
-    steer?: boolean;
-    attachments?: TurnRow['attachments'];
-  },
-): Promise<TurnRow> {
-  const [row] = await q
-    .insert(turns)
-    .values({ ...values, status: 'queued' })
-    .returning();
-  if (!row) throw new InvariantError('insert returned no turn');
-  return row;
-}
-
-type TurnColumns = Omit<typeof turns.$inferInsert, 'id' | 'threadId' | 'status'>;
-type TurnChanges = { [K in keyof TurnColumns]?: TurnColumns[K] | SQL };
-
-/**
- * Moves a turn along the lifecycle table. The update is conditional on the status the caller saw,
- * so a concurrent move makes this one fail loudly instead of overwriting it.
- */
-export async function transitionTurn(
-  q: Queryable,
-  turn: Pick<TurnRow, 'id' | 'status'>,
-  to: TurnRow['status'],
-  changes: TurnChanges = {},
-): Promise<TurnRow> {
-  assertTransition(turn.status, to);
-  const [row] = await q
-    .update(turns)
-    .set({ ...changes, status: to })
-    .where(and(eq(turns.id, turn.id), eq(turns.status, turn.status)))
-    .returning();
-  if (!row) throw new InvariantError(`turn ${turn.id} is no longer ${turn.status}`);
-  return row;
-}
-
-/** A queued turn's new text, and its images when they change (`attachments` given). */
-export async function updateQueuedTurnText(
-  q: Queryable,
-  turnId: string,
-  text: string,
-  attachments?: TurnRow['attachments'],
-): Promise<TurnRow> {
-  const [row] = await q
-    .update(turns)
-    .set(attachments ? { text, attachments } : { text })
-    .where(eq(turns.id, turnId))
-    .returning();
-  if (!row) throw new InvariantError(`turn ${turnId} vanished`);
-  return row;
-}
-
-/** Heartbeat of a running turn: extends the lease and checkpoints the visible reply so far. */
-export async function checkpointRunningTurn(
-  q: Queryable,
-  turnId: string,
-  runnerId: string,
-  leaseMs: number,
-  progress: { partialText: string; assistantMessageId: string | null },
-): Promise<boolean> {
-  const rows = await q
-    .update(turns)
-    .set({
-      partialText: progress.partialText,
-      assistantMessageId: progress.assistantMessageId,
-      leaseExpiresAt: leaseFromNow(leaseMs),
-    })
-    .where(and(eq(turns.id, turnId), running, eq(turns.runnerId, runnerId)))
-    .returning({ id: turns.id });
-  return rows.length > 0;
-}
-
-/** The turn if it is running with an expired lease, by the database's clock (all instances share it). */
-export async function findOrphanedTurn(q: Queryable, turnId: string): Promise<TurnRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.id, turnId), running, lt(turns.leaseExpiresAt, sql`now()`)));
-  return row;
-}
-
-/** Running turns whose runner stopped renewing its lease (a crashed or hung process). */
-export async function listOrphanedTurns(q: Queryable): Promise<TurnRow[]> {
-  return await q
-    .select()
-    .from(turns)
-    .where(and(running, lt(turns.leaseExpiresAt, sql`now()`)));
-}
-
-/** The database's clock plus the lease, so instances with skewed clocks agree on expiry. */
-export function leaseFromNow(leaseMs: number): SQL {
-  return sql`now() + ${`${leaseMs} milliseconds`}::interval`;
 }

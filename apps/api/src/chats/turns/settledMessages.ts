@@ -3,9 +3,9 @@ import type { Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import { findBranch } from '../branches/repository';
 import { messagesFromUserMessage, toChatMessages } from '../branches/transcript';
-import { listRequests } from './hitlRepository';
+import { listRequests } from './approval/repository';
+import { readMessageMarks } from './marks';
 import { hasEarlierTurnOnBranch } from './repository';
-import { readMessageMarks } from './views';
 
 /**
  * The final messages of a settled turn (its user message and reply, as the thread detail shows

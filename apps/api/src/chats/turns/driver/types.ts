@@ -1,14 +1,14 @@
-import type { BranchRow, TurnRow } from '@chat/db';
+import type { Attachment, HitlDecision } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
-import type { Segment } from '../modelCall';
 
 /**
- * The runtime driver seam: the one interface the turn runner talks to for a model/agent call. A
- * driver owns how a turn is produced (here: a Mastra agent run); the runner owns the turn's row,
- * its stream to subscribers and its settlement. Drivers are interchangeable behind this shape.
+ * The runtime driver seam: the one interface the turn runner talks to for a model or agent call.
+ * A driver owns how a turn is produced (the Mastra agent: `mastra/`; tests add a scripted one);
+ * the runner owns the turn's row, its stream to subscribers and its settlement. Nothing here
+ * knows a framework: replies are AI SDK UI message chunks, the wire format of the product.
  */
 
-/** A message the person added while a reply runs (a steer), as a driver delivers it. */
+/** A message the person added while a reply runs (a steer), as a driver takes it in. */
 export interface SteerMessage {
   /** The steer's own turn row. */
   turnId: string;
@@ -17,45 +17,72 @@ export interface SteerMessage {
   text: string;
 }
 
+/** The tool call a run stopped on until a person decides (H3), with the driver's handle to resume. */
+export interface SuspendedCall {
+  /** Opaque to the host (the Mastra driver: its run id). */
+  resumeToken: string;
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/** What a run of a turn does: start it, or continue a suspended run once a person decided. */
+export type Segment =
+  | { kind: 'start' }
+  | { kind: 'resume'; call: Pick<SuspendedCall, 'resumeToken' | 'toolCallId'>; decision: HitlDecision };
+
 export type DriverEvent =
   /** A piece of the reply, in the AI SDK UI message stream shape. */
   | { type: 'chunk'; chunk: UIMessageChunk }
   /**
-   * Steers were taken into the running reply at a step boundary: what came before is one finished
-   * assistant message, the steers follow it, and the continuation streams as `continuationMessageId`.
+   * Steers were taken into the running reply at a step boundary (`takeSteers`): what came before
+   * is one finished assistant message, the steers follow it, and the continuation streams as
+   * `continuationMessageId`.
    */
   | { type: 'steer-boundary'; steers: SteerMessage[]; continuationMessageId: string }
-  /** Steers handed to `redirect` that the turn ended before taking in (the host queues them). */
-  | { type: 'steer-undelivered'; steers: SteerMessage[] }
+  /** The run stopped on a tool call that needs a person's approval; it ends suspended. */
+  | { type: 'suspended'; call: SuspendedCall }
   /** Opaque to the host: what a later connection resumes from (stored on the turn's final reply). */
   | { type: 'resume-token'; token: string }
   /** The run ended; `replyMessageId`: the id its last reply message is stored under. */
   | { type: 'turn-complete'; replyMessageId: string | undefined }
+  /** The model call failed; `message` is for a person to read (no stack, no internals). */
   | { type: 'error'; message: string };
 
-/** Everything a driver needs to produce one run of a turn; the runner checks it is all there. */
+/**
+ * Everything a driver needs to produce one run of a turn. A completed run has stored its user
+ * message and reply in the conversation; an interrupted or failed one may not have (the runner
+ * repairs what is missing).
+ */
 export interface DriverTurn {
-  turn: TurnRow;
-  branch: BranchRow;
-  ownerId: string;
-  userMessageId: string;
-  /** The id the agent run gets (reserved by the host; Mastra's run id, the resume token). */
-  runId: string;
+  /** The host's turn this run produces (for the driver's own logs). */
+  turnId: string;
+  /** The conversation the run continues (a branch's memory thread), and whose it is. */
+  conversation: { id: string; ownerId: string };
+  /** The user message this run answers, under the id the transcript keeps. */
+  message: { id: string; text: string; attachments: Attachment[] };
+  /** Hidden instructions for this run only: the interrupt handoff (S5), a steer that missed its reply. */
+  instructions: { handoff: boolean; lateSteer: boolean };
   segment: Segment;
   abortSignal: AbortSignal;
+  /**
+   * Asked by a driver that can steer, at each step boundary: the steers to take in now. The host
+   * has recorded them as delivered when it answers, so an edit or delete in the Dock either came
+   * first (and is what is taken in) or finds the steer delivered; none is taken in twice.
+   */
+  takeSteers(): Promise<SteerMessage[]>;
 }
 
 /** One run of a turn on a driver. */
 export interface RuntimeConnection {
   events: AsyncIterable<DriverEvent>;
-  /**
-   * Delivers steers into the running turn at its next step boundary. Absent when the driver cannot
-   * steer: the host then queues steers as ordinary turns (with the steer reminder).
-   */
-  redirect?(steers: SteerMessage[]): void;
+  /** The run takes steers in at its step boundaries (`takeSteers`); when not, the host queues them. */
+  steerable: boolean;
   close(): void;
 }
 
 export interface RuntimeDriver {
   send(turn: DriverTurn): Promise<RuntimeConnection>;
+  /** Forgets a suspended run that will never be resumed (its turn was stopped). Best effort. */
+  discard(resumeToken: string): Promise<void>;
 }

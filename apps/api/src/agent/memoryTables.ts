@@ -1,0 +1,282 @@
+import type { Queryable } from '@chat/db';
+import type { MastraDBMessage } from '@mastra/core/agent';
+import { type SQL, sql } from 'drizzle-orm';
+import { textArray } from '../platform/sqlArrays';
+
+/**
+ * Every SQL statement against Mastra's own tables (schema `mastra`, see chatAgent.ts): their layout
+ * is Mastra's, not ours, so an upgrade of @mastra/pg that changes it is checked against this one
+ * file. Everything else reaches memory through Mastra's API.
+ *
+ * - A branch's messages, read in the order Mastra's own recall gives them (`createdAt`, then id),
+ *   in one query each. Reading through `memory.recall` pushes every message through Mastra's
+ *   MessageList, whose cost grows with the square of the transcript; these readers stay linear.
+ * - The lineage rows (`message_lineage`, see chats/branches/lineage.ts), whose parents are the
+ *   branch's stored order.
+ * - An account's rows, moved to another account or deleted with it.
+ */
+
+/** The rows as Mastra stores them (`content` is the JSON of MastraMessageContentV2). */
+interface MessageRow extends Record<string, unknown> {
+  id: string;
+  content: string;
+  role: string;
+  type: string | null;
+  created_at: string;
+  resourceId: string | null;
+}
+
+const MASTRA_SCHEMA = 'mastra';
+const MESSAGES = sql`mastra.mastra_messages`;
+/**
+ * Mastra reads `createdAtZ` first, and `createdAt` (UTC, without a zone) for older rows; as ISO
+ * text with whole milliseconds, as its driver's Date holds it.
+ */
+const CREATED_AT = sql`to_char(coalesce("createdAtZ", "createdAt" at time zone 'UTC') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** Every message of a branch's memory thread, oldest first. */
+export async function readBranchMessages(q: Queryable, memoryThreadId: string): Promise<MastraDBMessage[]> {
+  const rows = await q.execute<MessageRow>(sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${memoryThreadId}
+    order by "createdAt" asc, id asc`);
+  return rows.map((row) => toStoredMessage(row, memoryThreadId));
+}
+
+/**
+ * The ids and roles of a branch's messages from `fromMessageId` on (included), oldest first, and
+ * whether a message of its own (not a copy of its parent's) comes before it. Reads only the tail.
+ */
+export async function readBranchTail(
+  q: Queryable,
+  branch: { id: string; memoryThreadId: string },
+  fromMessageId: string,
+): Promise<{ tail: Array<{ id: string; role: string }>; ownMessageBefore: boolean }> {
+  const from = sql`(select "createdAt", id from ${MESSAGES} where id = ${fromMessageId} and thread_id = ${branch.memoryThreadId})`;
+  const tail = await q.execute<{ id: string; role: string }>(sql`
+    select id, role from ${MESSAGES}
+    where thread_id = ${branch.memoryThreadId} and role <> 'system' and ("createdAt", id) >= ${from}
+    order by "createdAt" asc, id asc`);
+  const own = await q.execute<{ id: string }>(sql`
+    select m.id from ${MESSAGES} m
+    where m.thread_id = ${branch.memoryThreadId} and m.role <> 'system' and (m."createdAt", m.id) < ${from}
+      and not exists (select 1 from message_origins o where o.branch_id = ${branch.id} and o.message_id = m.id)
+    limit 1`);
+  return { tail: [...tail], ownMessageBefore: own.length > 0 };
+}
+
+/** The ids of a branch's messages before `messageId` (a stored id), oldest first. */
+export async function readMessageIdsBefore(
+  q: Queryable,
+  memoryThreadId: string,
+  messageId: string,
+): Promise<string[]> {
+  const rows = await q.execute<{ id: string }>(sql`
+    select id from ${MESSAGES}
+    where thread_id = ${memoryThreadId} and role <> 'system'
+      and ("createdAt", id) < (select "createdAt", id from ${MESSAGES} where id = ${messageId} and thread_id = ${memoryThreadId})
+    order by "createdAt" asc, id asc`);
+  return rows.map((row) => row.id);
+}
+
+/** The last user message before `messageId` (a stored id) in a branch's memory thread. */
+export async function readUserMessageBefore(
+  q: Queryable,
+  memoryThreadId: string,
+  messageId: string,
+): Promise<MastraDBMessage | undefined> {
+  const [row] = await q.execute<MessageRow>(sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${memoryThreadId} and role = 'user'
+      and ("createdAt", id) < (select "createdAt", id from ${MESSAGES} where id = ${messageId} and thread_id = ${memoryThreadId})
+    order by "createdAt" desc, id desc
+    limit 1`);
+  return row && toStoredMessage(row, memoryThreadId);
+}
+
+/** A stored message's role, when `messageId` is one of this memory thread's. */
+export async function readMessageRole(
+  q: Queryable,
+  memoryThreadId: string,
+  messageId: string,
+): Promise<string | undefined> {
+  const [row] = await q.execute<{ role: string }>(sql`
+    select role from ${MESSAGES} where id = ${messageId} and thread_id = ${memoryThreadId}`);
+  return row?.role;
+}
+
+/** As `@mastra/pg` parses a row (its `parseRow`): `type` only when it is not the default `v2`. */
+function toStoredMessage(row: MessageRow, memoryThreadId: string): MastraDBMessage {
+  let content: unknown = row.content;
+  try {
+    content = JSON.parse(row.content);
+  } catch {}
+  return {
+    id: row.id,
+    content,
+    role: row.role,
+    createdAt: new Date(row.created_at),
+    threadId: memoryThreadId,
+    resourceId: row.resourceId ?? undefined,
+    ...(row.type && row.type !== 'v2' ? { type: row.type } : {}),
+  } as MastraDBMessage;
+}
+
+// --- Lineage rows, from the stored order -------------------------------------------------------
+
+const CREATED_AT_Z = sql`coalesce(m."createdAtZ", m."createdAt" at time zone 'UTC')`;
+
+/**
+ * Writes the lineage rows of every user message of a branch from its stored transcript (a new
+ * version's copies). Linear in the branch's length; run where the branch was just made.
+ */
+export async function writeBranchLineage(q: Queryable, branchId: string): Promise<void> {
+  await q.execute(sql`
+    insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
+    select s.thread_id, s.branch_id, s.origin, coalesce(s.parent, ''), s.created
+    from (
+      select b.thread_id, b.id as branch_id, m.role, coalesce(o.origin_id, m.id) as origin,
+        lag(coalesce(o.origin_id, m.id)) over (order by m."createdAt", m.id) as parent,
+        ${CREATED_AT_Z} as created
+      from branches b
+      join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.role <> 'system'
+      left join message_origins o on o.branch_id = b.id and o.message_id = m.id
+      where b.id = ${branchId}
+    ) s
+    where s.role = 'user'
+    on conflict (branch_id, message_id) do update
+      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
+}
+
+/**
+ * Writes the lineage row of one stored user message of a branch (a settled turn's), its parent
+ * being the message stored just before it. Nothing when the message is not (or no longer) stored.
+ */
+export async function writeUserMessageLineage(
+  q: Queryable,
+  branchId: string,
+  messageId: string,
+): Promise<void> {
+  await q.execute(sql`
+    insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
+    select b.thread_id, b.id, coalesce(o.origin_id, m.id),
+      coalesce((
+        select coalesce(po.origin_id, p.id) from ${MESSAGES} p
+        left join message_origins po on po.branch_id = b.id and po.message_id = p.id
+        where p.thread_id = m.thread_id and p.role <> 'system' and (p."createdAt", p.id) < (m."createdAt", m.id)
+        order by p."createdAt" desc, p.id desc
+        limit 1
+      ), ''),
+      ${CREATED_AT_Z}
+    from branches b
+    join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.id = ${messageId} and m.role = 'user'
+    left join message_origins o on o.branch_id = b.id and o.message_id = m.id
+    where b.id = ${branchId}
+    on conflict (branch_id, message_id) do update
+      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
+}
+
+/** Deletes the lineage rows of `messageIds` (origin ids) whose message is really gone from the branch. */
+export async function deleteLineageOfGoneMessages(
+  q: Queryable,
+  branchId: string,
+  messageIds: string[],
+): Promise<void> {
+  if (messageIds.length === 0) return;
+  await q.execute(sql`
+    delete from message_lineage l
+    using branches b
+    where l.branch_id = ${branchId} and b.id = l.branch_id and l.message_id = any(${textArray(messageIds)})
+      and not exists (
+        select 1 from ${MESSAGES} m
+        left join message_origins o on o.branch_id = b.id and o.message_id = m.id
+        where m.thread_id = b.memory_thread_id and coalesce(o.origin_id, m.id) = l.message_id
+      )`);
+}
+
+// --- An account's rows ----------------------------------------------------------------------------
+
+/*
+ * Mastra's tables have no foreign keys: their `resourceId` is the user id and their `thread_id` a
+ * branch's memory thread id. Which tables have those columns is read from the catalog, so a table a
+ * later Mastra adds is moved and deleted with the rest.
+ */
+const RESOURCE_COLUMNS = ['resourceId', 'resource_id'];
+const THREAD_COLUMNS = ['thread_id', 'threadId'];
+/** Mastra's per-resource table is keyed by the resource id itself. */
+const RESOURCES_TABLE = 'mastra_resources';
+const THREADS_TABLE = 'mastra_threads';
+
+interface ColumnRef {
+  table: string;
+  column: string;
+}
+
+const listOf = (values: string[]) =>
+  sql.join(
+    values.map((value) => sql`${value}`),
+    sql`, `,
+  );
+
+const mastraTable = (table: string): SQL => sql`${sql.identifier(MASTRA_SCHEMA)}.${sql.identifier(table)}`;
+
+/** Mastra's columns named like `names` (none when Mastra's schema is not there yet). */
+async function mastraColumns(q: Queryable, names: string[]): Promise<ColumnRef[]> {
+  const rows = await q.execute<{ table: string; column: string }>(sql`
+    SELECT table_name AS "table", column_name AS "column"
+    FROM information_schema.columns
+    WHERE table_schema = ${MASTRA_SCHEMA} AND column_name IN (${listOf(names)})
+    ORDER BY 1, 2`);
+  return [...rows];
+}
+
+async function mastraHasTable(q: Queryable, table: string): Promise<boolean> {
+  const rows = await q.execute(sql`
+    SELECT 1 FROM information_schema.tables WHERE table_schema = ${MASTRA_SCHEMA} AND table_name = ${table}`);
+  return rows.length > 0;
+}
+
+/** Every Mastra row under resource `from` becomes `to`'s. Running it again moves nothing more. */
+export async function moveMemoryRowsOfUser(q: Queryable, from: string, to: string): Promise<void> {
+  for (const ref of await mastraColumns(q, RESOURCE_COLUMNS)) {
+    const column = sql.identifier(ref.column);
+    await q.execute(sql`UPDATE ${mastraTable(ref.table)} SET ${column} = ${to} WHERE ${column} = ${from}`);
+  }
+  if (await mastraHasTable(q, RESOURCES_TABLE)) {
+    const table = mastraTable(RESOURCES_TABLE);
+    // The account's own resource row wins; the guest's is then dropped.
+    await q.execute(sql`
+      UPDATE ${table} SET id = ${to}
+      WHERE id = ${from} AND NOT EXISTS (SELECT 1 FROM ${table} WHERE id = ${to})`);
+    await q.execute(sql`DELETE FROM ${table} WHERE id = ${from}`);
+  }
+}
+
+/** Deletes every Mastra row of a user: by resource id, and by the memory threads of their branches. */
+export async function deleteMemoryRowsOfUser(
+  q: Queryable,
+  userId: string,
+  memoryThreadIds: string[],
+): Promise<void> {
+  for (const ref of await mastraColumns(q, RESOURCE_COLUMNS)) {
+    await q.execute(
+      sql`DELETE FROM ${mastraTable(ref.table)} WHERE ${sql.identifier(ref.column)} = ${userId}`,
+    );
+  }
+  if (memoryThreadIds.length > 0) {
+    const ids = listOf(memoryThreadIds);
+    for (const ref of await mastraColumns(q, THREAD_COLUMNS)) {
+      await q.execute(
+        sql`DELETE FROM ${mastraTable(ref.table)} WHERE ${sql.identifier(ref.column)} IN (${ids})`,
+      );
+    }
+    if (await mastraHasTable(q, THREADS_TABLE)) {
+      await q.execute(sql`DELETE FROM ${mastraTable(THREADS_TABLE)} WHERE id IN (${ids})`);
+    }
+  }
+  if (await mastraHasTable(q, RESOURCES_TABLE)) {
+    await q.execute(sql`DELETE FROM ${mastraTable(RESOURCES_TABLE)} WHERE id = ${userId}`);
+  }
+}

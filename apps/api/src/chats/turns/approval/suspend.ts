@@ -1,0 +1,126 @@
+import type { Database, HitlRequestRow, TurnRow } from '@chat/db';
+import type { Memory } from '@mastra/memory';
+import type { UIMessageChunk } from 'ai';
+import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
+import type { Logger } from '../../../platform/logger';
+import type { Signals } from '../../../platform/notifications';
+import { findBranch } from '../../branches/repository';
+import { closeToolCall } from '../../branches/transcript';
+import { lockThread } from '../../threads/repository';
+import type { RuntimeDriver, SuspendedCall } from '../driver/types';
+import { transitionTurn } from '../lifecycle';
+import { findTurn } from '../repository';
+import type { RunProgress } from '../running/replyRepair';
+import { settleTurn } from '../running/settle';
+import { endOfReply, type TurnStream } from '../running/turnStream';
+import { requeueSteers } from '../steer/repository';
+import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from './repository';
+
+/**
+ * A run suspended for a tool approval (H3): under the thread lock, the turn moves from `running`
+ * to `awaiting_approval`, gives up its runner and lease (nobody is producing it; the sweeper leaves
+ * it alone) but keeps the thread's active slot, and the request is recorded as `pending`. Returns
+ * null when the turn is no longer this runner's (it was settled meanwhile).
+ */
+export async function suspendForApproval(
+  deps: { db: Database; signals: Signals },
+  turn: TurnRow,
+  runnerId: string,
+  progress: RunProgress,
+  call: SuspendedCall,
+): Promise<HitlRequestRow | null> {
+  const request = await deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, turn.threadId))) return null;
+    const current = await findTurn(tx, turn.threadId, turn.id);
+    if (current?.status !== 'running' || current.runnerId !== runnerId) return null;
+    // Nothing runs while it waits: steers sent into this run go to the head of the queue.
+    await requeueSteers(tx, turn.threadId);
+    await transitionTurn(tx, current, 'awaiting_approval', {
+      runnerId: null,
+      leaseExpiresAt: null,
+      partialText: progress.partialText,
+      assistantMessageId: progress.assistantMessageId,
+    });
+    return await insertPendingRequest(tx, {
+      id: crypto.randomUUID(),
+      threadId: turn.threadId,
+      turnId: turn.id,
+      // The driver's handle to resume the run (Mastra's run id), stored as the request's run id.
+      runId: call.resumeToken,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
+    });
+  });
+  if (request) await deps.signals.publish({ kind: 'hitl.changed', threadId: turn.threadId });
+  return request;
+}
+
+/**
+ * The runner's end of a run that suspended for an approval (its SuspendRun): the turn waits with
+ * no runner (and no lease) until a person decides, and the reply stream ends with the request,
+ * under the API's own id (the driver's resume handle stays on the server).
+ */
+export async function endWithApprovalRequest(
+  deps: { db: Database; signals: Signals; logger: Logger; runnerId: string },
+  turn: TurnRow,
+  progress: RunProgress,
+  call: SuspendedCall,
+  approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined,
+  stream: TurnStream,
+): Promise<void> {
+  try {
+    const request = await suspendForApproval(deps, turn, deps.runnerId, progress, call);
+    if (request) {
+      stream.push({
+        ...(approvalRequest ?? {}),
+        type: 'tool-approval-request',
+        approvalId: request.id,
+        toolCallId: request.toolCallId,
+      });
+    }
+  } catch (error) {
+    deps.logger.error({ err: error, turnId: turn.id }, 'could not record a tool approval request');
+  } finally {
+    for (const chunk of endOfReply('awaiting_approval')) stream.push(chunk);
+    stream.close();
+  }
+}
+
+/**
+ * Stop (or Stop & send) while a turn waits for an approval: the request is cancelled (terminal),
+ * the turn `interrupted`, and the tool call closed in the transcript, so the next model call sees
+ * a complete exchange. Returns null when the turn was not waiting (any more).
+ */
+export async function cancelAwaitingTurn(
+  deps: { db: Database; signals: Signals; memory: Memory; driver: RuntimeDriver; logger: Logger },
+  turn: Pick<TurnRow, 'id' | 'threadId'>,
+): Promise<TurnRow | null> {
+  let cancelled: HitlRequestRow | undefined;
+  const settled = await settleTurn(
+    deps,
+    turn.threadId,
+    async (tx) => {
+      const current = await findTurn(tx, turn.threadId, turn.id);
+      return current?.status === 'awaiting_approval' ? current : undefined;
+    },
+    async (tx, current) => {
+      const pending = await findPendingRequestOfTurn(tx, current.id);
+      cancelled = pending && (await decideRequest(tx, pending.id, 'cancelled'));
+      const branch = await findBranch(tx, current.branchId);
+      if (branch && cancelled) {
+        await closeToolCall(deps.memory, branch.memoryThreadId, cancelled.toolCallId, TOOL_CANCELLED_REASON);
+      }
+      return { status: 'interrupted', error: null, assistantMessageId: current.assistantMessageId };
+    },
+  );
+  if (cancelled) {
+    await deps.signals.publish({ kind: 'hitl.changed', threadId: turn.threadId });
+    await deps.driver
+      .discard(cancelled.runId)
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, turnId: turn.id }, 'could not discard a run'),
+      );
+  }
+  return settled;
+}

@@ -1,0 +1,97 @@
+import type { SteerBoundaryData } from '@chat/contracts';
+import { STEER_BOUNDARY_PART } from '@chat/contracts';
+import { toAISdkStream } from '@mastra/ai-sdk';
+import type { UIMessageChunk } from 'ai';
+import type { ChatAgent } from '../../../../agent/chatAgent';
+import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
+import { FreshRuns } from './freshRuns';
+import { callModel, describeModelError, suspendedCallOf } from './modelCall';
+import { SteerDelivery } from './steerDelivery';
+
+/** The workflow under which Mastra stores the snapshot of an agent run suspended for approval. */
+const AGENT_LOOP_WORKFLOW = 'agentic-loop';
+
+/**
+ * The first runtime driver: the Mastra agent with its Postgres memory. A started turn can be
+ * steered (Mastra's step hook, SteerDelivery); a run resumed after a tool approval cannot (Mastra
+ * resumes it from a stored snapshot, without per-call hooks), so steers sent then are queued. The
+ * resume token is Mastra's run id, the handle approvals resume from; run ids are reserved here
+ * (FreshRuns), so a run's pending snapshot need not be written.
+ */
+export class MastraDriver implements RuntimeDriver {
+  private constructor(
+    private readonly chatAgent: ChatAgent,
+    private readonly runs: FreshRuns,
+  ) {}
+
+  /** The driver for `chatAgent`, its storage's workflow store wrapped for fresh runs. */
+  static async create(chatAgent: ChatAgent): Promise<MastraDriver> {
+    const runs = new FreshRuns();
+    const workflows = await chatAgent.storage.getStore('workflows');
+    if (workflows) runs.wrap(workflows);
+    return new MastraDriver(chatAgent, runs);
+  }
+
+  async send(input: DriverTurn): Promise<RuntimeConnection> {
+    const steering =
+      input.segment.kind === 'start'
+        ? new SteerDelivery(
+            { threadId: input.conversation.id, resourceId: input.conversation.ownerId },
+            input.takeSteers,
+          )
+        : undefined;
+    const events = this.run(input, steering);
+    return {
+      events,
+      steerable: steering !== undefined,
+      close: () => {
+        steering?.close();
+        void events.return(undefined);
+      },
+    };
+  }
+
+  async discard(resumeToken: string): Promise<void> {
+    const workflows = await this.chatAgent.storage.getStore('workflows');
+    await workflows?.deleteWorkflowRunById({ runId: resumeToken, workflowName: AGENT_LOOP_WORKFLOW });
+  }
+
+  private async *run(input: DriverTurn, steering: SteerDelivery | undefined): AsyncGenerator<DriverEvent> {
+    const fresh = this.runs.begin();
+    try {
+      const output = await callModel(this.chatAgent.agent, input, {
+        runId: fresh.runId,
+        stepHooks: steering ? [steering] : [],
+      });
+      if (output.runId) yield { type: 'resume-token', token: output.runId };
+      const chunks = toAISdkStream(output, {
+        from: 'agent',
+        version: 'v7',
+      }) as ReadableStream<UIMessageChunk>;
+      let failed = false;
+      for await (const chunk of chunks) {
+        if (chunk.type === STEER_BOUNDARY_PART) {
+          const { steers, continuationMessageId } = (chunk as { data: SteerBoundaryData }).data;
+          yield { type: 'steer-boundary', steers, continuationMessageId };
+        } else if (chunk.type === 'data-tool-call-approval') {
+          // Mastra's own approval part carries its run id: the host gets the call, never the part.
+          const call = suspendedCallOf(chunk.data);
+          if (call) yield { type: 'suspended', call };
+        } else if (chunk.type === 'error') {
+          // Mastra reports a failed model call in the stream; the run ends with it.
+          failed = true;
+          yield { type: 'error', message: describeModelError(chunk.errorText) };
+        } else yield { type: 'chunk', chunk };
+      }
+      if (!failed) yield { type: 'turn-complete', replyMessageId: output.messageId };
+    } catch (error) {
+      yield {
+        type: 'error',
+        message: describeModelError(error instanceof Error ? error.message : String(error)),
+      };
+    } finally {
+      steering?.close();
+      fresh.release();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { turnErrorMessages } from '@chat/contracts';
+import type { Agent } from '@mastra/core/agent';
+import type { InputProcessor } from '@mastra/core/processors';
+import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
+import { steerReminder } from '../../../../agent/steerReminder';
+import { TOOL_DENIED_REASON } from '../../../../agent/tools';
+import { fileReferencePart } from '../../../attachments/parts';
+import type { DriverTurn, SuspendedCall } from '../types';
+
+/**
+ * Most model steps (calls, each after a tool result) one run may take. Mastra's default is 5,
+ * which cuts a longer tool chain off without an answer (the local model's `[[steps:N]]` goes to 20).
+ */
+const MAX_MODEL_STEPS = 25;
+
+/** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
+export async function callModel(
+  agent: Agent,
+  input: DriverTurn,
+  call: { runId: string; stepHooks: InputProcessor[] },
+) {
+  const { conversation, message, instructions, segment, abortSignal } = input;
+  const memory = { thread: conversation.id, resource: conversation.ownerId };
+  if (segment.kind === 'start') {
+    // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
+    // missed the reply it was sent into runs as a turn of its own, with the steer reminder.
+    const hidden = [
+      ...(instructions.handoff ? [HANDOFF_INSTRUCTION] : []),
+      ...(instructions.lateSteer ? [steerReminder([message.text], { late: true })] : []),
+    ];
+    return await agent.stream(
+      [
+        {
+          id: message.id,
+          role: 'user',
+          // Images are stored as references to the media route, never as bytes.
+          parts: [{ type: 'text', text: message.text }, ...message.attachments.map(fileReferencePart)],
+        },
+      ],
+      {
+        memory,
+        abortSignal,
+        runId: call.runId,
+        maxSteps: MAX_MODEL_STEPS,
+        inputProcessors: call.stepHooks,
+        ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),
+      },
+    );
+  }
+  // The resume token is Mastra's run id: Mastra resumes the suspended run from its stored
+  // snapshot, on any instance, after a restart too.
+  const { resumeToken: runId, toolCallId } = segment.call;
+  return segment.decision === 'approve'
+    ? await agent.approveToolCall({ runId, toolCallId, memory, abortSignal })
+    : await agent.declineToolCall({ runId, toolCallId, memory, abortSignal, reason: TOOL_DENIED_REASON });
+}
+
+/** Mastra's approval chunk (`data-tool-call-approval`) carries the handle to resume the run. */
+export function suspendedCallOf(data: unknown): SuspendedCall | undefined {
+  const { runId, toolCallId, toolName, args } = (data ?? {}) as Record<string, unknown>;
+  if (typeof runId !== 'string' || typeof toolCallId !== 'string' || typeof toolName !== 'string') {
+    return undefined;
+  }
+  return { resumeToken: runId, toolCallId, toolName, args: args ?? {} };
+}
+
+/**
+ * A model error as a person may read it: Mastra serialises errors (stack included) into the
+ * stream's error text; only the message is kept.
+ */
+export function describeModelError(errorText: string): string {
+  try {
+    const parsed = JSON.parse(errorText) as { message?: unknown };
+    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
+  } catch {
+    // Plain text already.
+  }
+  return errorText.split('\n')[0]?.trim() || turnErrorMessages.modelFailed;
+}

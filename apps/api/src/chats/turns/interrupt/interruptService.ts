@@ -1,0 +1,139 @@
+import { inStatusGroup, type Turn } from '@chat/contracts';
+import type { TurnRow } from '@chat/db';
+import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
+import { requireOwnedThread } from '../../threads/repository';
+import { cancelAwaitingTurn } from '../approval/suspend';
+import type { RuntimeDriver } from '../driver/types';
+import { toTurn } from '../dto';
+import { pauseIfItemsWait } from '../queue/pause';
+import { listWaitingTurns } from '../queue/repository';
+import { findActiveTurn, findTurn } from '../repository';
+import type { HeadClaims } from '../running/headClaim';
+import { type RecoveryDeps, settleOrphanedTurn } from '../running/recovery';
+import type { TurnRunner } from '../running/runner';
+import type { TurnStream } from '../running/turnStream';
+
+export interface InterruptDeps extends RecoveryDeps {
+  runner: TurnRunner;
+  /** Discards a stopped approval's suspended run. */
+  driver: RuntimeDriver;
+  claims: HeadClaims;
+  /** How long an interrupt waits for the runner to release the thread. */
+  interruptTimeoutMs?: number;
+}
+
+/** How often an interrupt re-reads the turn when no settle signal arrives. */
+const SETTLE_RECHECK_MS = 250;
+
+/** Stopping the running turn (S1-S3) and Stop & send (Q9, S4, S5). */
+export class InterruptService {
+  constructor(private readonly deps: InterruptDeps) {}
+
+  /**
+   * S1, S3: the person's Stop. With items waiting the queue pauses first (kept, never cancelled),
+   * so no tab claims the next item once the slot is free; then the active turn is interrupted.
+   * `queuePaused` says the queue is paused now (absent when nothing waits).
+   */
+  async stop(ownerId: string, threadId: string): Promise<{ turn: Turn | null; queuePaused?: true }> {
+    const paused = await this.deps.db.transaction(async (tx) => {
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      return await pauseIfItemsWait(tx, thread);
+    });
+    if (paused) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
+    const turn = await this.interruptOwned(threadId);
+    return paused ? { turn, queuePaused: true } : { turn };
+  }
+
+  /**
+   * S1: interrupts the active turn wherever it runs and returns once the thread's active slot is
+   * free, with the settled turn (null when nothing was running). The queue is left as it is: this
+   * is the stop of a thread being deleted or moved to another account, not the person's Stop.
+   * A turn waiting for an approval has no runner: its request is cancelled here (H3).
+   */
+  async interrupt(ownerId: string, threadId: string): Promise<Turn | null> {
+    await requireOwnedThread(this.deps.db, threadId, ownerId);
+    return await this.interruptOwned(threadId);
+  }
+
+  /** `interrupt` once the caller has checked that the thread is the person's. */
+  private async interruptOwned(threadId: string): Promise<Turn | null> {
+    const active = await findActiveTurn(this.deps.db, threadId);
+    if (!active) return null;
+    if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
+    if (this.deps.runner.abort(active.id)) {
+      // It runs here: its end is known without a round trip through the signal channel.
+      await this.deps.runner.finished(active.id);
+    } else {
+      await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
+    }
+    return toTurn(await this.waitUntilSettled(active));
+  }
+
+  /** Q9, S4: Send now on the head; when a turn is running, interrupt it first (Stop & send). */
+  async sendNow(
+    ownerId: string,
+    threadId: string,
+    turnId: string,
+  ): Promise<{ turn: Turn; stream: TurnStream }> {
+    const { db, claims } = this.deps;
+    await requireOwnedThread(db, threadId, ownerId);
+    const [turn, [head]] = await Promise.all([
+      findTurn(db, threadId, turnId),
+      listWaitingTurns(db, threadId),
+    ]);
+    if (!turn) throw notFound('turn');
+    // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
+    if (!inStatusGroup('waiting', turn.status)) throw new ApiError('not_queued');
+    if (head?.id !== turnId) throw new ApiError('not_queue_head');
+    // Every refusal the claim would give comes before anything is interrupted: a refusal changes
+    // nothing. A failed head is resolved by Retry, Edit or Delete, never by Send now (Q11).
+    if (head.status === 'failed') throw notEligible('head_failed');
+    // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
+    // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim
+    // sees the branch's last settled turn interrupted (S5); if the reply finished on its own
+    // meanwhile, nothing was cut off and the head runs as an ordinary turn.
+    await this.interruptOwned(threadId);
+    return await claims.claim(ownerId, threadId, { turnId });
+  }
+
+  /**
+   * Waits for the turn's `turn.settled` signal (from whichever instance runs it) instead of polling
+   * the row; a slow re-read covers a missed notification and a runner that died.
+   */
+  private async waitUntilSettled(turn: TurnRow): Promise<TurnRow> {
+    const deadline = Date.now() + (this.deps.interruptTimeoutMs ?? 15_000);
+    let wake = () => {};
+    const unsubscribe = this.deps.signals.subscribe((signal) => {
+      if (signal.kind === 'turn.settled' && signal.turnId === turn.id) wake();
+    });
+    try {
+      for (;;) {
+        const current = await findTurn(this.deps.db, turn.threadId, turn.id);
+        if (!current) throw notFound('turn');
+        // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
+        if (current.status === 'awaiting_approval') {
+          const cancelled = await cancelAwaitingTurn(this.deps, current);
+          if (cancelled) return cancelled;
+          continue;
+        }
+        if (current.status !== 'running') return current;
+        // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
+        // only decides when to ask; the database's clock decides (settleOrphanedTurn).
+        if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
+          const settled = await settleOrphanedTurn(this.deps, current);
+          if (settled) return settled;
+        }
+        if (Date.now() > deadline) throw threadBusy('stop_timed_out');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import type { Database, TurnRow } from '@chat/db';
+import type { Signals } from '../../../platform/notifications';
+import { lockThread } from '../../threads/repository';
+import type { SteerMessage } from '../driver/types';
+import { findTurn } from '../repository';
+import { listPendingSteers, markSteerDelivered, requeueSteers } from './repository';
+
+/**
+ * Steer delivery, the one place a steer becomes part of a running reply. A run that can steer
+ * asks at each step boundary (DriverTurn.takeSteers): under the thread lock, and only while its
+ * turn still runs on this runner, the thread's pending steers become `delivered` (their user
+ * messages recorded on the running turn's branch) and are handed over with their text as it
+ * stands now. Editing or deleting a pending steer in the Dock takes the same lock, so it either
+ * comes first (and the run takes the edited text, or nothing) or finds the steer delivered.
+ */
+export async function takeSteersAtBoundary(
+  deps: { db: Database; runnerId: string },
+  turn: TurnRow,
+): Promise<SteerMessage[]> {
+  // Most boundaries have nothing to take: one indexed read, no lock.
+  if ((await listPendingSteers(deps.db, turn.threadId)).length === 0) return [];
+  return await deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, turn.threadId))) return [];
+    const current = await findTurn(tx, turn.threadId, turn.id);
+    // Stopped or settled meanwhile: the steers wait for the queue (settling requeues them).
+    if (current?.status !== 'running' || current.runnerId !== deps.runnerId) return [];
+    const steers: SteerMessage[] = [];
+    for (const pending of await listPendingSteers(tx, turn.threadId)) {
+      const messageId = crypto.randomUUID();
+      await markSteerDelivered(tx, pending, turn.branchId, messageId);
+      steers.push({ turnId: pending.id, messageId, text: pending.text });
+    }
+    return steers;
+  });
+}
+
+/**
+ * Steers sent while the running reply cannot take them in (its driver cannot steer) go to the
+ * head of the queue at once, and run next with the steer reminder.
+ */
+export async function requeuePendingSteers(
+  deps: { db: Database; signals: Signals },
+  threadId: string,
+): Promise<void> {
+  const requeued = await deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, threadId))) return [];
+    return await requeueSteers(tx, threadId);
+  });
+  if (requeued.length > 0) await deps.signals.publish({ kind: 'queue.changed', threadId });
+}

@@ -1,0 +1,61 @@
+import type { Queryable, TurnRow } from '@chat/db';
+import { schema } from '@chat/db';
+import { and, asc, eq, gte } from 'drizzle-orm';
+import { transitionTurn } from '../lifecycle';
+
+/** The queries and moves of steers: pending while a reply runs, then delivered, or queued. */
+
+const turns = schema.chatTurnRequests;
+
+/** The thread's steers waiting for the running reply, in the order they were accepted. */
+export async function listPendingSteers(q: Queryable, threadId: string): Promise<TurnRow[]> {
+  return await q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.threadId, threadId), eq(turns.status, 'steer_pending')))
+    .orderBy(asc(turns.seq));
+}
+
+/** The running reply took the steer in: it is `delivered`, its user message recorded on `branchId`. */
+export async function markSteerDelivered(
+  q: Queryable,
+  steer: TurnRow,
+  branchId: string,
+  messageId: string,
+): Promise<TurnRow> {
+  const now = new Date();
+  return await transitionTurn(q, steer, 'delivered', {
+    branchId,
+    userMessageId: messageId,
+    startedAt: now,
+    finishedAt: now,
+  });
+}
+
+/**
+ * Steers no run took in become ordinary queued turns at the head of the queue (queue/order.ts puts
+ * them there), in the order they were sent; their runs get the steer reminder. Every pending steer
+ * of the thread: none is ever left pending without a reply running to take it in.
+ */
+export async function requeueSteers(q: Queryable, threadId: string): Promise<TurnRow[]> {
+  const rows: TurnRow[] = [];
+  for (const row of await listPendingSteers(q, threadId)) rows.push(await transitionTurn(q, row, 'queued'));
+  return rows;
+}
+
+/** The steers a turn took in: delivered on its branch since it started. */
+export async function listSteersDeliveredInto(q: Queryable, turn: TurnRow): Promise<TurnRow[]> {
+  if (!turn.startedAt) return [];
+  return await q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(turns.threadId, turn.threadId),
+        eq(turns.branchId, turn.branchId),
+        eq(turns.status, 'delivered'),
+        gte(turns.startedAt, turn.startedAt),
+      ),
+    )
+    .orderBy(asc(turns.seq));
+}

@@ -1,0 +1,47 @@
+import type { H3, H3Event } from 'h3';
+import type { SignedIn } from '../auth/auth';
+import { ApiError } from '../platform/errors';
+import type { RateLimitRule } from '../platform/rateLimit';
+import type { ApiServices } from './services';
+
+export type AuthedHandler = (
+  event: H3Event,
+  userId: string,
+  signedIn: SignedIn,
+) => Promise<unknown> | unknown;
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface RouteOptions {
+  /** Counts each request against this per-account rate limit (`429 rate_limited` past it). */
+  limit?: RateLimitRule;
+}
+
+/**
+ * The one route wrapper: `route(method, path, handler, options?)` registers a route that needs a
+ * signed-in user (`401 unauthorized` otherwise; a guest counts as none when guests are switched
+ * off), counted against `options.limit` per account.
+ * Refusals thrown by a handler go to the app's error handler. The app-level request guard has
+ * already checked the origin, the media type and the body (`platform/requestGuard.ts`).
+ */
+export function authedRoutes(app: H3, services: ApiServices) {
+  return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
+    app[method](path, async (event) => {
+      const signedIn = await services.accounts.signedIn(event.req.headers);
+      if (!signedIn) throw new ApiError('unauthorized');
+      if (options.limit) services.http.limits.hit(options.limit, `user:${signedIn.userId}`);
+      return await handler(event, signedIn.userId, signedIn);
+    });
+  };
+}
+
+export type PublicHandler = (event: H3Event) => Promise<unknown> | unknown;
+
+/**
+ * The same wrapper for the few routes anyone may call without a session (a shared snapshot's
+ * public read). Everything else goes through `authedRoutes`.
+ */
+export function publicRoutes(app: H3) {
+  return (method: Method, path: string, handler: PublicHandler) => {
+    app[method](path, async (event) => await handler(event));
+  };
+}

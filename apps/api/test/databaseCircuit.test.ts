@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { DatabaseCircuit } from '../src/platform/databaseCircuit';
+import { ApiError } from '../src/platform/errors';
+import { createLogger } from '../src/platform/logger';
+import { waitFor } from './support/client';
+
+const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+function circuitWith(answers: { up: boolean; probes: number }) {
+  return new DatabaseCircuit({
+    logger: createLogger('silent'),
+    probeIntervalMs: 20,
+    probe: async () => {
+      answers.probes += 1;
+      if (!answers.up) throw refused;
+    },
+  });
+}
+
+describe('the database circuit', () => {
+  it('opens on the first connection error, answers 503 with Retry-After while open, and closes once a probe answers', async () => {
+    const database = { up: false, probes: 0 };
+    const circuit = circuitWith(database);
+    expect(() => circuit.assertClosed()).not.toThrow();
+    expect(circuit.recordFailure(refused)).toBe(true);
+    expect(circuit.isOpen).toBe(true);
+    const refusal = (() => {
+      try {
+        circuit.assertClosed();
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refusal).toBeInstanceOf(ApiError);
+    expect((refusal as ApiError).code).toBe('unavailable');
+    expect((refusal as ApiError).headers?.['retry-after']).toBeDefined();
+    // It keeps probing while the database is away ...
+    await waitFor(
+      async () => database.probes,
+      (probes) => probes >= 3,
+      2_000,
+    );
+    expect(circuit.isOpen).toBe(true);
+    // ... and closes on the first probe that answers.
+    database.up = true;
+    await waitFor(
+      async () => circuit.isOpen,
+      (open) => !open,
+      2_000,
+    );
+    circuit.stop();
+  });
+
+  it('stays closed for errors that are not about reaching the database', () => {
+    const circuit = circuitWith({ up: true, probes: 0 });
+    const syntax = Object.assign(new Error('syntax error at or near "selec"'), { code: '42601' });
+    expect(circuit.recordFailure(syntax)).toBe(false);
+    expect(circuit.recordFailure(new ApiError('not_found'))).toBe(false);
+    expect(circuit.isOpen).toBe(false);
+    circuit.stop();
+  });
+});

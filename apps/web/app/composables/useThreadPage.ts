@@ -1,0 +1,121 @@
+import { isBusy } from '~/threadPage/queue';
+import { isReconnecting } from '~/threadPage/reducer';
+import type { ThreadPageState } from '~/threadPage/state';
+import {
+  composerView,
+  dockView,
+  finishedAnnouncement,
+  noticeMessage,
+  transcriptStatus,
+  versionsView,
+} from '~/threadPage/views';
+import { approvalsKey, useApprovals } from './useApprovals';
+import { useFeedback } from './useFeedback';
+import { useQueueCommands } from './useQueueCommands';
+import { useThreadEvents } from './useThreadEvents';
+import { useThreadStore } from './useThreadStore';
+import { useTurnStreams } from './useTurnStreams';
+import { useVersionCommands } from './useVersionCommands';
+
+/**
+ * One open thread, for its page: the store (state, reducer, effects), the thread's events
+ * stream feeding it, and the person's commands. Components render only from the state, through
+ * the views here; every command reports to the store, which decides what follows.
+ */
+export function useThreadPage(threadId: string) {
+  const store = useThreadStore(threadId);
+  const streams = useTurnStreams(store);
+  const queue = useQueueCommands(store, streams);
+  const versions = useVersionCommands(store, streams);
+  const feedback = useFeedback(store);
+  provide(approvalsKey, useApprovals(store, streams));
+
+  const events = useThreadEvents(threadId, {
+    onEvent: (event) => store.dispatch({ type: 'server', event }),
+    onConnected: () => store.dispatch({ type: 'events.connected' }),
+    onDisconnected: () => store.dispatch({ type: 'events.disconnected' }),
+  });
+
+  const state = store.state;
+
+  /** Subscribes first, then loads (the first detail read is the state's first effect), so no event between the two is lost. */
+  async function open(): Promise<void> {
+    events.open();
+    store.start();
+    await until(() => state.value.load.phase !== 'loading');
+  }
+
+  function until(done: () => boolean): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const stop = watch(state, () => {
+        if (!done()) return;
+        stop();
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * A view that changes only when the parts of the state it reads change, so the Dock or the
+   * composer do not re-render on every streamed delta (the state object is new on each event).
+   */
+  function viewOf<T>(
+    parts: (current: ThreadPageState) => unknown[],
+    derive: (current: ThreadPageState) => T,
+  ) {
+    let last: unknown[] | null = null;
+    let value: T;
+    return computed(() => {
+      const now = parts(state.value);
+      if (!last || now.length !== last.length || now.some((part, index) => part !== last?.[index])) {
+        last = now;
+        value = derive(state.value);
+      }
+      return value;
+    });
+  }
+  const queueParts = (current: ThreadPageState) => [
+    current.queue,
+    current.attached,
+    current.editing.queuedTurnId,
+    isBusy(current),
+  ];
+
+  return {
+    open,
+    state,
+    reconnecting: computed(() => isReconnecting(state.value)),
+    status: computed(() => transcriptStatus(state.value)),
+    composer: viewOf(
+      (current) => [...queueParts(current), current.load, current.editing.messageId],
+      composerView,
+    ),
+    dock: viewOf(queueParts, dockView),
+    versions: viewOf(
+      (current) => [
+        current.versionChanges,
+        current.editing.messageId,
+        current.queue.items.length,
+        isBusy(current),
+      ],
+      versionsView,
+    ),
+    notice: viewOf(
+      (current) => [current.notice, current.streamError, current.queue.items],
+      (current) => ({ message: noticeMessage(current), retryable: current.notice?.retryable ?? false }),
+    ),
+    /** What the live region says when a reply finishes (changes once per finished reply). */
+    finished: viewOf(
+      (current) => [current.lastFinished],
+      (current) => ({ seq: current.lastFinished?.seq ?? 0, text: finishedAnnouncement(current) }),
+    ),
+    send: streams.send,
+    stop: streams.stop,
+    retryNotice: streams.retryNotice,
+    dismissNotice: () => store.dispatch({ type: 'notice.dismissed' }),
+    queue,
+    versionCommands: versions,
+    feedback,
+  };
+}

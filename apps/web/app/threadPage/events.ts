@@ -1,0 +1,118 @@
+import type {
+  Attachment,
+  HitlRequest,
+  MessageFeedback,
+  ThreadDetail,
+  ThreadEvent,
+  Turn,
+  TurnQueue,
+} from '@chat/contracts';
+import type { ChatUIMessage } from '../utils/chatMessages';
+import type { Refusal } from './state';
+
+/**
+ * What goes into the chat page's reducer: facts from the server (a detail, a thread event, a
+ * stream's chunks and end, the answer to a request) and what the person started or ended in this
+ * tab. Each event says what happened, never what to do next: that is decided from the state.
+ */
+export type ThreadPageEvent =
+  // --- reading the thread -------------------------------------------------------------------
+  /** A detail read went out (its number is the state's `detail.latest` afterwards). */
+  | { type: 'detail.requested' }
+  /**
+   * A detail arrived: from a read, or as the answer to a version switch or delete. `at` is the
+   * state's `facts` when it was requested, so a detail older than a newer fact does not undo it.
+   */
+  | { type: 'detail.answered'; request: number; at: Facts; detail: ThreadDetail }
+  /** `ofThread`: the read of the thread itself failed (a 404 then means it is gone). */
+  | { type: 'detail.failed'; request: number; error: Refusal; ofThread: boolean }
+  /** The first load failed in a way that waiting can fix; a retry is scheduled, then due. */
+  | { type: 'load.retryScheduled' }
+  | { type: 'load.retryDue' }
+  // --- the thread's events stream -----------------------------------------------------------
+  | { type: 'events.connected' }
+  | { type: 'events.disconnected' }
+  | { type: 'server'; event: ThreadEvent }
+  // --- turns this tab starts ----------------------------------------------------------------
+  /** A request that may start a turn went out. `claimAt`: a viewer claim, at this queue fact. */
+  | { type: 'start.requested'; kind: StartKind; claimAt?: number }
+  /** The server queued it (`202`); a send's answer carries the queue. */
+  | { type: 'start.queued'; kind: StartKind; turnQueue: TurnQueue | null }
+  /** `retryOffered`: the banner may offer to send it again (when that can help). */
+  | { type: 'start.refused'; kind: StartKind; error: Refusal; claimAt?: number; retryOffered?: boolean }
+  /**
+   * A turn's stream is about to be shown here: one of this tab's starts (`start`), or an attach
+   * to a turn started elsewhere. The user message is shown with it unless the transcript has it.
+   */
+  | {
+      type: 'stream.opened';
+      turnId: string;
+      kind: StartKind | 'attach';
+      user: { text: string; attachments: readonly Attachment[] } | null;
+      /** An edit or regenerate: the messages kept before the new version's message. */
+      keep?: readonly ChatUIMessage[];
+    }
+  /** The reply as it stands after the latest chunks. */
+  | { type: 'stream.message'; turnId: string; message: ChatUIMessage }
+  | { type: 'stream.ended'; turnId: string; outcome: StreamOutcome; error?: string }
+  /** A stream ended and its settle event is late: a timer runs, and then it is given up on. */
+  | { type: 'settleWait.started'; turnId: string }
+  | { type: 'settleWait.expired'; turnId: string }
+  // --- Stop, Stop & send --------------------------------------------------------------------
+  /** This tab is ending the shown stream on purpose (Stop, or Stop & send before it sends). */
+  | { type: 'stop.started' }
+  /** Stop's end: the interrupt's answer (or why it failed). `refetch`: the thread is read again. */
+  | {
+      type: 'stop.ended';
+      interrupted?: { turn: Turn | null; queuePaused?: boolean };
+      error?: Refusal;
+      refetch: boolean;
+    }
+  // --- the queue ----------------------------------------------------------------------------
+  /** An edit, delete, pause or resume answered with the queue. */
+  | { type: 'queue.answered'; turnQueue: TurnQueue }
+  /** A failed head was edited or deleted: its attempt left the transcript (read it again). */
+  | { type: 'queue.attemptRemoved' }
+  | { type: 'queueEdit.started'; turnId: string }
+  | { type: 'queueEdit.ended' }
+  // --- versions -----------------------------------------------------------------------------
+  | { type: 'messageEdit.started'; messageId: string }
+  | { type: 'messageEdit.ended' }
+  | { type: 'versionChange.started' }
+  | { type: 'versionChange.ended' }
+  // --- approvals, feedback, the banner, the sidebar -----------------------------------------
+  | { type: 'decision.started'; requestId: string }
+  | { type: 'decision.shown'; requestId: string; status: HitlRequest['status'] }
+  | { type: 'decision.ended' }
+  | { type: 'feedback.shown'; messageId: string; feedback: MessageFeedback | null }
+  | { type: 'notice.shown'; error: Refusal; prefix?: string }
+  | { type: 'notice.dismissed' }
+  | { type: 'threadList.refreshed' };
+
+export interface Facts {
+  queue: number;
+  transcript: number;
+}
+
+/** Which request a turn start is: each has its own rules for a refusal and for what it shows. */
+export type StartKind =
+  /** `POST /turns` (Q1-Q3). */
+  | 'send'
+  /** A viewer claim of the queue head (Q10). */
+  | 'claim'
+  /** Send now / Stop & send on the head (Q9, S4). */
+  | 'sendNow'
+  /** Retry on a failed head (Q11). */
+  | 'retry'
+  /** Edit into a new version, or regenerate (B1, M3). */
+  | 'version'
+  /** Approve or deny a tool call (H3): the reply continues. */
+  | 'decision';
+
+export type StreamOutcome =
+  /** The server ended it (a finished, failed or interrupted reply). */
+  | 'ended'
+  /** This tab ended it on purpose (Stop, Stop & send, another stream, the page closing). */
+  | 'stopped'
+  /** The turn had already finished when this tab attached (`204`). */
+  | 'gone';

@@ -1,0 +1,458 @@
+import type { ThreadEvent, TurnQueue } from '@chat/contracts';
+import { errorMessage } from '@chat/contracts';
+import {
+  hasUserMessageOf,
+  optimisticUserMessage,
+  textOfMessage,
+  toChatUIMessages,
+} from '../utils/chatMessages';
+import type { StartKind, ThreadPageEvent } from './events';
+import { applyQueue, takeFromQueue } from './queue';
+import type { Refusal, SettledEvent, StreamOrigin, ThreadPageState } from './state';
+import {
+  appendMessages,
+  applyTurnMessages,
+  endLive,
+  markInterrupted,
+  openLive,
+  removeTurnMessages,
+  setFeedback,
+  updateLive,
+} from './transcript';
+
+/** How many finished turn ids (and their reply ids) are remembered: far more than can still be active. */
+const REMEMBERED_TURNS = 50;
+
+/**
+ * The chat page's reducer: the next state after one event. Pure (no Vue, no fetch, no clock), so
+ * every ordering of server facts can be tested by feeding events in that order.
+ */
+export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent): ThreadPageState {
+  switch (event.type) {
+    case 'detail.requested':
+      return {
+        ...state,
+        detail: { wanted: false, inFlight: state.detail.inFlight + 1, latest: state.detail.latest + 1 },
+      };
+    case 'detail.answered':
+      return detailAnswered(state, event);
+    case 'detail.failed':
+      return detailFailed(state, event.error, event.ofThread);
+    case 'load.retryScheduled':
+      return { ...state, load: { ...state.load, retryScheduled: true } };
+    case 'load.retryDue':
+      return {
+        ...state,
+        load: { ...state.load, retryScheduled: false },
+        detail: { ...state.detail, wanted: true },
+      };
+
+    case 'events.connected':
+      // Events may have been missed while disconnected: read the thread again (the first connect
+      // races the first load, which is on its way anyway).
+      return {
+        ...state,
+        attached: true,
+        detail: { ...state.detail, wanted: state.detail.wanted || state.load.phase !== 'loading' },
+      };
+    case 'events.disconnected':
+      return { ...state, attached: false };
+    case 'server':
+      return serverEvent(state, event.event);
+
+    case 'start.requested': {
+      // A start the person asked for replaces the last banner; a claim or a decision says nothing.
+      const quiet = event.kind === 'claim' || event.kind === 'decision';
+      return {
+        ...state,
+        starts: state.starts + 1,
+        notice: quiet ? state.notice : null,
+        streamError: quiet ? state.streamError : null,
+      };
+    }
+    case 'start.queued':
+      return startQueued(state, event.kind, event.turnQueue);
+    case 'start.refused':
+      return startRefused(state, event);
+    case 'stream.opened':
+      return streamOpened(state, event);
+    case 'stream.message':
+      if (state.transcript.live?.turnId !== event.turnId) return state;
+      return { ...state, transcript: updateLive(state.transcript, event.message) };
+    case 'stream.ended':
+      return streamEnded(state, event.turnId, event.outcome, event.error);
+    case 'settleWait.started':
+      if (state.settleWait?.turnId !== event.turnId) return state;
+      return { ...state, settleWait: { turnId: event.turnId, timerStarted: true } };
+    case 'settleWait.expired':
+      if (state.settleWait?.turnId !== event.turnId) return state;
+      return { ...state, settleWait: null, detail: { ...state.detail, wanted: true } };
+
+    case 'stop.started': {
+      // The shown turn ends here on purpose: the server may still call it active for a moment.
+      const stopped = state.queue.activeTurn?.id ?? state.transcript.live?.turnId;
+      return {
+        ...state,
+        stopping: state.stopping + 1,
+        finished: stopped ? remember(state.finished, stopped) : state.finished,
+      };
+    }
+    case 'stop.ended':
+      return stopEnded(state, event);
+
+    case 'queue.answered':
+      return applyQueue(state, event.turnQueue);
+    case 'queue.attemptRemoved':
+      return { ...state, detail: { ...state.detail, wanted: true } };
+    case 'queueEdit.started':
+      return { ...state, editing: { ...state.editing, queuedTurnId: event.turnId } };
+    case 'queueEdit.ended':
+      return { ...state, editing: { ...state.editing, queuedTurnId: null } };
+
+    case 'messageEdit.started':
+      return { ...state, editing: { ...state.editing, messageId: event.messageId } };
+    case 'messageEdit.ended':
+      return { ...state, editing: { ...state.editing, messageId: null } };
+    case 'versionChange.started':
+      return { ...state, versionChanges: state.versionChanges + 1, notice: null };
+    case 'versionChange.ended':
+      return { ...state, versionChanges: Math.max(0, state.versionChanges - 1) };
+
+    case 'decision.started':
+      return { ...state, deciding: event.requestId };
+    case 'decision.shown':
+      // Until the server's next word, the card shows the decision the person made.
+      return {
+        ...state,
+        hitl: state.hitl.map((request) =>
+          request.id === event.requestId ? { ...request, status: event.status } : request,
+        ),
+      };
+    case 'decision.ended':
+      return { ...state, deciding: null };
+    case 'feedback.shown':
+      return { ...state, transcript: setFeedback(state.transcript, event.messageId, event.feedback) };
+    case 'notice.shown':
+      return showNotice(state, event.error, event.prefix);
+    case 'notice.dismissed':
+      return { ...state, notice: null, streamError: null };
+    case 'threadList.refreshed':
+      return { ...state, threadListStale: false };
+  }
+}
+
+// --- reading the thread ------------------------------------------------------------------------
+
+function detailAnswered(
+  state: ThreadPageState,
+  event: Extract<ThreadPageEvent, { type: 'detail.answered' }>,
+): ThreadPageState {
+  const detail = { ...state.detail, inFlight: Math.max(0, state.detail.inFlight - 1) };
+  // An answer overtaken by a newer request shows nothing: the newer one is on its way.
+  if (event.request !== state.detail.latest) return { ...state, detail };
+  const { thread, turnQueue, hitl, notes, messages } = event.detail;
+  let next: ThreadPageState = {
+    ...state,
+    detail,
+    thread,
+    hitl,
+    notes,
+    load: { phase: 'ready', error: null, retryScheduled: false },
+  };
+  // Events that came while the detail was on its way are at least as new as it.
+  if (event.at.queue === state.facts.queue) next = applyQueue(next, turnQueue);
+  // Replacing the transcript mid-stream would drop the live reply; every stream's end brings
+  // the transcript in line (its settle event, or another read). A transcript changed without a
+  // detail since the request is newer than this one.
+  if (state.transcript.live === null && event.at.transcript === state.facts.transcript) {
+    next = withoutStaleEditor({ ...next, transcript: { messages: toChatUIMessages(messages), live: null } });
+  }
+  return next;
+}
+
+function detailFailed(state: ThreadPageState, error: Refusal, ofThread: boolean): ThreadPageState {
+  const next = { ...state, detail: { ...state.detail, inFlight: Math.max(0, state.detail.inFlight - 1) } };
+  if (!ofThread) return next;
+  if (state.load.phase !== 'ready')
+    return { ...next, load: { phase: 'failed', error, retryScheduled: false } };
+  if (error.status === 404) return { ...next, deleted: true, threadListStale: true };
+  return next;
+}
+
+/** The first load failed in a way that waiting can fix: the API is down, or starting again. */
+export function isReconnecting(state: ThreadPageState): boolean {
+  const error = state.load.error;
+  return state.load.phase === 'failed' && error !== null && (error.retryable || error.status === 401);
+}
+
+// --- thread events -----------------------------------------------------------------------------
+
+function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageState {
+  if (event.threadId !== state.threadId) return state;
+  switch (event.type) {
+    case 'queue.changed':
+    case 'turn.started':
+      return applyQueue(state, event.turnQueue);
+    case 'turn.settled':
+      return turnSettled(applyQueue(state, event.turnQueue), event);
+    case 'hitl.changed':
+      // The transcript's tool card (another tab asked, or decided) and any new note: read again.
+      return {
+        ...applyQueue(state, event.turnQueue),
+        hitl: event.hitl,
+        detail: { ...state.detail, wanted: true },
+      };
+    case 'thread.changed':
+      return { ...state, detail: { ...state.detail, wanted: true }, threadListStale: true };
+    case 'feedback.changed':
+      return { ...state, transcript: setFeedback(state.transcript, event.messageId, event.feedback) };
+    case 'thread.deleted':
+      return { ...state, deleted: true, threadListStale: true };
+  }
+}
+
+/**
+ * A turn settled. Its final messages replace this tab's copy of it; while its stream is still
+ * shown here the event waits for the stream's end (whichever comes second applies). The detail
+ * is read instead when the event cannot be applied.
+ */
+function turnSettled(state: ThreadPageState, event: SettledEvent): ThreadPageState {
+  const turnId = event.turn.id;
+  let next = state;
+  if (event.turn.status === 'interrupted') {
+    next = { ...next, transcript: markInterrupted(next.transcript, turnId, next.replyIds[turnId]) };
+  }
+  if (next.transcript.live?.turnId === turnId) {
+    return { ...next, earlySettles: { ...next.earlySettles, [turnId]: event } };
+  }
+  next = applySettled(next, event);
+  return next.settleWait?.turnId === turnId ? { ...next, settleWait: null } : next;
+}
+
+/** Applies a settle event's messages, or asks for the detail when they cannot be applied. */
+function applySettled(state: ThreadPageState, event: SettledEvent): ThreadPageState {
+  const turnId = event.turn.id;
+  const applied =
+    event.messages && state.thread?.activeBranchId === event.turn.branchId
+      ? applyTurnMessages(state.transcript, turnId, toChatUIMessages(event.messages), state.replyIds[turnId])
+      : null;
+  if (!applied) return { ...state, detail: { ...state.detail, wanted: true } };
+  return withoutStaleEditor({
+    ...state,
+    transcript: applied,
+    facts: { ...state.facts, transcript: state.facts.transcript + 1 },
+  });
+}
+
+/** The message being edited left the transcript (another tab switched versions, say): its editor closes. */
+function withoutStaleEditor(state: ThreadPageState): ThreadPageState {
+  const editing = state.editing.messageId;
+  if (!editing || state.transcript.messages.some((message) => message.id === editing)) return state;
+  return { ...state, editing: { ...state.editing, messageId: null } };
+}
+
+// --- turn streams ------------------------------------------------------------------------------
+
+/** Refusals that are part of the normal flow and say nothing (a lost claim race). */
+function isQuiet(kind: StartKind, error: Refusal): boolean {
+  return (kind === 'claim' || kind === 'sendNow') && error.code === 'not_eligible';
+}
+
+function startQueued(state: ThreadPageState, kind: StartKind, turnQueue: TurnQueue | null): ThreadPageState {
+  let next: ThreadPageState = { ...state, starts: Math.max(0, state.starts - 1) };
+  if (turnQueue) next = applyQueue(next, turnQueue);
+  // A version retry whose turn no longer streams: read how it ended.
+  if (kind === 'version') {
+    next = {
+      ...next,
+      versionChanges: Math.max(0, next.versionChanges - 1),
+      editing: { ...next.editing, messageId: null },
+      detail: { ...next.detail, wanted: true },
+    };
+  }
+  return next;
+}
+
+function startRefused(
+  state: ThreadPageState,
+  event: Extract<ThreadPageEvent, { type: 'start.refused' }>,
+): ThreadPageState {
+  const { kind, error, claimAt } = event;
+  let next: ThreadPageState = { ...state, starts: Math.max(0, state.starts - 1) };
+  if (!isQuiet(kind, error)) {
+    const prefix = kind === 'send' ? 'Not sent; your message is back in the box.' : undefined;
+    next = showNotice(next, error, prefix, event.retryOffered);
+  }
+  switch (kind) {
+    case 'claim':
+      // Another tab claimed first (this tab attaches to its turn), or the head is blocked: no new
+      // claim until the queue changes.
+      return { ...next, claimRefusedAt: claimAt ?? next.facts.queue };
+    case 'version':
+      // Nothing changed on the server; the editor stays open with the text.
+      return { ...next, versionChanges: Math.max(0, next.versionChanges - 1) };
+    case 'sendNow':
+    case 'retry':
+    case 'decision':
+      // The queue or the approval moved on meanwhile (another tab): show where it is now.
+      return { ...next, detail: { ...next.detail, wanted: true } };
+    case 'send':
+      return next;
+  }
+}
+
+function streamOpened(
+  state: ThreadPageState,
+  event: Extract<ThreadPageEvent, { type: 'stream.opened' }>,
+): ThreadPageState {
+  const { turnId, kind } = event;
+  let next: ThreadPageState = kind === 'attach' ? state : { ...state, starts: Math.max(0, state.starts - 1) };
+  // One stream is shown at a time: one still shown ends here (its reader is stopped).
+  const previous = next.transcript.live;
+  if (previous && previous.turnId !== turnId) {
+    next = {
+      ...next,
+      transcript: endLive(next.transcript),
+      finished: remember(next.finished, previous.turnId),
+    };
+  }
+  switch (kind) {
+    case 'claim':
+    case 'sendNow':
+      next = takeFromQueue(next, turnId);
+      break;
+    case 'retry':
+      // It runs again in place of the failed attempt.
+      next = { ...takeFromQueue(next, turnId), transcript: removeTurnMessages(next.transcript, turnId) };
+      break;
+    case 'version':
+      next = {
+        ...next,
+        versionChanges: Math.max(0, next.versionChanges - 1),
+        editing: { ...next.editing, messageId: null },
+        transcript: { messages: event.keep ?? next.transcript.messages, live: null },
+      };
+      break;
+    default:
+      break;
+  }
+  const origin: StreamOrigin = kind === 'decision' ? 'continued' : kind === 'attach' ? 'attached' : 'own';
+  const { user } = event;
+  const showUser =
+    user !== null &&
+    (origin === 'own' ||
+      (origin === 'attached' &&
+        !hasUserMessageOf(next.transcript.messages, { id: turnId, text: user.text })));
+  let transcript = showUser
+    ? appendMessages(next.transcript, [
+        optimisticUserMessage({ id: turnId, ...user, attachments: [...user.attachments] }),
+      ])
+    : next.transcript;
+  const toolCallIds = next.hitl
+    .filter((request) => request.turnId === turnId)
+    .map((request) => request.toolCallId);
+  transcript = openLive(transcript, { turnId, origin }, toolCallIds);
+  return {
+    ...next,
+    transcript,
+    streamError: null,
+    threadListStale: next.threadListStale || kind === 'send' || kind === 'version',
+  };
+}
+
+function streamEnded(
+  state: ThreadPageState,
+  turnId: string,
+  outcome: 'ended' | 'stopped' | 'gone',
+  error: string | undefined,
+): ThreadPageState {
+  const live = state.transcript.live;
+  const shown = live?.turnId === turnId ? live : null;
+  let next: ThreadPageState = {
+    ...state,
+    finished: remember(state.finished, turnId),
+    // The streamed turn is newer than any detail requested while it streamed.
+    facts: { ...state.facts, transcript: state.facts.transcript + 1 },
+  };
+  if (shown) {
+    const reply = shown.reply;
+    next = { ...next, transcript: endLive(next.transcript) };
+    if (reply && reply.role === 'assistant') {
+      next = { ...next, replyIds: rememberReply(next.replyIds, turnId, reply.id) };
+    }
+    if (outcome === 'ended') {
+      next = {
+        ...next,
+        lastFinished: {
+          seq: (next.lastFinished?.seq ?? 0) + 1,
+          turnId,
+          text: reply ? textOfMessage(reply) : '',
+          failed: error !== undefined,
+        },
+      };
+    }
+  }
+  if (error !== undefined) next = { ...next, streamError: { turnId, message: error } };
+  // Whoever stopped it reads the thread afterwards (Stop), or streams the next turn (Stop & send).
+  if (outcome === 'stopped' || next.stopping > 0) return next;
+  const early = next.earlySettles[turnId];
+  if (early) {
+    const { [turnId]: _applied, ...rest } = next.earlySettles;
+    return applySettled({ ...next, earlySettles: rest }, early);
+  }
+  // The settle event is on its way while the events stream is open; else read the detail.
+  if (next.attached) return { ...next, settleWait: { turnId, timerStarted: false } };
+  return { ...next, detail: { ...next.detail, wanted: true } };
+}
+
+function stopEnded(
+  state: ThreadPageState,
+  event: Extract<ThreadPageEvent, { type: 'stop.ended' }>,
+): ThreadPageState {
+  let next: ThreadPageState = { ...state, stopping: Math.max(0, state.stopping - 1) };
+  const turn = event.interrupted?.turn;
+  if (turn?.status === 'interrupted') {
+    next = { ...next, transcript: markInterrupted(next.transcript, turn.id, next.replyIds[turn.id]) };
+  }
+  // S3: Stop with items waiting paused the queue; the Dock says so before the next event does.
+  if (event.interrupted?.queuePaused && !next.queue.paused) {
+    next = applyQueue(next, { ...next.queue, paused: true });
+  }
+  if (event.error) next = showNotice(next, event.error);
+  return event.refetch ? { ...next, detail: { ...next.detail, wanted: true } } : next;
+}
+
+// --- small helpers -----------------------------------------------------------------------------
+
+function showNotice(
+  state: ThreadPageState,
+  error: Refusal,
+  prefix?: string,
+  retryOffered = false,
+): ThreadPageState {
+  // The contract's words for a full queue say what to do about it.
+  const words = error.code === 'queue_full' ? errorMessage('queue_full') : error.message;
+  return {
+    ...state,
+    noticesShown: state.noticesShown + 1,
+    notice: {
+      id: state.noticesShown + 1,
+      message: prefix ? `${prefix} ${words}` : words,
+      retryable: retryOffered && error.retryable,
+    },
+  };
+}
+
+function remember(ids: readonly string[], id: string): readonly string[] {
+  if (ids.includes(id)) return ids;
+  return [...ids.slice(-(REMEMBERED_TURNS - 1)), id];
+}
+
+function rememberReply(
+  replyIds: Readonly<Record<string, string>>,
+  turnId: string,
+  replyId: string,
+): Readonly<Record<string, string>> {
+  const entries = Object.entries(replyIds).filter(([id]) => id !== turnId);
+  return Object.fromEntries([...entries.slice(-(REMEMBERED_TURNS - 1)), [turnId, replyId]]);
+}

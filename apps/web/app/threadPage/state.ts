@@ -1,0 +1,148 @@
+import type { HitlRequest, Note, Thread, ThreadEvent, TurnQueue } from '@chat/contracts';
+import type { ChatUIMessage } from '../utils/chatMessages';
+
+/**
+ * The chat page's state: everything the page shows and everything that decides what it does
+ * next, in one plain value. Server facts and this tab's requests come in as events
+ * (`events.ts`); `reduceThreadPage` (`reducer.ts`) makes the next state; `effectsOf`
+ * (`effects.ts`) reads the state and says which requests should go out. Nothing here holds a
+ * function, a timer or a connection: those live in the store that runs the effects.
+ */
+export interface ThreadPageState {
+  threadId: string;
+  /** The first load of the thread: until it answers, nothing claims, attaches or shows. */
+  load: { phase: 'loading' | 'ready' | 'failed'; error: Refusal | null; retryScheduled: boolean };
+  /** The thread was deleted (here or in another tab). */
+  deleted: boolean;
+  thread: Thread | null;
+  /** The queue as the server last told us (Q6): the active turn, the waiting items, the pause. */
+  queue: TurnQueue;
+  /** Tool approvals (H3) and the notes they wrote. */
+  hitl: readonly HitlRequest[];
+  notes: readonly Note[];
+  transcript: Transcript;
+  /** The thread's events stream is open: this page is attached and may claim the head (Q10). */
+  attached: boolean;
+  /**
+   * Counters of the facts that changed without a detail read. A detail requested before a newer
+   * fact holds an older copy of it, and that part of the detail is not shown.
+   */
+  facts: { queue: number; transcript: number };
+  /** Detail reads: one is wanted (an effect sends it), how many are out, the newest one's number. */
+  detail: { wanted: boolean; inFlight: number; latest: number };
+  /** Requests out that may start a turn in this tab (send, claim, Stop & send, retry, edit, decision). */
+  starts: number;
+  /** Stop or Stop & send is ending the shown stream on purpose. */
+  stopping: number;
+  /** Turns this tab showed to their end or stopped: never attached to again (newest last). */
+  finished: readonly string[];
+  /** The queue fact a claim of this tab was refused at: no new claim until the queue changes. */
+  claimRefusedAt: number | null;
+  /** Settle events that came while their turn's stream was still shown here. */
+  earlySettles: Readonly<Record<string, SettledEvent>>;
+  /** A stream ended on its own and waits (briefly) for its turn's settle event. */
+  settleWait: { turnId: string; timerStarted: boolean } | null;
+  /** The reply message id each turn streamed here produced (to mark it interrupted later). */
+  replyIds: Readonly<Record<string, string>>;
+  /** What the person is editing in place: a queued item (Q8) or a transcript message (B1). */
+  editing: { queuedTurnId: string | null; messageId: string | null };
+  /** Version changes (edit, regenerate, switch, delete) waiting for their answer. */
+  versionChanges: number;
+  /** The approval request whose decision is on its way. */
+  deciding: string | null;
+  /** The error banner: a refusal of this tab's last request. */
+  notice: Notice | null;
+  /** How many notices were shown (numbers the next one). */
+  noticesShown: number;
+  /** The error the last stream ended with (shown unless the Dock shows it on a failed head). */
+  streamError: { turnId: string; message: string } | null;
+  /** The last reply that finished streaming here, for the live region. */
+  lastFinished: FinishedReply | null;
+  /** The sidebar's list may show an old title or order: an effect refetches it. */
+  threadListStale: boolean;
+}
+
+export type SettledEvent = Extract<ThreadEvent, { type: 'turn.settled' }>;
+
+/** A refusal or failure of a request, as plain data (see ApiRequestError). */
+export interface Refusal {
+  message: string;
+  /** HTTP status; 0 when no answer came. */
+  status: number;
+  code: string | null;
+  /** Sending the same request again can help (the server never refused it). */
+  retryable: boolean;
+}
+
+export interface Notice {
+  /** Numbers notices, so a retry offered with one is not taken for another's. */
+  id: number;
+  message: string;
+  /** The banner offers Retry: the request can be sent again, and sending it again can help. */
+  retryable: boolean;
+}
+
+export type StreamOrigin =
+  /** A turn this tab started (send, claim, Stop & send, retry, edit, regenerate). */
+  | 'own'
+  /** Following a turn started elsewhere (another tab, before a reload). */
+  | 'attached'
+  /** The reply that continues after an approval decided here. */
+  | 'continued';
+
+/**
+ * The transcript: the shown version's messages, and the one reply streaming into this tab now.
+ * The streaming reply is kept apart, so a streamed delta replaces one message and never copies or
+ * scans the whole transcript (a chat of thousands of messages streams as cheaply as a short one).
+ */
+export interface Transcript {
+  messages: readonly ChatUIMessage[];
+  live: LiveReply | null;
+}
+
+export interface LiveReply {
+  turnId: string;
+  origin: StreamOrigin;
+  /** The reply so far: null until its first chunk (a continued reply starts as the message it continues). */
+  reply: ChatUIMessage | null;
+}
+
+export interface FinishedReply {
+  /** Counts finished replies, so the same text twice is still news. */
+  seq: number;
+  turnId: string;
+  text: string;
+  failed: boolean;
+}
+
+export function initialThreadPageState(threadId: string): ThreadPageState {
+  return {
+    threadId,
+    load: { phase: 'loading', error: null, retryScheduled: false },
+    deleted: false,
+    thread: null,
+    queue: { activeTurn: null, items: [], paused: false },
+    hitl: [],
+    notes: [],
+    transcript: { messages: [], live: null },
+    attached: false,
+    facts: { queue: 0, transcript: 0 },
+    // The first load is the first detail read.
+    detail: { wanted: true, inFlight: 0, latest: 0 },
+    starts: 0,
+    stopping: 0,
+    finished: [],
+    claimRefusedAt: null,
+    earlySettles: {},
+    settleWait: null,
+    replyIds: {},
+    editing: { queuedTurnId: null, messageId: null },
+    versionChanges: 0,
+    deciding: null,
+    notice: null,
+    noticesShown: 0,
+    streamError: null,
+    lastFinished: null,
+    threadListStale: false,
+  };
+}
