@@ -62,12 +62,28 @@ export class FaultLab {
     await sleepUntil(from + seconds * 1000);
     const to = Date.now();
     await this.postgres.resume();
+    await this.serving();
+    return { kind: 'outage', from, to };
+  }
+
+  /**
+   * Resolves once the API serves requests again: `/api/ready` asks the database itself, and a
+   * route behind the API's database circuit (the thread list, refused without a session) no longer
+   * answers `503` (the circuit closes at its next probe).
+   */
+  private async serving(): Promise<void> {
+    const status = async (path: string) =>
+      (await fetch(`${this.baseUrl}${path}`).catch(() => undefined))?.status;
     await waitFor(
-      async () => (await fetch(`${this.baseUrl}/api/ready`).catch(() => undefined))?.status,
-      (status) => status === 200,
+      () => status('/api/ready'),
+      (answer) => answer === 200,
       60_000,
     );
-    return { kind: 'outage', from, to };
+    await waitFor(
+      () => status('/api/threads'),
+      (answer) => answer !== undefined && answer !== 503,
+      60_000,
+    );
   }
 
   async close(): Promise<void> {
