@@ -185,4 +185,6 @@ export const turnErrorMessages = {
   serverStopped: 'The server running this turn stopped; the reply was cut off.',
   /** A failed turn whose error was not recorded. */
   unknown: 'The reply could not be produced.',
+  /** The run went silent for longer than the runner waits (`TURN_IDLE_MS`); it was stopped. */
+  modelIdle: 'The model stopped responding; the reply was cut off.',
 } as const;

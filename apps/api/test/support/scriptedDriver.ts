@@ -81,7 +81,7 @@ export class ScriptedDriver implements RuntimeDriver {
       }
       yield chunk({ type: 'text-end', id: textId });
       yield chunk({ type: 'finish' });
-      yield { type: 'turn-complete', replyMessageId: reply.id };
+      yield { type: 'turn-complete', saved: true };
     } finally {
       await this.store(turn, stored);
     }

@@ -1,4 +1,4 @@
-import type { Attachment, SendMode, Turn, TurnQueue } from '@chat/contracts';
+import { type Attachment, inStatusGroup, type SendMode, type Turn, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Signals } from '../../../platform/notifications';
 import { attachmentsForMessage } from '../../attachments/repository';
@@ -168,7 +168,7 @@ export class TurnAcceptance {
 
   /** The answer to a retried clientRequestId (Q1): the first request's turn, as it stands now. */
   private async replay(turn: TurnRow): Promise<SendResult> {
-    const stream = turn.status === 'running' ? this.deps.runner.replyStream(turn.id) : undefined;
+    const stream = inStatusGroup('leased', turn.status) ? this.deps.runner.replyStream(turn.id) : undefined;
     if (stream) return { kind: 'streaming', turn: toTurn(turn), stream };
     const turnQueue = await readTurnQueue(this.deps.db, turn.threadId);
     return turn.status === 'queued' || turn.status === 'failed'

@@ -1,3 +1,4 @@
+import { inStatusGroup } from '@chat/contracts';
 import type { Database, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
@@ -27,14 +28,16 @@ export class TurnStreams {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const turn = await findTurn(this.deps.db, threadId, turnId);
     if (!turn) throw notFound('turn');
-    if (turn.status !== 'running') return null;
+    // Running, or settling its reply (the stream ends once it is durable); else nothing to follow.
+    if (!inStatusGroup('leased', turn.status)) return null;
     return this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps, threadId, turnId);
   }
 }
 
 /**
  * The reply of a turn running on another API instance, rebuilt from its checkpoints: the text so
- * far, then what each checkpoint adds, until the turn settles. Coarser than the owner's stream
+ * far, then what each checkpoint adds, until the turn settles (a turn settling its reply shows the
+ * reply its row holds meanwhile). Coarser than the owner's stream
  * (checkpoint granularity, text only), but it lets a reload or second tab behind any load balancer
  * follow the reply.
  */
@@ -52,7 +55,9 @@ function remoteTurnStream(
       while (!cancelled) {
         const turn = await findTurn(deps.db, threadId, turnId);
         if (!turn) break;
-        const text = turn.status === 'running' ? turn.partialText : await finalReplyText(deps.memory, turn);
+        const leased = inStatusGroup('leased', turn.status);
+        // While it runs or settles, the row holds the streaming message's text; then memory does.
+        const text = leased ? turn.partialText : await finalReplyText(deps.memory, turn);
         if (!started) {
           controller.enqueue({
             type: 'start',
@@ -65,7 +70,7 @@ function remoteTurnStream(
           controller.enqueue({ type: 'text-delta', id: textId, delta: text.slice(sent.length) });
           sent = text;
         }
-        if (turn.status !== 'running') {
+        if (!leased) {
           controller.enqueue({ type: 'text-end', id: textId });
           // The owner's stream carried the error as it happened; here it comes with the end.
           if (turn.status === 'failed' && turn.error)
