@@ -68,13 +68,13 @@ export class TurnCheckpoints {
   }
 
   /**
-   * A step ended (a tool's outcome, a steer taken in): the whole reply is written now, and this
-   * resolves once it is stored. While the database is away it resolves at once (the stream goes
-   * on; the write is retried behind it).
+   * A step ended (a tool's outcome, a steer taken in, a step's end): the reply so far is written
+   * now (its messages too when it has more than text), and this resolves once it is stored. While
+   * the database is away it resolves at once (the stream goes on; the write is retried behind it).
    */
   async stepEnded(): Promise<void> {
     if (this.stopped) return;
-    const write = this.flush(true);
+    const write = this.flush(this.reply.structured);
     if (!this.failing) await write;
   }
 

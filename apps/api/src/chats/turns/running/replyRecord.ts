@@ -94,6 +94,16 @@ export class ReplyRecord {
     );
   }
 
+  /**
+   * The reply is more than the text of one message (tool steps, steers, several messages): only
+   * then does its checkpoint need the messages besides the text.
+   */
+  get structured(): boolean {
+    return (
+      this.messages.length > 1 || this.messages.some((m) => m.parts.some((part) => part.type !== 'text'))
+    );
+  }
+
   /** The checkpoint of the reply (every message as it stands). */
   snapshot(): ReplySnapshot {
     return { messages: structuredClone(this.messages) };
