@@ -1,4 +1,4 @@
-import type { HitlDecision } from '@chat/contracts';
+import { type HitlDecision, turnErrorMessages } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
@@ -293,6 +293,7 @@ export class TurnRunner {
           // The run went silent: stopped as failed, so it cannot hold the thread forever.
           record.idle = true;
           this.deps.logger.warn({ turnId: turn.id }, 'turn run went silent; stopping it');
+          stream.push({ type: 'error', errorText: turnErrorMessages.modelIdle });
           controller.abort(new Error('idle'));
           connection.close();
           return;
