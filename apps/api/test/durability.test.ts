@@ -45,12 +45,22 @@ async function storedMessageIds(ids: (string | null | undefined)[]): Promise<str
   return rows.map((row) => row.id).sort();
 }
 
+/**
+ * The thread once nothing runs in it. Right after a fault the API may answer `503` a moment (a
+ * connection that broke in the outage opens its circuit again until the next probe): read on.
+ */
 async function atRest(client: ApiClient, threadId: string, timeoutMs = 90_000): Promise<ThreadDetail> {
-  return await waitFor(
-    () => client.via(lab.baseUrl).detail(threadId),
-    (detail) => detail.turnQueue.activeTurn === null,
+  const detail = await waitFor(
+    () =>
+      client
+        .via(lab.baseUrl)
+        .detail(threadId)
+        .catch(() => undefined),
+    (read) => read !== undefined && read.turnQueue.activeTurn === null,
     timeoutMs,
   );
+  if (!detail) throw new Error(`thread ${threadId} could not be read`);
+  return detail;
 }
 
 async function send(client: ApiClient, threadId: string, text: string): Promise<StreamView> {
@@ -226,6 +236,53 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       [row?.user_message_id, row?.assistant_message_id].sort(),
     );
   }, 60_000);
+
+  it('never refuses an approval it has recorded: a database that stops just after the decision changes nothing of the answer', async () => {
+    // The decision commits within a few milliseconds of arriving; the outage is aimed just after.
+    for (const afterMs of [10, 20, 35]) {
+      await lab.serving();
+      const client = await ApiClient.signIn(lab.baseUrl);
+      const threadId = await client.createThread();
+      const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');
+      await asked.done;
+      const [request] =
+        (
+          await waitFor(
+            () =>
+              client
+                .via(lab.baseUrl)
+                .detail(threadId)
+                .catch(() => undefined),
+            (read) => read !== undefined,
+            30_000,
+          )
+        )?.hitl ?? [];
+      const deciding = client
+        .via(lab.baseUrl)
+        .fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, { decision: 'approve' });
+      await sleepUntil(Date.now() + afterMs);
+      const outage = lab.inject('outage-5s');
+      const answer = await deciding;
+      const reply = answer.status === 200 ? new StreamView(asked.turnId, answer) : undefined;
+      if (!reply) await answer.body?.cancel();
+      await outage;
+
+      const [decided] = await lab.postgres.query(
+        (sql) => sql<{ status: string }[]>`select status from hitl_requests where id = ${request?.id ?? ''}`,
+      );
+      // An answer of 200 means it was recorded; a refusal means nothing changed.
+      expect({ afterMs, answer: answer.status, request: decided?.status }).toEqual({
+        afterMs,
+        answer: answer.status,
+        request: answer.status === 200 ? 'approved' : 'pending',
+      });
+      if (reply) {
+        // The continued reply runs to an end, whatever the outage did to it.
+        await reply.done;
+        await atRest(client, threadId);
+      } else expect((await turnRow(asked.turnId))?.status).toBe('awaiting_approval');
+    }
+  }, 240_000);
 });
 
 /**

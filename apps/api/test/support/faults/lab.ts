@@ -22,6 +22,13 @@ export type Fault =
 const LEASE_MS = '1500';
 
 /**
+ * How long the API under test waits on a run that sends nothing before it stops it as failed:
+ * well above the longest pause of the suite's replies (a tool step of 1.5 s), well below the time
+ * a case waits for its threads to come to rest.
+ */
+const IDLE_MS = '20000';
+
+/**
  * An API process (`src/main.ts`) on a PostgreSQL server of its own: the fault suite stops and
  * starts the server under it (an outage) or kills it with SIGKILL and starts a new one on the same
  * database (a crash).
@@ -71,7 +78,7 @@ export class FaultLab {
    * route behind the API's database circuit (the thread list, refused without a session) no longer
    * answers `503` (the circuit closes at its next probe).
    */
-  private async serving(): Promise<void> {
+  async serving(): Promise<void> {
     const status = async (path: string) =>
       (await fetch(`${this.baseUrl}${path}`).catch(() => undefined))?.status;
     await waitFor(
@@ -96,6 +103,7 @@ function apiEnv(postgres: OwnedPostgres): Record<string, string> {
   return {
     DATABASE_URL: postgres.databaseUrl,
     TURN_LEASE_MS: LEASE_MS,
+    TURN_IDLE_MS: IDLE_MS,
     // The suite's own output stays readable; API_TEST_LOG=info (or debug) shows everything.
     LOG_LEVEL: process.env.API_TEST_LOG ?? 'error',
   };
