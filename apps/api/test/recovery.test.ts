@@ -60,7 +60,12 @@ describe('the orphan sweeper after a database outage', () => {
     const live = await client.send(liveThread, 'a long reply [[words:150]] [[delay:60]]');
     expect(live.status).toBe(200);
     const view = new StreamView(live.headers.get('x-turn-id') ?? '', live);
-    // A turn whose server is gone: running, its lease about to run out.
+    await waitFor(
+      async () => view.wordCount,
+      (words) => words >= 20,
+      30_000,
+    );
+    // A turn whose server is gone: running, its lease running out once the outage has begun.
     const deadThread = await client.createThread();
     const { thread } = await client.detail(deadThread);
     const orphanId = crypto.randomUUID();
@@ -72,18 +77,12 @@ describe('the orphan sweeper after a database outage', () => {
         values
           (${orphanId}, ${deadThread}, ${thread.activeBranchId}, ${crypto.randomUUID()},
            'a message its server never finished', 'running', 'api-gone',
-           now() + interval '500 milliseconds', now(), ${crypto.randomUUID()}, ${crypto.randomUUID()},
-           'kept so far')`,
+           now() + ${`${LEASE_MS} milliseconds`}::interval, now(), ${crypto.randomUUID()},
+           ${crypto.randomUUID()}, 'kept so far')`,
     );
-    await waitFor(
-      async () => view.wordCount,
-      (words) => words >= 20,
-      30_000,
-    );
-
-    // Longer than two leases: every lease here runs out.
+    // Three leases: every lease here runs out while it lasts.
     await postgres.stop();
-    await sleepUntil(Date.now() + 2.5 * LEASE_MS);
+    await sleepUntil(Date.now() + 3 * LEASE_MS);
     await postgres.resume();
 
     await view.done;

@@ -6,7 +6,7 @@ import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
-import type { DriverEvent, RuntimeConnection, RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
+import type { DriverEvent, RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
@@ -260,9 +260,8 @@ export class TurnRunner {
     record: RunRecord,
     checkpoints: TurnCheckpoints,
   ): Promise<void> {
-    let connection: RuntimeConnection | undefined;
     try {
-      connection = await this.deps.driver.send({
+      const connection = await this.deps.driver.send({
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
         message: { id: context.userMessageId, text: turn.text, attachments: turn.attachments },
