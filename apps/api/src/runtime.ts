@@ -132,8 +132,8 @@ export async function createRuntime(
     modelName: config.CHAT_MODEL,
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
-  const acceptance = new TurnAcceptance({ db, signals, runner });
-  const claims = new HeadClaims({ db, memory, signals, runner });
+  const acceptance = new TurnAcceptance({ db, signals, runner, logger });
+  const claims = new HeadClaims({ db, memory, signals, runner, logger });
   // Recovery never takes a turn this instance's runner still holds.
   const holds = (turnId: string) => runner.holds(turnId);
   const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver, holds });

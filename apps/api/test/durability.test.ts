@@ -283,6 +283,40 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       } else expect((await turnRow(asked.turnId))?.status).toBe('awaiting_approval');
     }
   }, 240_000);
+
+  it('never refuses a claim of the queue head it has recorded: a database that stops just after the claim changes nothing of the answer', async () => {
+    // The claim commits within a few milliseconds of arriving; the outage is aimed just after.
+    for (const afterMs of [5, 10, 15, 20, 30]) {
+      await lab.serving();
+      const client = await ApiClient.signIn(lab.baseUrl);
+      const threadId = await client.createThread();
+      const first = await send(client, threadId, 'first [[words:30]] [[delay:40]]');
+      const head = await client.queued(threadId, 'next [[words:12]]');
+      await first.done;
+      // Nothing claims a queued turn but a viewer: the head waits until this test asks.
+      await atRest(client, threadId);
+      const claiming = client.via(lab.baseUrl).fetch('POST', `/api/threads/${threadId}/queue/claim`);
+      await sleepUntil(Date.now() + afterMs);
+      const outage = lab.inject('outage-5s');
+      const answer = await claiming;
+      const reply = answer.status === 200 ? new StreamView(head.id, answer) : undefined;
+      if (!reply) await answer.body?.cancel();
+      await outage;
+
+      // An answer of 200 means the head was claimed; a refusal means it still waits, as it was.
+      const claimed = (await turnRow(head.id))?.status !== 'queued';
+      expect({ afterMs, answer: answer.status, claimed }).toEqual({
+        afterMs,
+        answer: answer.status,
+        claimed: answer.status === 200,
+      });
+      if (reply) {
+        // The claimed reply runs to an end, whatever the outage did to it.
+        await reply.done;
+        await atRest(client, threadId);
+      }
+    }
+  }, 240_000);
 });
 
 /**

@@ -1,6 +1,7 @@
 import { type Attachment, inStatusGroup, type SendMode, type Turn, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
-import type { Signals } from '../../../platform/notifications';
+import type { Logger } from '../../../platform/logger';
+import type { Signal, Signals } from '../../../platform/notifications';
 import { attachmentsForMessage } from '../../attachments/repository';
 import { findBranch } from '../../branches/repository';
 import { activeBranchIdOf, requireOwnedThread, updateThread } from '../../threads/repository';
@@ -18,6 +19,7 @@ export interface AcceptanceDeps {
   db: Database;
   signals: Signals;
   runner: TurnRunner;
+  logger: Logger;
 }
 
 /** What an accepted turn answers: its reply stream (it runs now), or the turn and the queue. */
@@ -120,7 +122,7 @@ export class TurnAcceptance {
 
   /** Accepts one turn by `plan` (see the class). */
   async accept(request: TurnRequest, plan: TurnPlan): Promise<SendResult> {
-    const { db, runner, signals } = this.deps;
+    const { db, runner } = this.deps;
     const { ownerId, threadId, clientRequestId } = request;
     let result: { retry: true; turn: TurnRow } | { retry: false; turn: TurnRow; joining: Joining };
     try {
@@ -143,8 +145,13 @@ export class TurnAcceptance {
             : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
           updateThread(tx, threadId, joining.thread ?? {}),
         ]);
-        const turn = joining.joins === 'run' ? await runner.claim(tx, recorded, joining.branchId) : recorded;
-        return { retry: false as const, turn, joining };
+        if (joining.joins !== 'run') return { retry: false as const, turn: recorded, joining };
+        // Read here, so nothing after the commit needs the database to start the run (E5).
+        const [turn, branch] = await Promise.all([
+          runner.claim(tx, recorded, joining.branchId),
+          joining.branch ?? findBranch(tx, joining.branchId),
+        ]);
+        return { retry: false as const, turn, joining: { ...joining, branch } };
       });
     } catch (error) {
       await plan.rolledBack?.();
@@ -152,8 +159,10 @@ export class TurnAcceptance {
     }
 
     if (result.retry) return await this.replay(result.turn);
+    // E5: the commit accepted the turn; nothing after it may turn the answer into a refusal. The
+    // announcements are best-effort: other tabs and instances also find the change by reading.
     const { turn, joining } = result;
-    if (joining.announce) await signals.publish({ kind: 'thread.changed', threadId });
+    if (joining.announce) await this.announce({ kind: 'thread.changed', threadId });
     if (joining.joins === 'run') {
       return {
         kind: 'streaming',
@@ -161,9 +170,17 @@ export class TurnAcceptance {
         stream: await runner.start(turn, ownerId, joining.branch),
       };
     }
-    if (joining.joins === 'steer') await signals.publish({ kind: 'steer', threadId });
-    await signals.publish({ kind: 'queue.changed', threadId });
+    if (joining.joins === 'steer') await this.announce({ kind: 'steer', threadId });
+    await this.announce({ kind: 'queue.changed', threadId });
     return { kind: 'queued', turn: toTurn(turn), turnQueue: await readTurnQueue(db, threadId) };
+  }
+
+  private async announce(signal: Signal): Promise<void> {
+    await this.deps.signals
+      .publish(signal)
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, signal: signal.kind }, 'could not announce'),
+      );
   }
 
   /** The answer to a retried clientRequestId (Q1): the first request's turn, as it stands now. */
