@@ -51,6 +51,11 @@ Feature: Durability under faults
     When I approve a tool call and the database stops right after
     Then the approval is answered with the continuing reply, or refused with nothing changed
 
+  Scenario: A claim of the queue head is never refused after it was recorded
+    Given a thread at rest with one message waiting in the queue
+    When I run the queue head and the database stops right after
+    Then the claim is answered with the head's reply, or refused with the head still waiting
+
   Scenario: After an outage nothing is settled from a stale checkpoint
     Given a reply whose server is gone, its lease running out during an outage
     When the database comes back
