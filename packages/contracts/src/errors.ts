@@ -174,6 +174,8 @@ export const refusalMessages = {
   unavailable: {
     database: 'The database is not reachable right now. Try again shortly.',
     api: 'The chat server is not reachable. Try again shortly.',
+    /** The database went away as the change was being committed: it may have been saved. */
+    unsure: 'The database stopped just as this was being saved. Reload to see whether it was.',
   },
 } as const;
 

@@ -1,5 +1,6 @@
 import { type Attachment, inStatusGroup, type SendMode, type Turn, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import { CommitUnsure, commitOrSayUnsure } from '../../../platform/commitOutcome';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { attachmentsForMessage } from '../../attachments/repository';
@@ -126,7 +127,7 @@ export class TurnAcceptance {
     const { ownerId, threadId, clientRequestId } = request;
     let result: { retry: true; turn: TurnRow } | { retry: false; turn: TurnRow; joining: Joining };
     try {
-      result = await db.transaction(async (tx) => {
+      result = await commitOrSayUnsure(db, async (tx) => {
         const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
         const existing = await findTurnByClientRequestId(tx, threadId, clientRequestId);
         if (existing) return { retry: true as const, turn: existing };
@@ -154,7 +155,8 @@ export class TurnAcceptance {
         return { retry: false as const, turn, joining: { ...joining, branch } };
       });
     } catch (error) {
-      await plan.rolledBack?.();
+      // A commit that may have landed is not undone: its version's memory thread may be in use.
+      if (!(error instanceof CommitUnsure)) await plan.rolledBack?.();
       throw error;
     }
 

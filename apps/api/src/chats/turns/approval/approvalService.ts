@@ -1,5 +1,6 @@
 import { type HitlDecision, refusalMessages, type Turn } from '@chat/contracts';
 import type { Database } from '@chat/db';
+import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, InvariantError, notFound } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
@@ -29,7 +30,7 @@ export class ApprovalService {
     decision: HitlDecision,
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { db, runner } = this.deps;
-    const { turn, request, branch } = await db.transaction(async (tx) => {
+    const { turn, request, branch } = await commitOrSayUnsure(db, async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const pending = await findRequest(tx, threadId, requestId);
       if (!pending) throw notFound('approval');

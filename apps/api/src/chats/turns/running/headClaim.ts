@@ -1,6 +1,7 @@
 import { inStatusGroup, type Turn } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import type { Memory } from '@mastra/memory';
+import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, notEligible, notFound } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
@@ -43,7 +44,7 @@ export class HeadClaims {
     options: { turnId?: string; retry?: boolean } = {},
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { db, runner } = this.deps;
-    const { turn, branch, retried } = await db.transaction(async (tx) => {
+    const { turn, branch, retried } = await commitOrSayUnsure(db, async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       if (thread.queuePaused && !options.turnId) throw notEligible('queue_paused');
       const active = await findActiveTurn(tx, threadId);
