@@ -50,6 +50,7 @@ Feature: Durability under faults
   Scenario: An approval is never refused after it was recorded
     When I approve a tool call and the database stops right after
     Then the approval is answered with the continuing reply, or refused with nothing changed
+    # Unless the database stops during the commit itself: that refusal says to reload and see.
 
   Scenario: A claim of the queue head is never refused after it was recorded
     Given a thread at rest with one message waiting in the queue
