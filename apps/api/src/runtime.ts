@@ -125,26 +125,32 @@ export async function createRuntime(
     memory,
     driver,
     // A run that stopped on a tool call is the approval lifecycle's until a person decides.
-    suspend: (turn, progress, call, approvalRequest, stream) =>
-      endWithApprovalRequest(
-        { db, signals, logger, runnerId },
-        turn,
-        progress,
-        call,
-        approvalRequest,
-        stream,
-      ),
+    suspend: (turn, reply, call, approvalRequest, stream) =>
+      endWithApprovalRequest({ db, signals, logger, runnerId }, turn, reply, call, approvalRequest, stream),
     signals,
     logger,
     runnerId,
     leaseMs,
+    idleMs: config.TURN_IDLE_MS,
     modelName: config.CHAT_MODEL,
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });
-  const claims = new HeadClaims({ db, memory, signals, runner });
+  const claims = new HeadClaims({ db, memory, signals, runner, logger });
   const queue = new QueueService({ db, memory, signals });
-  const interrupts = new InterruptService({ db, memory, signals, logger, runner, claims, driver, queue });
+  // Recovery never takes a turn this instance's runner still holds.
+  const holds = (turnId: string) => runner.holds(turnId);
+  const interrupts = new InterruptService({
+    db,
+    memory,
+    signals,
+    logger,
+    runner,
+    claims,
+    driver,
+    queue,
+    holds,
+  });
   const allowGuests = config.AUTH_ALLOW_GUESTS;
   // The account service moves a guest's chats when better-auth links the guest to an account.
   let auth: Auth | undefined;
@@ -217,7 +223,7 @@ export async function createRuntime(
     claims,
     interrupts,
     streams,
-    approvals: new ApprovalService({ db, signals, runner }),
+    approvals: new ApprovalService({ db, signals, runner, logger }),
     branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
@@ -225,7 +231,10 @@ export async function createRuntime(
     portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN }),
   };
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
-  const stopSweeper = startOrphanSweeper({ db, memory, signals, logger }, Math.max(250, leaseMs / 2));
+  const stopSweeper = startOrphanSweeper(
+    { db, memory, signals, logger, holds },
+    { intervalMs: Math.max(250, leaseMs / 2), graceMs: leaseMs },
+  );
   const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;
   const stopGuestSweeper = allowGuests
     ? () => {}

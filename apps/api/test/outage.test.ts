@@ -1,48 +1,25 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ThreadDetail } from '@chat/contracts';
-import {
-  type EmbeddedServer,
-  ensureDatabase,
-  freePort,
-  runMigrations,
-  startEmbeddedPostgres,
-} from '@chat/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, readChunks, textOfChunks, waitFor } from './support/client';
+import { OwnedPostgres } from './support/faults/ownedPostgres';
 
 /** A PostgreSQL server of this test's own, which it stops and starts again on the same port. */
-const root = mkdtempSync(join(tmpdir(), 'chat-outage-'));
-// Run as root, PostgreSQL runs as the `postgres` user, which must reach the data directory.
-chmodSync(root, 0o755);
-const place = { dataDir: join(root, 'postgres'), passwordFile: join(root, 'postgres-password') };
-let port: number;
-let server: EmbeddedServer | undefined;
+let server: OwnedPostgres | undefined;
 let api: ApiProcess | undefined;
 
-const startServer = async () => {
-  server = await startEmbeddedPostgres({ ...place, port });
-  return server;
-};
-
 beforeAll(async () => {
-  port = await freePort();
-  const started = await startServer();
-  const databaseUrl = await ensureDatabase(started.adminUrl, 'chat');
-  await runMigrations(databaseUrl);
+  server = await OwnedPostgres.start();
   // A short lease: the orphan sweeper runs every 750 ms, so an outage meets it many times.
   api = await startApiProcess(
-    { DATABASE_URL: databaseUrl, TURN_LEASE_MS: '1500', LOCAL_MODEL_DELAY_MS: '20' },
+    { DATABASE_URL: server.databaseUrl, TURN_LEASE_MS: '1500', LOCAL_MODEL_DELAY_MS: '20' },
     { captureOutput: true },
   );
 }, 120_000);
 
 afterAll(async () => {
   await api?.stop();
-  await server?.stop();
-  rmSync(root, { recursive: true, force: true });
+  await server?.dispose();
 });
 
 interface Refusal {
@@ -163,7 +140,7 @@ describe('a database outage', () => {
     expect(api.child.exitCode).toBeNull();
     expect(api.child.signalCode).toBeNull();
 
-    await startServer();
+    await server.resume();
 
     await waitFor(
       async () => (await fetch(`${baseUrl}/api/ready`)).status,
@@ -233,7 +210,7 @@ describe('a database outage', () => {
       ended,
       new Promise((resolve) => setTimeout(() => resolve('open'), 10_000)),
     ]);
-    await startServer();
+    await server.resume();
     expect(outcome).toBe('ended');
     await waitFor(
       async () => (await client.fetch('GET', `/api/threads/${threadId}/events`)).status,

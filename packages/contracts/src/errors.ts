@@ -193,6 +193,8 @@ export const refusalMessages = {
   unavailable: {
     database: 'The database is not reachable right now. Try again shortly.',
     api: 'The chat server is not reachable. Try again shortly.',
+    /** The database went away as the change was being committed: it may have been saved. */
+    unsure: 'The database stopped just as this was being saved. Reload to see whether it was.',
   },
   overloaded: {
     uploads: 'The server is busy with other uploads. Try again in a moment.',
@@ -232,4 +234,6 @@ export const turnErrorMessages = {
   serverStopped: 'The server running this turn stopped; the reply was cut off.',
   /** A failed turn whose error was not recorded. */
   unknown: 'The reply could not be produced.',
+  /** The run went silent for longer than the runner waits (`TURN_IDLE_MS`); it was stopped. */
+  modelIdle: 'The model stopped responding; the reply was cut off.',
 } as const;

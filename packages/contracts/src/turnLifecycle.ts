@@ -8,6 +8,12 @@
 export const turnStatuses = [
   'queued',
   'running',
+  /**
+   * The run has ended and its reply is being made durable: the turn row holds the reply and how
+   * the run ended (the snapshot) while its messages are written to memory, so a database outage or
+   * a crash at that moment never shows it done with its messages missing. Ends as the snapshot says.
+   */
+  'settling',
   /** The model asked to run a tool that needs a person's approval; the turn waits (H3, Q12). */
   'awaiting_approval',
   'completed',
@@ -25,6 +31,8 @@ export type TurnStatus = (typeof turnStatuses)[number];
  * Every legal move; anything not listed is a bug.
  *
  *   queued  -> running -> completed | interrupted | failed
+ *   running -> settling -> completed | interrupted | failed
+ *                                   (the reply's messages could not be confirmed in memory at once)
  *   running -> awaiting_approval    (the model asked for a tool that needs approval; H3)
  *   awaiting_approval -> running    (approved or denied: the same turn continues)
  *   awaiting_approval -> interrupted (Stop, or Stop & send, while it waits: the request is cancelled)
@@ -38,7 +46,8 @@ export type TurnStatus = (typeof turnStatuses)[number];
  */
 export const turnTransitions: Readonly<Record<TurnStatus, readonly TurnStatus[]>> = {
   queued: ['running', 'cancelled'],
-  running: ['completed', 'interrupted', 'failed', 'awaiting_approval'],
+  running: ['completed', 'interrupted', 'failed', 'awaiting_approval', 'settling'],
+  settling: ['completed', 'interrupted', 'failed'],
   awaiting_approval: ['running', 'interrupted'],
   failed: ['running', 'queued', 'cancelled'],
   completed: [],
@@ -51,10 +60,16 @@ export const turnTransitions: Readonly<Record<TurnStatus, readonly TurnStatus[]>
 /** The groups of statuses the rules speak of; each rule names its group, never the statuses. */
 export const turnStatusGroups = {
   /**
-   * Holds the thread's one active slot (Q5): running, or waiting for a tool approval (Q12; it has
-   * no runner while it waits). The database's partial unique index enforces one per thread.
+   * Holds the thread's one active slot (Q5): running, settling its reply, or waiting for a tool
+   * approval (Q12; it has no runner while it waits). The database's partial unique index enforces
+   * one per thread.
    */
-  active: ['running', 'awaiting_approval'],
+  active: ['running', 'settling', 'awaiting_approval'],
+  /**
+   * Has a runner holding a lease: producing its reply, or making it durable. A lapsed lease means
+   * its runner is gone (crash recovery).
+   */
+  leased: ['running', 'settling'],
   /**
    * Waits in the queue: shown in the Dock in queue order and counted toward its cap (Q4, Q6). A
    * failed turn waits at the head until it is resolved (Q11); a pending steer waits for the running

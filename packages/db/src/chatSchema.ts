@@ -102,6 +102,25 @@ export const messageOrigins = pgTable(
   (t) => [primaryKey({ columns: [t.branchId, t.messageId] })],
 );
 
+/** How a run can end: the final statuses a `settling` turn moves to. */
+export const settleOutcomes = ['completed', 'interrupted', 'failed'] as const;
+export type SettleOutcome = (typeof settleOutcomes)[number];
+
+/**
+ * A reply as its runner recorded it, in memory's own message shape (`format: 2` parts: text,
+ * tool invocations with their results, step starts), message by message: the replies of a turn
+ * and the steers it took in between them, oldest first.
+ */
+export interface ReplySnapshot {
+  messages: Array<{
+    id: string;
+    role: 'user' | 'assistant';
+    /** ISO time: where the message sorts in the transcript. */
+    createdAt: string;
+    parts: Array<{ type: string; [key: string]: unknown }>;
+  }>;
+}
+
 /** The statuses a turn may have are the contract's; the column's CHECK lists the same ones. */
 const turnStatusList = sql.raw(turnStatuses.map((status) => `'${status}'`).join(','));
 
@@ -167,6 +186,15 @@ export const chatTurnRequests = pgTable(
      * reply is safely in memory.
      */
     partialText: text('partial_text').notNull().default(''),
+    /**
+     * The reply's messages as of its last step end (tool calls with their results, the steers it
+     * took in, the text of each message so far), checkpointed beside `partialText` (the text of the
+     * message streaming now, which grows between step ends). With `partialText` it is what a crash
+     * leaves behind, and while `settling` the reply itself. Cleared with `partialText`.
+     */
+    partialParts: jsonb('partial_parts').$type<ReplySnapshot>(),
+    /** While `settling`: how the run ended, the status the turn takes once its reply is in memory. */
+    outcome: text('outcome', { enum: settleOutcomes }),
     /** The API instance running it, and until when its heartbeat vouches for it. */
     runnerId: text('runner_id'),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
@@ -194,6 +222,8 @@ export const chatTurnRequests = pgTable(
       .on(t.branchId, t.queuePosition)
       .where(sql`${t.status} in (${statusGroupList('settled')}) and ${t.removedAt} is null`),
     check('turns_status_check', sql`${t.status} in (${turnStatusList})`),
+    // A settling turn knows how it ends; no other turn carries an outcome.
+    check('turns_outcome_check', sql`(${t.status} = 'settling') = (${t.outcome} is not null)`),
   ],
 );
 

@@ -8,6 +8,8 @@ export type {
   HitlRequestRow,
   MessageFeedbackRow,
   NoteRow,
+  ReplySnapshot,
+  SettleOutcome,
   ShareRow,
   ThreadRow,
   TurnRow,

@@ -81,7 +81,12 @@ export async function createChatAgent(options: {
   // approval keeps its snapshot (so any instance, or this one after a restart, can resume it).
   // Mastra's own console output stays quiet: the turn runner reports every failure in the API's
   // structured log instead.
-  new Mastra({ agents: { chat: agent }, storage, logger: new ConsoleLogger({ level: 'silent' }) });
+  const quiet = new ConsoleLogger({ level: 'silent' });
+  new Mastra({ agents: { chat: agent }, storage, logger: quiet });
+  // The store's domains (memory, workflows, ...) keep loggers of their own, which print each
+  // failed query to stderr outside the API's log during an outage; the failures reach the runner
+  // as errors, and it logs them.
+  for (const domain of Object.values(storage.stores ?? {})) domain?.__setLogger(quiet);
   return {
     agent,
     memory,

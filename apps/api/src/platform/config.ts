@@ -44,6 +44,11 @@ const configSchema = z.object({
    */
   GUEST_GRACE_DAYS: z.coerce.number().min(0).max(3650).default(30),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
+  /**
+   * A run that sends nothing at all (no text, no tool step) for this long is stopped as failed, so
+   * a run that hangs cannot hold its thread (and renew its lease) forever.
+   */
+  TURN_IDLE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
   /** Origins allowed to send unsafe requests besides WEB_ORIGIN and its loopback twin. */
   TRUSTED_ORIGINS: list('').pipe(z.array(z.url().transform((value) => new URL(value).origin))),
   /** Peers whose X-Forwarded-For is believed (the web app's proxy on this machine by default). */

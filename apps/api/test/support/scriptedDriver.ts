@@ -19,6 +19,11 @@ export interface Script {
   failAfter?: number;
   /** A step boundary after every this many words, where a steer can be taken in. */
   stepEvery?: number;
+  /**
+   * After this many words the run goes silent for good, deaf to its abort signal too (a run that
+   * hangs somewhere inside its runtime).
+   */
+  hangAfter?: number;
 }
 
 /**
@@ -69,6 +74,7 @@ export class ScriptedDriver implements RuntimeDriver {
             yield chunk({ type: 'text-start', id: textId });
           }
         }
+        if (script.hangAfter !== undefined && index === script.hangAfter) await new Promise(() => {});
         if (script.failAfter !== undefined && index === script.failAfter) {
           yield { type: 'error', message: `The scripted driver failed after ${index} words.` };
           return;
@@ -81,7 +87,7 @@ export class ScriptedDriver implements RuntimeDriver {
       }
       yield chunk({ type: 'text-end', id: textId });
       yield chunk({ type: 'finish' });
-      yield { type: 'turn-complete', replyMessageId: reply.id };
+      yield { type: 'turn-complete', saved: true };
     } finally {
       await this.store(turn, stored);
     }

@@ -70,11 +70,6 @@ function visibleParts(
     });
 }
 
-/** A message holds a tool call (its part may carry no text at all). */
-function hasToolCall(message: MastraDBMessage): boolean {
-  return message.content.parts.some((part) => part.type === 'tool-invocation');
-}
-
 /**
  * Closes a tool call that will never get a result (its turn was stopped while it waited for an
  * approval): the call is stored as declined with `reason`, so the card shows its end and the next
@@ -114,9 +109,9 @@ export async function readMessageText(memory: Memory, messageId: string): Promis
   return message && textOf(message);
 }
 
-export function textOf(message: MastraDBMessage): string {
-  return message.content.parts
-    .map((part) => (part.type === 'text' ? part.text : ''))
+export function textOf(message: { content: { parts: readonly unknown[] } }): string {
+  return (message.content.parts as Part[])
+    .map((part) => (part.type === 'text' ? String(part.text ?? '') : ''))
     .join('')
     .trim();
 }
@@ -146,76 +141,140 @@ export async function messagesFromUserMessage(
   return index >= 0 ? messages.slice(index) : [user];
 }
 
-interface ReplyRecord {
+/** A turn's messages as its runner recorded them (memory's shape), to be made sure of in memory. */
+export interface TurnMessages {
   memoryThreadId: string;
   resourceId: string;
   userMessage: { id: string; text: string; createdAt: Date; attachments?: readonly Attachment[] };
-  /** The visible reply text so far; nothing is written for an empty one. */
-  assistantText: string;
-  /** The reply that streamed last, when the turn has several (a steer split it): it is the one returned. */
-  lastReplyId?: string | null;
+  /** The replies, and the steers taken in between them, oldest first. */
+  messages: ReadonlyArray<{
+    id: string;
+    role: 'user' | 'assistant';
+    createdAt: string;
+    parts: ReadonlyArray<{ type: string; [key: string]: unknown }>;
+  }>;
 }
 
 /**
- * Makes sure a turn's user message and its visible partial reply are in memory, and returns the id
- * of the reply as stored (null when there is none). Mastra saves both when a stream ends, even an
- * aborted one (under an id of its own), but not when the process dies mid-stream: the runner and
- * crash recovery call this, and it only writes what is missing.
+ * Makes sure a turn's user message and everything its runner recorded of the reply are in memory,
+ * and returns the id of the reply as stored (the last message of it with something visible; null
+ * when there is none). A run's own save is trusted only as far as it goes: when what is stored
+ * after the user message holds all of the recorded text (a prefix of it is not enough), every
+ * finished tool call and every steer taken in, nothing is written. Otherwise the turn's messages
+ * become the record, written by id (an upsert: a save that lands later changes nothing), and a
+ * stored reply message the record does not name goes (the record holds its content: it is what
+ * streamed). Replies with nothing visible go either way. Reads the branch's tail from the user
+ * message on, never the whole transcript.
  */
-export async function ensureReplyPersisted(memory: Memory, record: ReplyRecord): Promise<string | null> {
-  const turnMessages = await messagesFromUserMessage(memory, record.memoryThreadId, record.userMessage.id);
-  const storedUser = turnMessages[0];
-  const savedReplies = turnMessages.slice(1).filter((m) => m.role === 'assistant');
+export async function ensureTurnStored(memory: Memory, turn: TurnMessages): Promise<string | null> {
+  const stored = await messagesFromUserMessage(memory, turn.memoryThreadId, turn.userMessage.id);
+  const storedUser = stored[0];
+  const after = stored.slice(1);
   // An abort before the first word leaves an assistant message with nothing visible in it (a
   // tool call is something: its card shows).
-  const emptyReplies = savedReplies.filter((message) => textOf(message) === '' && !hasToolCall(message));
-  if (emptyReplies.length > 0) await memory.deleteMessages(emptyReplies.map((message) => message.id));
-  const visible = savedReplies.filter((message) => textOf(message) !== '');
-  const savedReply = visible.find((message) => message.id === record.lastReplyId) ?? visible[0];
-  if (savedReply) return savedReply.id;
+  const empty = after.filter((message) => message.role === 'assistant' && !hasContent(message));
+  if (empty.length > 0) await memory.deleteMessages(empty.map((message) => message.id));
+  const kept = after.filter((message) => !empty.includes(message));
+  if (storedUser && covers(kept, turn.messages)) {
+    return kept.findLast((message) => message.role === 'assistant')?.id ?? null;
+  }
 
-  const missing: MastraDBMessage[] = [];
-  const base = { threadId: record.memoryThreadId, resourceId: record.resourceId };
+  const storedAt = new Map(stored.map((message) => [message.id, message.createdAt]));
+  const userCreatedAt = storedUser?.createdAt ?? turn.userMessage.createdAt;
+  const base = { threadId: turn.memoryThreadId, resourceId: turn.resourceId };
+  const writes: MastraDBMessage[] = [];
   if (!storedUser) {
-    missing.push({
+    writes.push({
       ...base,
-      id: record.userMessage.id,
+      id: turn.userMessage.id,
       role: 'user',
-      createdAt: record.userMessage.createdAt,
+      createdAt: turn.userMessage.createdAt,
       content: {
         format: 2,
         parts: [
-          { type: 'text', text: record.userMessage.text },
+          { type: 'text', text: turn.userMessage.text },
           // Its images, as references (never bytes), like the message Mastra would have saved.
-          ...(record.userMessage.attachments ?? []).map(storedFileReferencePart),
+          ...(turn.userMessage.attachments ?? []).map(storedFileReferencePart),
         ],
       },
     });
   }
-  const replyId = record.assistantText ? crypto.randomUUID() : null;
-  if (replyId) {
-    const userCreatedAt = storedUser?.createdAt ?? record.userMessage.createdAt;
-    missing.push({
+  let previous = userCreatedAt.getTime();
+  for (const message of turn.messages) {
+    if (message.role === 'assistant' && !hasContent({ content: { parts: message.parts } })) continue;
+    // After the message before it, whatever the clocks said: memory sorts by this time.
+    const createdAt =
+      storedAt.get(message.id) ?? new Date(Math.max(new Date(message.createdAt).getTime(), previous + 1));
+    previous = createdAt.getTime();
+    writes.push({
       ...base,
-      id: replyId,
-      role: 'assistant',
-      createdAt: new Date(Math.max(Date.now(), userCreatedAt.getTime() + 1)),
-      content: { format: 2, parts: [{ type: 'text', text: record.assistantText }] },
+      id: message.id,
+      role: message.role,
+      createdAt,
+      content: { format: 2, parts: [...message.parts] } as MastraDBMessage['content'],
     });
   }
-  if (missing.length === 0) return null;
-  if (!(await memory.getThreadById({ threadId: record.memoryThreadId }))) {
-    await memory.saveThread({
-      thread: {
-        id: record.memoryThreadId,
-        resourceId: record.resourceId,
-        title: '',
-        createdAt: new Date(),
-        updatedAt: new Date(),
-        metadata: {},
-      },
-    });
+  const named = new Set(turn.messages.map((message) => message.id));
+  const replaced = kept.filter((message) => message.role === 'assistant' && !named.has(message.id));
+  if (writes.length > 0) {
+    if (!storedUser && !(await memory.getThreadById({ threadId: turn.memoryThreadId }))) {
+      await memory.saveThread({
+        thread: {
+          id: turn.memoryThreadId,
+          resourceId: turn.resourceId,
+          title: '',
+          createdAt: new Date(),
+          updatedAt: new Date(),
+          metadata: {},
+        },
+      });
+    }
+    await memory.saveMessages({ messages: writes });
   }
-  await memory.saveMessages({ messages: missing });
-  return replyId;
+  if (replaced.length > 0) await memory.deleteMessages(replaced.map((message) => message.id));
+  return writes.findLast((message) => message.role === 'assistant')?.id ?? null;
+}
+
+/**
+ * Whether the stored messages after a turn's user message hold all of what was recorded: all of
+ * its text (in order, whatever the split into messages), each finished tool call, each steer.
+ */
+function covers(stored: readonly MastraDBMessage[], recorded: TurnMessages['messages']): boolean {
+  const storedReplies = stored.filter((message) => message.role === 'assistant');
+  const storedText = squash(storedReplies.map(textOf).join(' '));
+  const recordedText = squash(
+    recorded
+      .filter((message) => message.role === 'assistant')
+      .map((message) => textOf({ content: { parts: message.parts } }))
+      .join(' '),
+  );
+  if (!storedText.startsWith(recordedText)) return false;
+  const storedIds = new Set(stored.map((message) => message.id));
+  if (recorded.some((message) => message.role === 'user' && !storedIds.has(message.id))) return false;
+  const finished = new Set(storedReplies.flatMap((message) => finishedToolCalls(message.content.parts)));
+  return recorded.every((message) =>
+    finishedToolCalls(message.parts).every((toolCallId) => finished.has(toolCallId)),
+  );
+}
+
+/** The ids of the tool calls among `parts` that have an outcome (a result, or a refusal). */
+function finishedToolCalls(parts: readonly unknown[]): string[] {
+  return (parts as Part[]).flatMap((part) => {
+    if (part.type !== 'tool-invocation') return [];
+    const invocation = part.toolInvocation as { state?: string; toolCallId?: string } | undefined;
+    return invocation?.toolCallId && invocation.state !== 'call' ? [invocation.toolCallId] : [];
+  });
+}
+
+/** Text compared across message splits: whitespace is where messages join, so it counts once. */
+function squash(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** A message with something to show: text, or a tool call (its card shows). */
+function hasContent(message: { content: { parts: readonly unknown[] } }): boolean {
+  return (
+    textOf(message) !== '' ||
+    (message.content.parts as Part[]).some((part) => part.type === 'tool-invocation')
+  );
 }

@@ -1,5 +1,6 @@
-import type { Attachment, SendMode, Turn, TurnQueue } from '@chat/contracts';
+import { type Attachment, inStatusGroup, type SendMode, type Turn, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import { CommitUnsure, commitOrSayUnsure } from '../../../platform/commitOutcome';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { StepTimes } from '../../../platform/serverTiming';
 import { attachmentsForMessage } from '../../attachments/repository';
@@ -138,7 +139,7 @@ export class TurnAcceptance {
     const startedAt = performance.now();
     let claimMs = 0;
     try {
-      result = await db.transaction(async (tx) => {
+      result = await commitOrSayUnsure(db, async (tx) => {
         // The lock and the idempotency lookup go out together; the lookup runs once the lock is held.
         const [thread, existing] = await Promise.all([
           requireOwnedThread(tx, threadId, ownerId, { lock: true }),
@@ -182,13 +183,16 @@ export class TurnAcceptance {
         return { retry: false as const, turn, joining };
       });
     } catch (error) {
-      await plan.rolledBack?.();
+      // A commit that may have landed is not undone: its version's memory thread may be in use.
+      if (!(error instanceof CommitUnsure)) await plan.rolledBack?.();
       throw error;
     }
     times.add('accept', performance.now() - startedAt - claimMs);
     if (claimMs > 0) times.add('claim', claimMs);
 
     if (result.retry) return await this.replay(result.turn);
+    // E5: the commit accepted the turn (its signals went out with it); nothing after it may turn
+    // the answer into a refusal.
     const { turn, joining } = result;
     if (joining.joins === 'run') {
       return {
@@ -203,7 +207,7 @@ export class TurnAcceptance {
 
   /** The answer to a retried clientRequestId (Q1): the first request's turn, as it stands now. */
   private async replay(turn: TurnRow): Promise<SendResult> {
-    const stream = turn.status === 'running' ? this.deps.runner.replyStream(turn.id) : undefined;
+    const stream = inStatusGroup('leased', turn.status) ? this.deps.runner.replyStream(turn.id) : undefined;
     if (stream) return { kind: 'streaming', turn: toTurn(turn), stream };
     const turnQueue = await readTurnQueue(this.deps.db, turn.threadId);
     return turn.status === 'queued' || turn.status === 'failed'

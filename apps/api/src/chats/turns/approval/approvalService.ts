@@ -1,7 +1,10 @@
 import { type HitlDecision, refusalMessages, type Turn } from '@chat/contracts';
 import type { Database } from '@chat/db';
+import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, InvariantError, notFound } from '../../../platform/errors';
+import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
+import { findBranch } from '../../branches/repository';
 import { requireOwnedThread } from '../../threads/repository';
 import { toTurn } from '../dto';
 import { findTurn } from '../repository';
@@ -11,7 +14,9 @@ import { decideRequest, findRequest } from './repository';
 
 /** Deciding a tool approval (H3): approve runs the tool, deny tells the model; the turn continues. */
 export class ApprovalService {
-  constructor(private readonly deps: { db: Database; signals: Signals; runner: TurnRunner }) {}
+  constructor(
+    private readonly deps: { db: Database; signals: Signals; runner: TurnRunner; logger: Logger },
+  ) {}
 
   /**
    * Under the thread lock: the request must be this thread's (else `404`) and still pending (else
@@ -25,7 +30,7 @@ export class ApprovalService {
     decision: HitlDecision,
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { db, runner } = this.deps;
-    const { turn, request } = await db.transaction(async (tx) => {
+    const { turn, request, branch } = await commitOrSayUnsure(db, async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const pending = await findRequest(tx, threadId, requestId);
       if (!pending) throw notFound('approval');
@@ -40,11 +45,19 @@ export class ApprovalService {
       }
       const request = await decideRequest(tx, pending.id, decision === 'approve' ? 'approved' : 'denied');
       if (!request) throw new InvariantError(`approval ${pending.id} changed under the thread lock`);
-      return { turn: await runner.claimResumed(tx, waiting), request };
+      // Read here, so nothing after the commit needs the database to answer.
+      const branch = await findBranch(tx, waiting.branchId);
+      return { turn: await runner.claimResumed(tx, waiting), request, branch };
     });
-    // Started before other tabs hear of the decision, so they attach to the live stream.
-    const stream = await runner.resume(turn, ownerId, request, decision);
-    await this.deps.signals.publish({ kind: 'hitl.changed', threadId });
+    // E5: the commit decided; nothing after it may turn the answer into a refusal. Started before
+    // other tabs hear of the decision, so they attach to the live stream; the announcement is
+    // best-effort (tabs also read the decision on their next refetch).
+    const stream = await runner.resume(turn, ownerId, request, decision, branch);
+    await this.deps.signals
+      .publish({ kind: 'hitl.changed', threadId })
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not announce a decision'),
+      );
     return { turn: toTurn(turn), stream };
   }
 }

@@ -10,7 +10,7 @@ import { lockThread } from '../../threads/repository';
 import type { RuntimeDriver, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
-import type { RunProgress } from '../running/replyRepair';
+import type { ReplyRecord } from '../running/replyRecord';
 import { settleTurn } from '../running/settle';
 import { endOfReply, type TurnStream } from '../running/turnStream';
 import { requeueSteers } from '../steer/repository';
@@ -23,10 +23,10 @@ import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from '.
  * null when the turn is no longer this runner's (it was settled meanwhile).
  */
 export async function suspendForApproval(
-  deps: { db: Database; signals: Signals },
+  deps: { db: Database; signals: Signals; logger: Logger },
   turn: TurnRow,
   runnerId: string,
-  progress: RunProgress,
+  reply: ReplyRecord,
   call: SuspendedCall,
 ): Promise<HitlRequestRow | null> {
   const request = await deps.db.transaction(async (tx) => {
@@ -38,8 +38,10 @@ export async function suspendForApproval(
     await transitionTurn(tx, current, 'awaiting_approval', {
       runnerId: null,
       leaseExpiresAt: null,
-      partialText: progress.partialText,
-      assistantMessageId: progress.assistantMessageId,
+      // The reply so far (stored in memory by the runner first) is what the continued run goes on from.
+      partialText: reply.currentText,
+      partialParts: reply.snapshot(),
+      assistantMessageId: reply.currentId,
     });
     return await insertPendingRequest(tx, {
       id: crypto.randomUUID(),
@@ -52,39 +54,41 @@ export async function suspendForApproval(
       args: call.args,
     });
   });
-  if (request) await deps.signals.publish({ kind: 'hitl.changed', threadId: turn.threadId });
+  // Committed: tabs also find the request by reading.
+  if (request)
+    await deps.signals
+      .publish({ kind: 'hitl.changed', threadId: turn.threadId })
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, turnId: turn.id }, 'could not announce a request'),
+      );
   return request;
 }
 
 /**
  * The runner's end of a run that suspended for an approval (its SuspendRun): the turn waits with
  * no runner (and no lease) until a person decides, and the reply stream ends with the request,
- * under the API's own id (the driver's resume handle stays on the server).
+ * under the API's own id (the driver's resume handle stays on the server). Throws when the request
+ * could not be recorded (the database is away): the runner tries again, the stream still open.
  */
 export async function endWithApprovalRequest(
   deps: { db: Database; signals: Signals; logger: Logger; runnerId: string },
   turn: TurnRow,
-  progress: RunProgress,
+  reply: ReplyRecord,
   call: SuspendedCall,
   approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined,
   stream: TurnStream,
 ): Promise<void> {
-  try {
-    const request = await suspendForApproval(deps, turn, deps.runnerId, progress, call);
-    if (request) {
-      stream.push({
-        ...(approvalRequest ?? {}),
-        type: 'tool-approval-request',
-        approvalId: request.id,
-        toolCallId: request.toolCallId,
-      });
-    }
-  } catch (error) {
-    deps.logger.error({ err: error, turnId: turn.id }, 'could not record a tool approval request');
-  } finally {
-    for (const chunk of endOfReply('awaiting_approval')) stream.push(chunk);
-    stream.close();
+  const request = await suspendForApproval(deps, turn, deps.runnerId, reply, call);
+  if (request) {
+    stream.push({
+      ...(approvalRequest ?? {}),
+      type: 'tool-approval-request',
+      approvalId: request.id,
+      toolCallId: request.toolCallId,
+    });
   }
+  for (const chunk of endOfReply('awaiting_approval')) stream.push(chunk);
+  stream.close();
 }
 
 /**

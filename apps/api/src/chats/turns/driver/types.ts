@@ -44,15 +44,18 @@ export type DriverEvent =
   | { type: 'suspended'; call: SuspendedCall }
   /** Opaque to the host: what a later connection resumes from (stored on the turn's final reply). */
   | { type: 'resume-token'; token: string }
-  /** The run ended; `replyMessageId`: the id its last reply message is stored under. */
-  | { type: 'turn-complete'; replyMessageId: string | undefined }
+  /**
+   * The run ended. `saved`: the driver's own save of the run's messages went through, as far as
+   * the driver can tell (the host checks memory before it calls the turn done either way).
+   */
+  | { type: 'turn-complete'; saved: boolean }
   /** The model call failed; `message` is for a person to read (no stack, no internals). */
   | { type: 'error'; message: string };
 
 /**
- * Everything a driver needs to produce one run of a turn. A completed run has stored its user
- * message and reply in the conversation; an interrupted or failed one may not have (the runner
- * repairs what is missing).
+ * Everything a driver needs to produce one run of a turn. A driver stores the run's messages in
+ * the conversation as it can; the runner keeps its own record of the reply and writes whatever is
+ * missing before the turn is done (a save that failed, a run that broke off).
  */
 export interface DriverTurn {
   /** The host's turn this run produces (for the driver's own logs). */

@@ -64,8 +64,9 @@ export class InterruptService {
     if (!active) return null;
     if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
     if (this.deps.runner.abort(active.id)) {
-      // It runs here: its end is known without a round trip through the signal channel.
-      await this.deps.runner.finished(active.id);
+      // It runs here: its end is known without a round trip through the signal channel (bounded:
+      // a turn settling while the database is away waits for it; the wait below then answers).
+      await withinMs(this.deps.runner.finished(active.id), this.timeoutMs());
     } else {
       await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
     }
@@ -106,12 +107,16 @@ export class InterruptService {
     return await claims.claim(ownerId, threadId, { turnId });
   }
 
+  private timeoutMs(): number {
+    return this.deps.interruptTimeoutMs ?? 15_000;
+  }
+
   /**
    * Waits for the turn's `turn.settled` signal (from whichever instance runs it) instead of polling
    * the row; a slow re-read covers a missed notification and a runner that died.
    */
   private async waitUntilSettled(turn: TurnRow): Promise<TurnRow> {
-    const deadline = Date.now() + (this.deps.interruptTimeoutMs ?? 15_000);
+    const deadline = Date.now() + this.timeoutMs();
     let wake = () => {};
     const unsubscribe = this.deps.signals.subscribe((signal) => {
       if (signal.kind === 'turn.settled' && signal.turnId === turn.id) wake();
@@ -126,7 +131,8 @@ export class InterruptService {
           if (cancelled) return cancelled;
           continue;
         }
-        if (current.status !== 'running') return current;
+        // Settled; a turn settling its reply is as good as ended but still holds the slot.
+        if (!inStatusGroup('leased', current.status)) return current;
         // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
         // only decides when to ask; the database's clock decides (settleOrphanedTurn).
         if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
@@ -146,4 +152,11 @@ export class InterruptService {
       unsubscribe();
     }
   }
+}
+
+/** Waits for `work` at most `ms`. */
+async function withinMs(work: Promise<void> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

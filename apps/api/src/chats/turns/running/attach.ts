@@ -1,3 +1,4 @@
+import { inStatusGroup } from '@chat/contracts';
 import type { Database, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
@@ -57,7 +58,8 @@ export class TurnStreams {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const turn = await findTurn(this.deps.db, threadId, turnId);
     if (!turn) throw notFound('turn');
-    if (turn.status !== 'running') return null;
+    // Running, or settling its reply (the stream ends once it is durable); else nothing to follow.
+    if (!inStatusGroup('leased', turn.status)) return null;
     return this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps, threadId, turnId);
   }
 
@@ -168,8 +170,9 @@ async function pipeInto(
 
 /**
  * The reply of a turn running on another API instance, rebuilt from its checkpoints: the text so
- * far, then what each checkpoint adds, until the turn settles. Coarser than the pieces its
- * instance sends (checkpoint granularity, text only): only for when those do not come.
+ * far, then what each checkpoint adds, until the turn settles (a turn settling its reply shows the
+ * reply its row holds meanwhile). Coarser than the pieces its instance sends (checkpoint
+ * granularity, text only): only for when those do not come.
  */
 function checkpointTurnStream(
   deps: { db: Database; memory: Memory },
@@ -185,7 +188,9 @@ function checkpointTurnStream(
       while (!cancelled) {
         const turn = await findTurn(deps.db, threadId, turnId);
         if (!turn) break;
-        const text = turn.status === 'running' ? turn.partialText : await finalReplyText(deps.memory, turn);
+        const leased = inStatusGroup('leased', turn.status);
+        // While it runs or settles, the row holds the streaming message's text; then memory does.
+        const text = leased ? turn.partialText : await finalReplyText(deps.memory, turn);
         if (!started) {
           controller.enqueue({
             type: 'start',
@@ -198,7 +203,7 @@ function checkpointTurnStream(
           controller.enqueue({ type: 'text-delta', id: textId, delta: text.slice(sent.length) });
           sent = text;
         }
-        if (turn.status !== 'running') {
+        if (!leased) {
           controller.enqueue({ type: 'text-end', id: textId });
           // The owner's stream carried the error as it happened; here it comes with the end.
           if (turn.status === 'failed' && turn.error)

@@ -1,26 +1,168 @@
 import type { Database } from '@chat/db';
 import type { Logger } from '../../../platform/logger';
-import type { RunProgress } from './replyRepair';
-import { checkpointRunningTurn } from './repository';
+import type { ReplyRecord } from './replyRecord';
+import { appendCheckpointText, checkpointRunningTurn, renewLease } from './repository';
 
 /**
- * One heartbeat of a running turn: renews its lease and checkpoints the visible reply. A lost lease
- * aborts the run. `failing` holds the turns whose last checkpoint failed, so a database outage is
- * logged once per turn (and its recovery once), not every heartbeat.
+ * At most this long between two text checkpoints while a reply streams (plus the time one write
+ * takes): what a crash can lose of the text, and the pace at which viewers on other instances see
+ * it grow. A step's end is written before the step's last chunk goes out, whatever the pace.
  */
-export async function checkpoint(
-  deps: { db: Database; runnerId: string; leaseMs: number; logger: Logger },
-  failing: Set<string>,
-  turnId: string,
-  progress: RunProgress,
-  controller: AbortController,
-): Promise<void> {
-  try {
-    const stillOurs = await checkpointRunningTurn(deps.db, turnId, deps.runnerId, deps.leaseMs, progress);
-    if (!stillOurs) controller.abort(new Error('lease lost'));
-    if (failing.delete(turnId)) deps.logger.info({ turnId }, 'turn checkpoints work again');
-  } catch (error) {
-    if (!failing.has(turnId)) deps.logger.warn({ err: error, turnId }, 'turn checkpoint failed');
-    failing.add(turnId);
+export const CHECKPOINT_MS = 100;
+
+/** While the database refuses checkpoints, the next try waits this long. */
+const RETRY_MS = 500;
+
+export interface CheckpointDeps {
+  db: Database;
+  runnerId: string;
+  leaseMs: number;
+  logger: Logger;
+}
+
+/**
+ * The checkpoints of one running turn and its lease, kept apart: the text of the message
+ * streaming now is written behind the stream (at most every `CHECKPOINT_MS`, one write at a time,
+ * only the new text each time), the reply's messages at each step end (`stepEnded`, awaited by
+ * the runner before it passes the step's end on), and the lease is renewed every third of its
+ * length for as long as the runner holds the turn (running, and settling its reply). A checkpoint
+ * or renewal that finds the turn no longer this runner's calls `lost`. A database outage is
+ * logged once, and its end once.
+ */
+export class TurnCheckpoints {
+  private readonly leaseTimer: NodeJS.Timeout;
+  private textTimer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private inFlight = false;
+  private dirty = false;
+  /** A step ended whose messages are not written yet (their write failed). */
+  private partsPending = false;
+  private lastWriteAt = 0;
+  private failing = false;
+  private stopped = false;
+  /** What the row holds, as far as this runner knows: the message and its text (null: unsure). */
+  private written: { id: string | null; text: string; bytes: number } | null = null;
+
+  constructor(
+    private readonly deps: CheckpointDeps,
+    private readonly turnId: string,
+    private readonly reply: ReplyRecord,
+    private readonly lost: () => void,
+    /** What the claim wrote: a continued turn starts from its stored checkpoint. */
+    written: { id: string | null; text: string },
+  ) {
+    this.written = { ...written, bytes: Buffer.byteLength(written.text) };
+    this.leaseTimer = setInterval(() => void this.renew(), deps.leaseMs / 3);
+  }
+
+  /** Text streamed: written behind the stream, at the checkpoint pace. */
+  textGrew(): void {
+    if (this.stopped) return;
+    this.dirty = true;
+    if (this.inFlight || this.textTimer) return;
+    const wait = Math.max(0, this.lastWriteAt + (this.failing ? RETRY_MS : CHECKPOINT_MS) - Date.now());
+    this.textTimer = setTimeout(() => {
+      this.textTimer = undefined;
+      void this.flush(false);
+    }, wait);
+  }
+
+  /**
+   * A step ended (a tool's outcome, a steer taken in, a step's end): the reply so far is written
+   * now (its messages too when it has more than text), and this resolves once it is stored. While
+   * the database is away it resolves at once (the stream goes on; the write is retried behind it).
+   */
+  async stepEnded(): Promise<void> {
+    if (this.stopped) return;
+    const write = this.flush(this.reply.structured);
+    if (!this.failing) await write;
+  }
+
+  /** Stops text checkpoints (the run ended); the lease is still renewed until `release`. */
+  async finishStreaming(): Promise<void> {
+    clearTimeout(this.textTimer);
+    this.textTimer = undefined;
+    this.stopped = true;
+    await this.writing;
+  }
+
+  /** The runner no longer holds the turn (it is settled, or left to crash recovery). */
+  async release(): Promise<void> {
+    clearInterval(this.leaseTimer);
+    await this.finishStreaming();
+  }
+
+  /** One write at a time, in order; `withParts` writes the reply's messages too. */
+  private flush(stepEnd: boolean): Promise<void> {
+    this.dirty = false;
+    if (stepEnd) this.partsPending = true;
+    const write = this.writing.then(() => this.write(this.partsPending));
+    this.writing = write;
+    return write;
+  }
+
+  private async write(withParts: boolean): Promise<void> {
+    this.inFlight = true;
+    this.lastWriteAt = Date.now();
+    const { db, runnerId, leaseMs } = this.deps;
+    const id = this.reply.currentId;
+    const text = this.reply.currentText;
+    try {
+      const known = this.written;
+      let ours: boolean;
+      if (!withParts && known && known.id === id && text.startsWith(known.text)) {
+        const delta = text.slice(known.text.length);
+        ours =
+          delta === '' ||
+          (await appendCheckpointText(db, this.turnId, runnerId, leaseMs, {
+            delta,
+            knownBytes: known.bytes,
+          }));
+        // Not appended: the row holds something else than this runner knows (a write whose answer
+        // was lost), or the turn is no longer its own; the whole text says which.
+        if (ours) this.written = { id, text, bytes: known.bytes + Buffer.byteLength(delta) };
+      } else ours = false;
+      if (!ours) {
+        this.written = null;
+        ours = await checkpointRunningTurn(db, this.turnId, runnerId, leaseMs, {
+          assistantMessageId: id,
+          partialText: text,
+          ...(withParts ? { partialParts: this.reply.snapshot() } : {}),
+        });
+        if (ours) this.written = { id, text, bytes: Buffer.byteLength(text) };
+        if (ours && withParts) this.partsPending = false;
+      }
+      if (!ours) this.lost();
+      this.recovered();
+    } catch (error) {
+      this.written = null;
+      // Tried again behind the stream (the reply's messages too, if they were part of it).
+      this.dirty = true;
+      this.failed(error);
+    } finally {
+      this.inFlight = false;
+      if (this.dirty && !this.stopped) this.textGrew();
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const { db, runnerId, leaseMs } = this.deps;
+    try {
+      if (!(await renewLease(db, this.turnId, runnerId, leaseMs))) this.lost();
+      this.recovered();
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  private failed(error: unknown): void {
+    if (!this.failing) this.deps.logger.warn({ err: error, turnId: this.turnId }, 'turn checkpoint failed');
+    this.failing = true;
+  }
+
+  private recovered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.deps.logger.info({ turnId: this.turnId }, 'turn checkpoints work again');
   }
 }

@@ -1,8 +1,11 @@
 import { inStatusGroup, type Turn } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import type { Memory } from '@mastra/memory';
+import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, notEligible, notFound } from '../../../platform/errors';
+import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
+import { findBranch } from '../../branches/repository';
 import { activeBranchIdOf, requireOwnedThread } from '../../threads/repository';
 import { toTurn } from '../dto';
 import { removeFailedAttempt } from '../queue/failedAttempt';
@@ -17,6 +20,7 @@ export interface HeadClaimDeps {
   memory: Memory;
   signals: Signals;
   runner: TurnRunner;
+  logger: Logger;
 }
 
 /**
@@ -40,7 +44,7 @@ export class HeadClaims {
     options: { turnId?: string; retry?: boolean } = {},
   ): Promise<{ turn: Turn; stream: TurnStream }> {
     const { db, runner } = this.deps;
-    const { turn, retried } = await db.transaction(async (tx) => {
+    const { turn, branch, retried } = await commitOrSayUnsure(db, async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       if (thread.queuePaused && !options.turnId) throw notEligible('queue_paused');
       const active = await findActiveTurn(tx, threadId);
@@ -55,12 +59,23 @@ export class HeadClaims {
         await removeFailedAttempt(this.deps.memory, head);
       }
       if (options.turnId) await resumeOnExplicitRun(tx, thread);
-      const turn = await runner.claim(tx, head, activeBranchIdOf(thread));
-      return { turn, retried: head.status === 'failed' };
+      // The branch is read here, so nothing after the commit needs the database to start the run.
+      const branchId = activeBranchIdOf(thread);
+      const [turn, branch] = await Promise.all([runner.claim(tx, head, branchId), findBranch(tx, branchId)]);
+      return { turn, branch, retried: head.status === 'failed' };
     });
-    // Other tabs drop the failed attempt from their transcript before they follow the new run.
-    if (retried) await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    return { turn: toTurn(turn), stream: await runner.start(turn, ownerId) };
+    // E5: the commit claimed the head; nothing after it may turn the answer into a refusal (a
+    // claim has no idempotency key: a retry would meet the turn it started). Other tabs drop the
+    // failed attempt from their transcript before they follow the new run; they also find it by
+    // reading, so the announcement is best-effort.
+    if (retried) {
+      await this.deps.signals
+        .publish({ kind: 'thread.changed', threadId })
+        .catch((error: unknown) =>
+          this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not announce a retry'),
+        );
+    }
+    return { turn: toTurn(turn), stream: await runner.start(turn, ownerId, branch) };
   }
 
   /**

@@ -1,36 +1,50 @@
 import { turnErrorMessages } from '@chat/contracts';
-import type { Database, TurnRow } from '@chat/db';
+import type { Database, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
+import { sql } from 'drizzle-orm';
+import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
-import { ensureReplyPersisted } from '../../branches/transcript';
+import { ensureTurnStored } from '../../branches/transcript';
+import { listSteersDeliveredInto } from '../steer/repository';
+import { ReplyRecord } from './replyRecord';
 import { findOrphanedTurn, listOrphanedTurns } from './repository';
-import { settleTurn } from './settle';
+import { type Settlement, settleTurn } from './settle';
 
 export interface RecoveryDeps {
   db: Database;
   memory: Memory;
   signals: Signals;
   logger: Logger;
+  /** Whether this instance's own runner still holds the turn (it is never recovered from here). */
+  holds?: (turnId: string) => boolean;
 }
 
 /**
- * Settles a running turn whose runner died (its lease ran out): the reply text checkpointed so far
- * goes into memory, the turn becomes `interrupted`, the thread's active slot is released. Queued
- * turns are not touched. Safe to call from any instance, any number of times: only the first
- * settler (under the thread lock) writes the reply.
+ * Settles a turn whose runner died (its lease ran out, running or settling its reply). Its reply
+ * is rebuilt from the row (the messages as of the last step end, the text checkpointed since, the
+ * steers it took in) and written to memory where missing; a running turn becomes `interrupted`,
+ * a settling one ends as its run did (the outcome it recorded). The thread's active slot is
+ * released. Queued turns are not touched. Safe to call from any instance, any number of times:
+ * only the first settler (under the thread lock) writes the reply. A turn this instance's runner
+ * still holds is left to it (its lease lapsed while the database was away; it renews it now).
  */
 export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): Promise<TurnRow | null> {
+  if (deps.holds?.(orphan.id)) return null;
   const settled = await settleTurn(
     deps,
     orphan.threadId,
     (tx) => findOrphanedTurn(tx, orphan.id),
     async (tx, turn, thread) => {
       const branch = await findBranch(tx, turn.branchId);
+      const reply = await recordedReply(tx, turn);
+      const settling = turn.status === 'settling' && turn.outcome !== null;
+      // A tool call cut off before its result would leave the next model call an unfinished exchange.
+      if (!settling || turn.outcome !== 'completed') reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
       let replyId = turn.assistantMessageId;
       if (branch && turn.userMessageId) {
-        replyId = await ensureReplyPersisted(deps.memory, {
+        replyId = await ensureTurnStored(deps.memory, {
           memoryThreadId: branch.memoryThreadId,
           resourceId: thread.ownerId,
           userMessage: {
@@ -39,21 +53,43 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
             createdAt: turn.startedAt ?? turn.createdAt,
             attachments: turn.attachments,
           },
-          assistantText: turn.partialText,
+          messages: reply.all,
         });
       }
-      return {
-        status: 'interrupted',
-        assistantMessageId: replyId,
-        // The reply is in memory now; its checkpoint copy goes.
-        partialText: '',
-        error: turnErrorMessages.serverStopped,
-      };
+      const settlement: Settlement =
+        settling && turn.outcome
+          ? { status: turn.outcome, error: turn.error, assistantMessageId: replyId }
+          : { status: 'interrupted', error: turnErrorMessages.serverStopped, assistantMessageId: replyId };
+      return settlement;
     },
   );
   if (settled)
-    deps.logger.warn({ turnId: settled.id, threadId: settled.threadId }, 'settled an orphaned turn');
+    deps.logger.warn(
+      { turnId: settled.id, threadId: settled.threadId, status: settled.status },
+      'settled an orphaned turn',
+    );
   return settled;
+}
+
+/**
+ * An orphan's reply from its row: the checkpoint, and the steers it took in after the
+ * checkpoint's last step end (delivered, their text on their own rows: they follow everything the
+ * checkpoint holds).
+ */
+async function recordedReply(tx: Queryable, turn: TurnRow): Promise<ReplyRecord> {
+  const reply = ReplyRecord.restore(turn.partialParts, {
+    id: turn.assistantMessageId,
+    text: turn.partialText,
+  });
+  const steers = await listSteersDeliveredInto(tx, turn);
+  reply.appendSteers(
+    steers.flatMap((steer) =>
+      steer.userMessageId
+        ? [{ turnId: steer.id, messageId: steer.userMessageId, text: steer.text, at: steer.startedAt }]
+        : [],
+    ),
+  );
+  return reply;
 }
 
 export async function settleOrphanedTurns(deps: RecoveryDeps): Promise<number> {
@@ -74,18 +110,29 @@ const MAX_BACKOFF_MS = 15_000;
 /**
  * Sweeps for orphaned turns now and then every `intervalMs`; returns a stop function. A sweep that
  * fails (the database is down) is logged and the next one waits longer, doubling up to 15 s, and
- * back to `intervalMs` after one succeeds. It never throws: a background task must not stop the
- * process.
+ * back to `intervalMs` after one succeeds. After an outage, nothing is settled for `graceMs` (a
+ * lease): every live runner's lease lapsed while the database was away, and each renews it within
+ * a third of a lease once it is back; only a runner that is really gone is still lapsed after
+ * that. It never throws: a background task must not stop the process.
  */
-export function startOrphanSweeper(deps: RecoveryDeps, intervalMs: number): () => void {
+export function startOrphanSweeper(
+  deps: RecoveryDeps,
+  options: { intervalMs: number; graceMs: number },
+): () => void {
+  const { intervalMs, graceMs } = options;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let failures = 0;
+  let graceUntil = 0;
   const sweep = async () => {
     try {
-      await settleOrphanedTurns(deps);
-      if (failures > 0) deps.logger.info({ failures }, 'orphan sweeps work again');
-      failures = 0;
+      if (failures > 0) {
+        // The first sweep since the outage: reach the database before the grace begins.
+        await deps.db.execute(sql`select 1`);
+        graceUntil = Date.now() + graceMs;
+        deps.logger.info({ failures }, 'orphan sweeps work again');
+        failures = 0;
+      } else if (Date.now() >= graceUntil) await settleOrphanedTurns(deps);
     } catch (error) {
       failures += 1;
       if (failures === 1) deps.logger.warn({ err: error }, 'orphan sweep failed; backing off');

@@ -1,4 +1,4 @@
-import type { Queryable, TurnRow } from '@chat/db';
+import type { Queryable, ReplySnapshot, TurnRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, desc, eq, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import { statusIn } from '../lifecycle';
@@ -56,41 +56,104 @@ export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): P
   return row;
 }
 
-/** Heartbeat of a running turn: extends the lease and checkpoints the visible reply so far. */
+/** What a running turn's checkpoint writes: the message streaming now and the reply's messages. */
+export interface Checkpoint {
+  /** The message streaming now, and all of its text. */
+  assistantMessageId: string | null;
+  partialText: string;
+  /** The reply's messages, when a step ended since the last write (else they stay as they are). */
+  partialParts?: ReplySnapshot;
+}
+
+/** This runner's running turn (the condition of every checkpoint write). */
+function ownRunning(turnId: string, runnerId: string): SQL | undefined {
+  return and(eq(turns.id, turnId), running, eq(turns.runnerId, runnerId));
+}
+
+/**
+ * Checkpoints a running turn this runner holds, and renews its lease. Returns false when the turn
+ * is no longer this runner's running turn (settled by someone else, or stopped).
+ */
 export async function checkpointRunningTurn(
   q: Queryable,
   turnId: string,
   runnerId: string,
   leaseMs: number,
-  progress: { partialText: string; assistantMessageId: string | null },
+  checkpoint: Checkpoint,
 ): Promise<boolean> {
   const rows = await q
     .update(turns)
     .set({
-      partialText: progress.partialText,
-      assistantMessageId: progress.assistantMessageId,
+      partialText: checkpoint.partialText,
+      assistantMessageId: checkpoint.assistantMessageId,
+      ...(checkpoint.partialParts ? { partialParts: checkpoint.partialParts } : {}),
       leaseExpiresAt: leaseFromNow(leaseMs),
     })
-    .where(and(eq(turns.id, turnId), running, eq(turns.runnerId, runnerId)))
+    .where(ownRunning(turnId, runnerId))
     .returning({ id: turns.id });
   return rows.length > 0;
 }
 
-/** The turn if it is running with an expired lease, by the database's clock (all instances share it). */
+/**
+ * Adds the text that streamed since the last checkpoint (`delta`) to a running turn's checkpoint,
+ * sending only the new text however long the reply: only if the stored text is still the
+ * `knownBytes` long one this runner wrote last (else nothing changes, and the caller writes the
+ * whole text). Renews the lease. Returns whether it was written.
+ */
+export async function appendCheckpointText(
+  q: Queryable,
+  turnId: string,
+  runnerId: string,
+  leaseMs: number,
+  text: { delta: string; knownBytes: number },
+): Promise<boolean> {
+  const rows = await q
+    .update(turns)
+    .set({
+      partialText: sql`${turns.partialText} || ${text.delta}`,
+      leaseExpiresAt: leaseFromNow(leaseMs),
+    })
+    .where(and(ownRunning(turnId, runnerId), sql`octet_length(${turns.partialText}) = ${text.knownBytes}`))
+    .returning({ id: turns.id });
+  return rows.length > 0;
+}
+
+/**
+ * Renews the lease of a turn this runner holds (running, or settling its reply). Returns false
+ * when it no longer holds it.
+ */
+export async function renewLease(
+  q: Queryable,
+  turnId: string,
+  runnerId: string,
+  leaseMs: number,
+): Promise<boolean> {
+  const rows = await q
+    .update(turns)
+    .set({ leaseExpiresAt: leaseFromNow(leaseMs) })
+    .where(and(eq(turns.id, turnId), statusIn('leased'), eq(turns.runnerId, runnerId)))
+    .returning({ id: turns.id });
+  return rows.length > 0;
+}
+
+/**
+ * The turn if a runner held it (running, or settling) and its lease expired, by the database's
+ * clock (all instances share it).
+ */
 export async function findOrphanedTurn(q: Queryable, turnId: string): Promise<TurnRow | undefined> {
   const [row] = await q
     .select()
     .from(turns)
-    .where(and(eq(turns.id, turnId), running, lt(turns.leaseExpiresAt, sql`now()`)));
+    .where(and(eq(turns.id, turnId), statusIn('leased'), lt(turns.leaseExpiresAt, sql`now()`)));
   return row;
 }
 
-/** Running turns whose runner stopped renewing its lease (a crashed or hung process). */
+/** Turns whose runner stopped renewing its lease (a crashed or hung process). */
 export async function listOrphanedTurns(q: Queryable): Promise<TurnRow[]> {
   return await q
     .select()
     .from(turns)
-    .where(and(running, lt(turns.leaseExpiresAt, sql`now()`)));
+    .where(and(statusIn('leased'), lt(turns.leaseExpiresAt, sql`now()`)));
 }
 
 /** The database's clock plus the lease, so instances with skewed clocks agree on expiry. */

@@ -3,52 +3,50 @@ import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
 import type { SteerMessage, SuspendedCall } from '../driver/types';
-import type { Outcome, RunProgress } from './replyRepair';
-import type { TurnStream } from './turnStream';
+import type { ReplyRecord } from './replyRecord';
+import type { Outcome } from './replyRepair';
 
 /** What the runner gathers from a run's events, to settle the turn with. */
 export interface RunRecord {
-  progress: RunProgress;
+  /** The reply as it streamed (every message, tool steps and steers included). */
+  reply: ReplyRecord;
+  /** Steers this run took in (recorded delivered when taken), in the order they were taken. */
+  steers: SteerMessage[];
   streamError?: string;
+  /** The run went silent for longer than the runner waits (it was stopped as failed). */
+  idle?: boolean;
   suspended?: SuspendedCall;
   approvalRequest?: UIMessageChunk & { type: 'tool-approval-request' };
   resumeToken: string | null;
 }
 
 /**
- * One reply chunk from the driver (errors come as the driver's `error` event): recorded, and
- * passed to subscribers except what comes later: the approval request (under the API's own id,
- * once it is recorded) and the stream's end (sent once the turn is settled, so a client that
- * refetches on finish sees it settled).
+ * One reply chunk from the driver (errors come as the driver's `error` event): recorded. Returns
+ * whether subscribers get it now: not what comes later, the approval request (under the API's
+ * own id, once it is recorded) and the stream's end (sent once the turn is settled, so a client
+ * that refetches on finish sees it settled).
  */
-export function takeChunk(chunk: UIMessageChunk, record: RunRecord, stream: TurnStream): void {
-  const { progress } = record;
-  if (chunk.type === 'start' && chunk.messageId) {
-    // After a steer boundary the reply goes on as the continuation message (already recorded).
-    if (!progress.steered) progress.assistantMessageId = chunk.messageId;
-  } else if (chunk.type === 'text-delta') progress.partialText += chunk.delta;
-  else if (chunk.type === 'tool-approval-request') {
+export function takeChunk(chunk: UIMessageChunk, record: RunRecord): boolean {
+  record.reply.take(chunk);
+  if (chunk.type === 'tool-approval-request') {
     record.approvalRequest = chunk;
-    return;
+    return false;
   }
-  if (chunk.type === 'finish' || chunk.type === 'abort') return;
-  stream.push(chunk);
+  return chunk.type !== 'finish' && chunk.type !== 'abort';
 }
 
 /**
- * The reference's `steer-boundary`: the reply took steers in. Subscribers roll their transcript
- * (the data part), and the checkpoint follows the continuation from here (the reply so far is a
- * finished message of its own).
+ * The chunks after which the reply so far is a finished step: a tool's outcome, a step's end. The
+ * runner makes the reply durable up to there before it passes them on, so what a person saw of a
+ * finished step is never lost to a crash.
  */
-export function takeSteerBoundary(
-  boundary: { steers: SteerMessage[]; continuationMessageId: string },
-  record: RunRecord,
-  stream: TurnStream,
-): void {
-  stream.push({ type: 'data-steer-boundary', data: boundary });
-  record.progress.steered = true;
-  record.progress.assistantMessageId = boundary.continuationMessageId;
-  record.progress.partialText = '';
+export function endsStep(chunk: UIMessageChunk): boolean {
+  return (
+    chunk.type === 'tool-output-available' ||
+    chunk.type === 'tool-output-error' ||
+    chunk.type === 'tool-output-denied' ||
+    chunk.type === 'finish-step'
+  );
 }
 
 /**
@@ -64,6 +62,7 @@ export function assertRunnable(turn: TurnRow, runnerId: string): string {
 
 /** How a run ended, as the runner saw it. */
 export function outcomeOf(record: RunRecord, aborted: boolean): Outcome {
+  if (record.idle) return { status: 'failed', error: turnErrorMessages.modelIdle };
   if (aborted) return { status: 'interrupted' };
   if (record.streamError !== undefined)
     return { status: 'failed', error: record.streamError || turnErrorMessages.modelFailed };

@@ -1,37 +1,33 @@
-import type { HitlDecision } from '@chat/contracts';
+import { type HitlDecision, turnErrorMessages } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
-import type { Signals } from '../../../platform/notifications';
+import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
-import type { RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
+import type { DriverEvent, RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
+import { findTurn } from '../repository';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
-import { checkpoint } from './checkpoint';
+import { TurnCheckpoints } from './checkpoint';
 import { claimNewTurn, claimTurn, type NewTurnValues } from './claim';
-import { type RunProgress, repairTranscript } from './replyRepair';
+import { ReplyRecord } from './replyRecord';
+import { type Outcome, storeReply } from './replyRepair';
 import { leaseFromNow } from './repository';
-import {
-  assertRunnable,
-  failureOf,
-  outcomeOf,
-  type RunRecord,
-  takeChunk,
-  takeSteerBoundary,
-} from './runRecord';
-import { settleRun } from './settle';
+import { assertRunnable, endsStep, failureOf, outcomeOf, type RunRecord, takeChunk } from './runRecord';
+import { markSettling, settleRun } from './settle';
 import { endOfReply, TurnStream } from './turnStream';
 
 /**
  * How a run that stopped on a tool call hands its turn over to the approval lifecycle (which
  * records the request and ends the stream with it: approval/suspend.ts). Given by the wiring, so
- * running a turn needs nothing of how approvals are decided.
+ * running a turn needs nothing of how approvals are decided. Throws when the request could not be
+ * recorded (the runner tries again).
  */
 export type SuspendRun = (
   turn: TurnRow,
-  progress: RunProgress,
+  reply: ReplyRecord,
   call: SuspendedCall,
   approvalRequest: (UIMessageChunk & { type: 'tool-approval-request' }) | undefined,
   stream: TurnStream,
@@ -39,7 +35,7 @@ export type SuspendRun = (
 
 export interface TurnRunnerDeps {
   db: Database;
-  /** The transcript store: a run that broke off has its messages repaired there. */
+  /** The transcript store: a run's messages are made sure of there before its turn is done. */
   memory: Memory;
   /** The runtime driver every model call goes through (the Mastra agent; see driver/types.ts). */
   driver: RuntimeDriver;
@@ -50,6 +46,11 @@ export interface TurnRunnerDeps {
   /** This instance's id, written on the turns it claims. */
   runnerId: string;
   leaseMs: number;
+  /**
+   * The longest a run may go without any event from its driver before it is stopped as failed
+   * (`TURN_IDLE_MS`), so a run that hangs cannot hold its thread and renew its lease forever.
+   */
+  idleMs?: number;
   /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
   modelName: string;
   /** Most turns one account may have running at once, across threads and instances; 0: no limit. */
@@ -65,23 +66,25 @@ interface RunningTurn {
   done: Promise<void>;
 }
 
-/**
- * At most this long between checkpoints of the visible reply: what a crash can lose, and the pace
- * at which viewers on other instances see it grow.
- */
-const CHECKPOINT_MS = 500;
+/** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
+export const DEFAULT_IDLE_MS = 300_000;
+
+/** The first and the longest pause between two tries to make a finished run durable. */
+const DURABLE_RETRY_MS = { first: 250, max: 2_000 } as const;
 
 /**
  * Claims turns for this instance and runs them, independent of any HTTP connection. It streams
- * the model's reply into a TurnStream, checkpoints the visible text with a heartbeat (renewing its
- * lease), and settles the turn (which releases the thread's active slot) only after the reply is
- * in memory.
+ * the model's reply into a TurnStream while it records the reply (TurnCheckpoints write it behind
+ * the stream and at every step end, and renew the lease), then makes the reply durable in memory
+ * and settles the turn (which releases the thread's active slot). A turn is done only once its
+ * messages are in memory: while the database is away the runner keeps the turn (and its lease),
+ * holds the reply, and tries again; its stream ends only then.
  */
 export class TurnRunner {
   private readonly running = new Map<string, RunningTurn>();
-  /** Turns whose last checkpoint failed: a database outage is logged once per turn, not every 500 ms. */
-  private readonly checkpointFailing = new Set<string>();
   private readonly stopListening: () => void;
+  /** Aborted by `stop`: retries stop waiting and leave their turns to crash recovery. */
+  private readonly shutdown = new AbortController();
 
   constructor(private readonly deps: TurnRunnerDeps) {
     // Interrupts may arrive from any instance (S1); only the one running the turn acts.
@@ -133,15 +136,19 @@ export class TurnRunner {
     return await this.launch(turn, ownerId, { kind: 'start' }, branch);
   }
 
-  /** Continues a turn after the person decided on its tool call (the run the driver suspended). */
+  /**
+   * Continues a turn after the person decided on its tool call (the run the driver suspended).
+   * `branch`: read by the deciding transaction, so nothing after its commit can fail the answer.
+   */
   async resume(
     turn: TurnRow,
     ownerId: string,
     request: HitlRequestRow,
     decision: HitlDecision,
+    branch?: BranchRow,
   ): Promise<TurnStream> {
     const call = { resumeToken: request.runId, toolCallId: request.toolCallId };
-    return await this.launch(turn, ownerId, { kind: 'resume', call, decision });
+    return await this.launch(turn, ownerId, { kind: 'resume', call, decision }, branch);
   }
 
   private async launch(
@@ -159,16 +166,23 @@ export class TurnRunner {
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
         this.running.delete(turn.id);
-        this.checkpointFailing.delete(turn.id);
+        // Whatever happened, subscribers are never left waiting on a stream nobody writes.
+        stream.close();
       });
     this.running.set(turn.id, { threadId: turn.threadId, controller, stream, done });
-    await this.deps.signals.publish({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
+    // The run has started whatever happens to the announcement: other tabs also find it by reading.
+    await this.announce({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
   }
 
   /** The live reply of a turn running on this instance. */
   replyStream(turnId: string): TurnStream | undefined {
     return this.running.get(turnId)?.stream;
+  }
+
+  /** Whether this instance runs the turn (producing its reply, or making it durable). */
+  holds(turnId: string): boolean {
+    return this.running.has(turnId);
   }
 
   /**
@@ -186,10 +200,15 @@ export class TurnRunner {
     return true;
   }
 
-  /** Interrupts every turn of this instance and waits until each is settled (shutdown). */
+  /**
+   * Interrupts every turn of this instance and waits until each is settled (shutdown). A turn
+   * whose reply cannot be made durable now (the database is away) is left to crash recovery.
+   */
   async stop(): Promise<void> {
     this.stopListening();
     for (const turnId of this.running.keys()) this.abort(turnId);
+    // Settling gets its tries while the shutdown's bound allows; then recovery takes over.
+    setTimeout(() => this.shutdown.abort(), 3_000).unref();
     await Promise.all([...this.running.values()].map((running) => running.done));
   }
 
@@ -200,34 +219,69 @@ export class TurnRunner {
     controller: AbortController,
     stream: TurnStream,
   ): Promise<void> {
-    const { logger } = this.deps;
     const userMessageId = turn.userMessageId;
     // The claim gave it a user message id; a turn without one never reached a claim (no fallback).
     if (!userMessageId)
       throw new InvariantError(`turn ${turn.id} reached the runner without a user message id`);
-    // A continued turn keeps the reply it had before it waited.
-    const record: RunRecord = {
-      progress: {
-        partialText: segment.kind === 'resume' ? turn.partialText : '',
-        assistantMessageId: segment.kind === 'resume' ? turn.assistantMessageId : null,
+    // A continued turn keeps the reply it had before it waited (its checkpoint at the suspension).
+    const reply =
+      segment.kind === 'resume'
+        ? ReplyRecord.restore(turn.partialParts, { id: turn.assistantMessageId, text: turn.partialText })
+        : ReplyRecord.empty();
+    if (segment.kind === 'resume') reply.decide(segment.call.toolCallId, segment.decision === 'approve');
+    const record: RunRecord = { reply, steers: [], resumeToken: turn.resumeToken };
+    const held = { value: true };
+    const checkpoints = new TurnCheckpoints(
+      this.deps,
+      turn.id,
+      reply,
+      () => {
+        // Settled elsewhere (its lease lapsed and recovery took it) or stopped: not ours any more.
+        held.value = false;
+        controller.abort(new Error('lease lost'));
       },
-      resumeToken: turn.resumeToken,
-    };
-    const { progress } = record;
-    const heartbeat = setInterval(
-      () => void checkpoint(this.deps, this.checkpointFailing, turn.id, progress, controller),
-      Math.min(this.deps.leaseMs / 3, CHECKPOINT_MS),
+      { id: turn.assistantMessageId, text: turn.partialText },
     );
+    try {
+      await this.follow(
+        turn,
+        { ...context, userMessageId },
+        segment,
+        controller,
+        stream,
+        record,
+        checkpoints,
+      );
+      await checkpoints.finishStreaming();
+      await this.finish(turn, { ...context, userMessageId }, record, controller, stream, held);
+    } finally {
+      await checkpoints.release();
+    }
+  }
 
+  /** Reads the driver's run to its end into the record and the stream. */
+  private async follow(
+    turn: TurnRow,
+    context: { branch: BranchRow; ownerId: string; userMessageId: string },
+    segment: Segment,
+    controller: AbortController,
+    stream: TurnStream,
+    record: RunRecord,
+    checkpoints: TurnCheckpoints,
+  ): Promise<void> {
     try {
       const connection = await this.deps.driver.send({
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
-        message: { id: userMessageId, text: turn.text, attachments: turn.attachments },
+        message: { id: context.userMessageId, text: turn.text, attachments: turn.attachments },
         instructions: { handoff: turn.handoff, lateSteer: turn.steer },
         segment,
         abortSignal: controller.signal,
-        takeSteers: () => takeSteersAtBoundary(this.deps, turn),
+        takeSteers: async () => {
+          const steers = await takeSteersAtBoundary(this.deps, turn);
+          record.steers.push(...steers);
+          return steers;
+        },
       });
       const running = this.running.get(turn.id);
       if (running) running.steerable = connection.steerable;
@@ -240,57 +294,190 @@ export class TurnRunner {
           ...(turn.assistantMessageId ? { messageId: turn.assistantMessageId } : {}),
         });
       }
-      for await (const event of connection.events) {
-        if (event.type === 'chunk') takeChunk(event.chunk, record, stream);
-        else if (event.type === 'steer-boundary') {
-          const { steers, continuationMessageId } = event;
-          takeSteerBoundary({ steers, continuationMessageId }, record, stream);
-          // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
-          await this.deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
-        } else if (event.type === 'suspended') record.suspended = event.call;
-        else if (event.type === 'resume-token') record.resumeToken = event.token;
-        else if (event.type === 'error') {
-          if (controller.signal.aborted) continue;
-          record.streamError = event.message || failureOf(undefined);
-          stream.push({ type: 'error', errorText: record.streamError });
-        } else if (segment.kind === 'resume' && progress.partialText !== turn.partialText) {
-          // turn-complete: a resumed reply is stored as a message of its own.
-          progress.assistantMessageId = event.replyMessageId ?? progress.assistantMessageId;
+      const events = connection.events[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await this.nextEvent(events);
+        if (next === 'idle') {
+          // The run went silent: stopped as failed, so it cannot hold the thread forever.
+          record.idle = true;
+          this.deps.logger.warn({ turnId: turn.id }, 'turn run went silent; stopping it');
+          stream.push({ type: 'error', errorText: turnErrorMessages.modelIdle });
+          controller.abort(new Error('idle'));
+          connection.close();
+          return;
         }
+        if (next.done) return;
+        await this.take(turn, next.value, segment, controller, stream, record, checkpoints);
       }
     } catch (error) {
       if (!controller.signal.aborted) record.streamError = failureOf(error);
-    } finally {
-      clearInterval(heartbeat);
     }
+  }
 
-    const { suspended } = record;
+  /** The driver's next event, or `idle` when none came within the idle bound. */
+  private async nextEvent(events: AsyncIterator<DriverEvent>): Promise<IteratorResult<DriverEvent> | 'idle'> {
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<'idle'>((resolve) => {
+      timer = setTimeout(() => resolve('idle'), this.deps.idleMs ?? DEFAULT_IDLE_MS);
+    });
+    try {
+      return await Promise.race([events.next(), idle]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One event of the run: recorded, checkpointed as it requires, and passed on. */
+  private async take(
+    turn: TurnRow,
+    event: DriverEvent,
+    segment: Segment,
+    controller: AbortController,
+    stream: TurnStream,
+    record: RunRecord,
+    checkpoints: TurnCheckpoints,
+  ): Promise<void> {
+    if (event.type === 'chunk') {
+      const { chunk } = event;
+      const passOn = takeChunk(chunk, record);
+      // What a person sees of a finished step is stored before they see it.
+      if (endsStep(chunk)) await checkpoints.stepEnded();
+      else if (chunk.type === 'text-delta') checkpoints.textGrew();
+      if (passOn) stream.push(chunk);
+    } else if (event.type === 'steer-boundary') {
+      const { steers, continuationMessageId } = event;
+      // The reply so far, the steers and the continuation's start are stored before the roll shows.
+      record.reply.takeSteers(steers, continuationMessageId);
+      await checkpoints.stepEnded();
+      stream.push({ type: 'data-steer-boundary', data: { steers, continuationMessageId } });
+      // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
+      await this.announce({ kind: 'queue.changed', threadId: turn.threadId });
+    } else if (event.type === 'suspended') record.suspended = event.call;
+    else if (event.type === 'resume-token') record.resumeToken = event.token;
+    else if (event.type === 'error') {
+      if (controller.signal.aborted) return;
+      record.streamError = event.message || failureOf(undefined);
+      stream.push({ type: 'error', errorText: record.streamError });
+    } else if (!event.saved) {
+      // The driver's save failed (the database went away as the run ended): `finish` writes it.
+      this.deps.logger.warn(
+        { turnId: turn.id, segment: segment.kind },
+        "the run's own save of its messages failed; the runner writes them",
+      );
+    }
+  }
+
+  /**
+   * Makes the ended run durable, then ends its stream: the reply's messages in memory, then the
+   * turn settled (or, suspended for an approval, the request recorded). While that fails the turn
+   * stays this runner's (its lease renewed) and the runner tries again; after the first failure
+   * the row takes the reply (`settling`), so a crash meanwhile ends it as the run did.
+   */
+  private async finish(
+    turn: TurnRow,
+    context: { branch: BranchRow; ownerId: string; userMessageId: string },
+    record: RunRecord,
+    controller: AbortController,
+    stream: TurnStream,
+    held: { value: boolean },
+  ): Promise<void> {
+    const { logger } = this.deps;
+    const { reply, suspended } = record;
+    // Steers taken in whose boundary never reached the stream (the run ended first) were delivered.
+    reply.appendSteers(record.steers);
     const outcome = outcomeOf(record, controller.signal.aborted);
     if (outcome.status === 'failed') {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      await this.deps.suspend(turn, progress, suspended, record.approvalRequest, stream);
+      await this.untilDurable(turn, held, async () => {
+        await storeReply(this.deps, turn, context, reply, outcome, suspended);
+        await this.deps.suspend(turn, reply, suspended, record.approvalRequest, stream);
+        return true;
+      });
       return;
     }
-    const stored = await repairTranscript(
-      this.deps,
+    const status = outcome.status === 'awaiting_approval' ? 'completed' : outcome.status;
+    const error = outcome.status === 'failed' ? outcome.error : null;
+    const settled = await this.untilDurable(
       turn,
-      { ...context, userMessageId },
-      progress,
-      outcome,
-      suspended,
+      held,
+      async () => {
+        const assistantMessageId = await storeReply(this.deps, turn, context, reply, outcome, suspended);
+        return await settleRun(this.deps, turn, {
+          status,
+          error,
+          assistantMessageId,
+          resumeToken: record.resumeToken,
+        });
+      },
+      () =>
+        markSettling(this.deps.db, turn, this.deps.runnerId, {
+          reply,
+          status,
+          error,
+          resumeToken: record.resumeToken,
+        }),
     );
-    progress.assistantMessageId = stored.assistantMessageId;
-    try {
-      // The checkpoint text is a copy of the reply: it goes once the reply is safely in memory.
-      const settled = stored.persisted ? { ...progress, partialText: '' } : progress;
-      await settleRun(this.deps, turn, settled, outcome, record.resumeToken);
-    } finally {
-      // Subscribers always get an end, even if settling failed (recovery settles it later).
-      for (const chunk of endOfReply(outcome.status)) stream.push(chunk);
-      stream.close();
+    await this.endStream(turn, settled, stream);
+  }
+
+  /**
+   * Runs `attempt` until it succeeds, pausing longer after each failure (the database is away).
+   * After the first failure `snapshot` puts what the run ended with on the turn row. Gives up only
+   * when the turn is no longer this runner's or the instance shuts down (crash recovery ends it).
+   */
+  private async untilDurable<T>(
+    turn: TurnRow,
+    held: { value: boolean },
+    attempt: () => Promise<T>,
+    snapshot?: () => Promise<boolean>,
+  ): Promise<T | undefined> {
+    let pause: number = DURABLE_RETRY_MS.first;
+    let snapshotted = snapshot === undefined;
+    for (let tries = 1; ; tries += 1) {
+      try {
+        const result = await attempt();
+        if (tries > 1) this.deps.logger.info({ turnId: turn.id, tries }, 'turn settled after retries');
+        return result;
+      } catch (error) {
+        if (tries === 1)
+          this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not settle a turn yet; retrying');
+        if (!snapshotted && snapshot) snapshotted = await snapshot().catch(() => false);
+      }
+      if (!held.value || this.shutdown.signal.aborted) {
+        this.deps.logger.warn({ turnId: turn.id }, 'left a turn to crash recovery');
+        return undefined;
+      }
+      await sleep(pause, this.shutdown.signal);
+      pause = Math.min(pause * 2, DURABLE_RETRY_MS.max);
     }
+  }
+
+  /**
+   * The stream ends once the turn is settled, as it ended. A turn someone else settled (its lease
+   * lapsed) ends as they settled it; one left to recovery ends without a finish (the page reads the
+   * turn's end when it comes).
+   */
+  private async endStream(turn: TurnRow, settled: TurnRow | null | undefined, stream: TurnStream) {
+    const final =
+      settled ??
+      (settled === null
+        ? await findTurn(this.deps.db, turn.threadId, turn.id).catch(() => undefined)
+        : undefined);
+    if (final && final.status !== 'running' && final.status !== 'settling') {
+      for (const chunk of endOfReply(final.status)) stream.push(chunk);
+    }
+    stream.close();
+  }
+
+  /** A signal other instances act on, sent best-effort: they also find the change by reading. */
+  private async announce(signal: Signal): Promise<void> {
+    await this.deps.signals
+      .publish(signal)
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: error, signal: signal.kind }, 'could not announce'),
+      );
   }
 
   /**
@@ -308,3 +495,19 @@ export class TurnRunner {
     );
   }
 }
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}
+
+export type { Outcome };

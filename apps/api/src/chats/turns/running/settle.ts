@@ -1,33 +1,34 @@
-import type { Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
+import type { Database, Queryable, SettleOutcome, ThreadRow, TurnRow } from '@chat/db';
 import { writeUserMessageLineage } from '../../../agent/memoryTables';
+import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { listSteersDeliveredInto, requeueSteers } from '../steer/repository';
-import type { Outcome, RunProgress } from './replyRepair';
+import type { ReplyRecord } from './replyRecord';
 
 /** How a running turn ends. */
 export interface Settlement {
-  status: 'completed' | 'interrupted' | 'failed';
+  status: SettleOutcome;
   error: string | null;
   /** The reply as stored in memory (null when there is none). */
   assistantMessageId: string | null;
-  /** The final visible reply text, when the settler has a fresher one than the last checkpoint. */
-  partialText?: string;
   /** The runtime driver's newest resume token, kept with the final reply (failed turns too). */
   resumeToken?: string | null;
 }
 
 /**
- * The one way a running turn ends, for its runner and for crash recovery alike. Under the thread
- * lock (so concurrent settlers run one after the other), `current` re-reads the turn and returns it
- * only if it is still this settler's to end; `decide` then says how it ends (and may repair memory
- * first). The turn leaves `running`, which frees the thread's active slot, and once committed every
- * instance hears `turn.settled`. Returns null when there was nothing (left) to settle.
+ * The one way a turn a runner held (running, or settling its reply) ends, for its runner and for
+ * crash recovery alike. Under the thread lock (so concurrent settlers run one after the other),
+ * `current` re-reads the turn and returns it only if it is still this settler's to end; `decide`
+ * then says how it ends, once its messages are in memory (it writes what is missing first). The
+ * turn leaves the active slot, its checkpoint goes (memory holds the reply now), and once
+ * committed every instance hears `turn.settled`. Returns null when there was nothing (left) to
+ * settle.
  */
 export async function settleTurn(
-  deps: { db: Database; signals: Signals },
+  deps: { db: Database; signals: Signals; logger: Logger },
   threadId: string,
   current: (tx: Queryable) => Promise<TurnRow | undefined>,
   decide: (tx: Queryable, turn: TurnRow, thread: ThreadRow) => Promise<Settlement>,
@@ -48,41 +49,77 @@ export async function settleTurn(
     }
     return await transitionTurn(tx, turn, status, {
       ...changes,
+      partialText: '',
+      partialParts: null,
+      outcome: null,
       finishedAt: new Date(),
       leaseExpiresAt: null,
     });
   });
-  if (settled) {
-    await deps.signals.publish({ kind: 'turn.settled', threadId: settled.threadId, turnId: settled.id });
-  }
+  // Committed: the turn has settled whatever happens to the signal (receivers read the database,
+  // and tabs refetch on their next event).
+  if (settled) await publishSettled(deps, settled);
   return settled;
 }
 
+async function publishSettled(deps: { signals: Signals; logger: Logger }, turn: TurnRow): Promise<void> {
+  await deps.signals
+    .publish({ kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id })
+    .catch((error: unknown) =>
+      deps.logger.warn({ err: error, turnId: turn.id }, 'could not announce a settle'),
+    );
+}
+
+/** This runner's turn, while it still holds it (running, or settling its reply). */
+async function heldBy(tx: Queryable, turn: TurnRow, runnerId: string): Promise<TurnRow | undefined> {
+  const current = await findTurn(tx, turn.threadId, turn.id);
+  const held = current?.status === 'running' || current?.status === 'settling';
+  return held && current.runnerId === runnerId ? current : undefined;
+}
+
 /**
- * Settles a turn its runner (`runnerId`) ran to an end; a turn waiting for an approval is left
- * running. Recovery may have settled it already if the instance stalled past its lease.
+ * Settles a turn its runner (`runnerId`) ran to an end, its messages stored in memory under
+ * `assistantMessageId`. Null when the turn is no longer this runner's (recovery settled it after
+ * its lease ran out).
  */
 export async function settleRun(
-  deps: { db: Database; signals: Signals; runnerId: string },
+  deps: { db: Database; signals: Signals; logger: Logger; runnerId: string },
   turn: TurnRow,
-  progress: RunProgress,
-  outcome: Outcome,
-  resumeToken: string | null,
-): Promise<void> {
-  if (outcome.status === 'awaiting_approval') return;
-  await settleTurn(
+  settlement: Settlement,
+): Promise<TurnRow | null> {
+  return await settleTurn(
     deps,
     turn.threadId,
-    async (tx) => {
-      const current = await findTurn(tx, turn.threadId, turn.id);
-      return current?.status === 'running' && current.runnerId === deps.runnerId ? current : undefined;
-    },
-    async () => ({
-      status: outcome.status,
-      partialText: progress.partialText,
-      assistantMessageId: progress.assistantMessageId,
-      resumeToken,
-      error: outcome.status === 'failed' ? outcome.error : null,
-    }),
+    (tx) => heldBy(tx, turn, deps.runnerId),
+    async () => settlement,
   );
+}
+
+/**
+ * The run ended but its messages could not be confirmed in memory yet (the database is away): the
+ * turn becomes `settling`, the row holding the reply and how the run ended, so a crash from here
+ * on still ends it as the run did (recovery writes the reply from the row), never as an
+ * interruption with an older checkpoint. The runner keeps its lease and tries again. No lock:
+ * nothing about the thread's queue changes. Returns whether the row holds the snapshot now.
+ */
+export async function markSettling(
+  db: Database,
+  turn: TurnRow,
+  runnerId: string,
+  end: { reply: ReplyRecord; status: SettleOutcome; error: string | null; resumeToken: string | null },
+): Promise<boolean> {
+  return await db.transaction(async (tx) => {
+    const current = await heldBy(tx, turn, runnerId);
+    if (!current) return false;
+    if (current.status === 'settling') return true;
+    await transitionTurn(tx, current, 'settling', {
+      outcome: end.status,
+      error: end.error,
+      resumeToken: end.resumeToken,
+      assistantMessageId: end.reply.currentId,
+      partialText: end.reply.currentText,
+      partialParts: end.reply.snapshot(),
+    });
+    return true;
+  });
 }

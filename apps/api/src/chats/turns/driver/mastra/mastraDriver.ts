@@ -92,7 +92,7 @@ export class MastraDriver implements RuntimeDriver {
           yield { type: 'error', message: describeModelError(chunk.errorText) };
         } else yield { type: 'chunk', chunk };
       }
-      if (!failed) yield { type: 'turn-complete', replyMessageId: output.messageId };
+      if (!failed) yield { type: 'turn-complete', saved: await savedAtEnd(output) };
     } catch (error) {
       yield {
         type: 'error',
@@ -104,4 +104,14 @@ export class MastraDriver implements RuntimeDriver {
       releaseThread();
     }
   }
+}
+
+/**
+ * Whether Mastra's end-of-run save went through. It saves the run's messages once, as the stream
+ * finishes, in an output processor; when that save fails (the database is away) the UI stream
+ * still ends normally and only the output's finish reason and error tell.
+ */
+async function savedAtEnd(output: { finishReason: Promise<string | undefined>; error: Error | undefined }) {
+  const reason = await output.finishReason.catch(() => 'error');
+  return reason !== 'error' && output.error === undefined;
 }
