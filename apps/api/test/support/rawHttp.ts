@@ -8,26 +8,33 @@ export interface EndlessBodyResult {
   sent: number;
 }
 
+/** How long a writer that stopped part-way waits for the answer before it calls the server deaf. */
+const ANSWER_WAIT_MS = 30_000;
+
 /**
- * POSTs a body written `chunkBytes` at a time until the server answers, and resolves with the
- * answer and how much was written before it. `total`: the body's declared length (it ends there);
- * without it the body is chunked and never ends: past `maxBytes` unanswered, the promise rejects.
+ * POSTs a body piece by piece until the server answers, and resolves with the answer and how much
+ * was written before it. The writer stops at `pauseAt` bytes and waits: what is asserted is that
+ * the server answers a body it has not had in full, so the writer must never finish it first.
+ * (Racing the server instead made the bytes written hinge on how fast the kernel took them: on a
+ * loaded machine a whole 9 MB body fit in the socket buffers before the answer.) A server that
+ * waits for the rest never answers, and the promise rejects after `ANSWER_WAIT_MS`.
  */
 function postUntilAnswered(
   url: string,
   headers: Record<string, string>,
-  options: { chunkBytes: number; total?: number; maxBytes?: number },
+  options: { pauseAt: number; total?: number; piece: (sent: number) => Uint8Array },
 ): Promise<EndlessBodyResult> {
-  const { chunkBytes, total, maxBytes = Number.POSITIVE_INFINITY } = options;
-  const chunk = Buffer.alloc(chunkBytes, 'a');
+  const { pauseAt, total, piece } = options;
   const framing =
     total === undefined ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(total) };
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
+    let deaf: NodeJS.Timeout | undefined;
     const req = request(url, { method: 'POST', headers: { ...headers, ...framing } });
     req.on('response', (res) => {
       answered = true;
+      clearTimeout(deaf);
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (data: string) => {
@@ -44,14 +51,17 @@ function postUntilAnswered(
     });
     const write = () => {
       while (!answered && !req.destroyed && (total === undefined || sent < total)) {
-        if (sent >= maxBytes) {
-          reject(new Error(`no answer after ${sent} bytes`));
-          req.destroy();
+        if (sent >= pauseAt) {
+          deaf = setTimeout(() => {
+            if (answered) return;
+            reject(new Error(`no answer after ${sent} bytes of a body not yet finished`));
+            req.destroy();
+          }, ANSWER_WAIT_MS);
           return;
         }
-        const piece = total === undefined ? chunk : chunk.subarray(0, Math.min(chunkBytes, total - sent));
-        sent += piece.byteLength;
-        if (!req.write(piece)) {
+        const next = piece(sent);
+        sent += next.byteLength;
+        if (!req.write(next)) {
           req.once('drain', write);
           return;
         }
@@ -63,28 +73,55 @@ function postUntilAnswered(
 }
 
 /**
- * POSTs a chunked body that never ends (1 MiB chunks, up to `maxBytes`) and resolves with the
- * answer. A server that reads the whole body before answering never answers within `maxBytes`:
- * the promise then rejects.
+ * POSTs a chunked body that never ends (1 MiB chunks) and resolves with the answer. The writer
+ * stops at `pauseAt` (15 MiB: past every bound of the API) and waits; a server that reads the
+ * whole body before answering never answers, and the promise rejects.
  */
 export function postEndlessBody(
   url: string,
   headers: Record<string, string>,
-  maxBytes = 64 * 1024 * 1024,
+  pauseAt = 15 * 1024 * 1024,
 ): Promise<EndlessBodyResult> {
-  return postUntilAnswered(url, headers, { chunkBytes: 1024 * 1024, maxBytes });
+  const chunk = Buffer.alloc(1024 * 1024, 'a');
+  return postUntilAnswered(url, headers, { pauseAt, piece: () => chunk });
 }
 
 /**
  * POSTs a body of `totalBytes` with its length declared up front (as a browser's upload does),
- * written 256 KiB at a time, and resolves with the answer and how much was written before it.
+ * written 256 KiB at a time up to `pauseAt` (1 MiB), and resolves with the answer and how much
+ * was written before it.
  */
 export function postDeclaredBody(
   url: string,
   headers: Record<string, string>,
   totalBytes: number,
+  pauseAt = 1024 * 1024,
 ): Promise<EndlessBodyResult> {
-  return postUntilAnswered(url, headers, { chunkBytes: 256 * 1024, total: totalBytes });
+  const chunk = Buffer.alloc(256 * 1024, 'a');
+  return postUntilAnswered(url, headers, {
+    pauseAt,
+    total: totalBytes,
+    piece: (sent) => chunk.subarray(0, Math.min(chunk.byteLength, totalBytes - sent)),
+  });
+}
+
+/**
+ * POSTs a declared 4 MiB body, writes half of it and goes away (the socket destroyed), as a
+ * person who closes the tab mid-upload does. Resolves once the socket is closed and the server
+ * has had a moment to notice.
+ */
+export function abandonedUpload(url: string, headers: Record<string, string>): Promise<void> {
+  const total = 4 * 1024 * 1024;
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(total) } });
+    req.on('error', () => {});
+    req.write(Buffer.alloc(total / 2, 'a'), () => {
+      setTimeout(() => {
+        req.destroy();
+        setTimeout(resolve, 200);
+      }, 100);
+    });
+  });
 }
 
 export interface RawAnswer {
@@ -148,47 +185,19 @@ function unchunk(body: string): string {
 }
 
 /**
- * POSTs `body` with its length declared, 64 KiB at a time, and resolves with the answer and how
- * much was written before it came (the writing stops once it has).
+ * POSTs `body` with its length declared, 64 KiB at a time, stopping at `pauseAt` bytes (the whole
+ * body when not given) to wait for the answer, and resolves with the answer and how much was
+ * written before it came.
  */
 export function postBytes(
   url: string,
   headers: Record<string, string>,
   body: Uint8Array,
+  pauseAt = body.byteLength,
 ): Promise<EndlessBodyResult> {
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    let answered = false;
-    const req = request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(body.byteLength) },
-    });
-    req.on('response', (res) => {
-      answered = true;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (data: string) => {
-        text += data;
-      });
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body: text, sent });
-        req.destroy();
-      });
-    });
-    req.on('error', (error) => {
-      if (!answered) reject(error);
-    });
-    const write = () => {
-      while (!answered && !req.destroyed && sent < body.byteLength) {
-        const piece = body.subarray(sent, Math.min(sent + 64 * 1024, body.byteLength));
-        sent += piece.byteLength;
-        if (!req.write(piece)) {
-          req.once('drain', write);
-          return;
-        }
-      }
-      if (sent >= body.byteLength && !answered) req.end();
-    };
-    write();
+  return postUntilAnswered(url, headers, {
+    pauseAt,
+    total: body.byteLength,
+    piece: (sent) => body.subarray(sent, Math.min(sent + 64 * 1024, body.byteLength)),
   });
 }
