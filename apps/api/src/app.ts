@@ -18,8 +18,10 @@ import { registerTurnRoutes } from './routes/turns';
 export function createApp(services: ApiServices): H3 {
   const app = new H3({
     silent: true,
-    onError: (error: HTTPError) => {
-      const response = errorResponse(error, services.logger, services.http.database);
+    onError: (error: HTTPError, event) => {
+      const response = errorResponse(error, services.logger, services.http.database, {
+        clientGone: event?.req.signal?.aborted === true,
+      });
       applySecurityHeaders(response.headers);
       return response;
     },

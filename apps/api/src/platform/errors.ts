@@ -71,10 +71,22 @@ export interface DatabaseFailureRecorder {
  * The one place an error becomes a response: a refusal keeps its code, h3's own 4xx become
  * `not_found` / `bad_request`, a database that cannot be reached is `503 unavailable` (logged at
  * warn; it opens the circuit), anything else is logged and answered `500 internal`.
+ * `clientGone`: the client went away before its request was read (a closed tab mid-upload). Its
+ * socket's reset says nothing of the database's, so it neither opens the circuit nor logs an
+ * outage; the answer goes nowhere.
  */
-export function errorResponse(error: unknown, logger: Logger, circuit?: DatabaseFailureRecorder): Response {
+export function errorResponse(
+  error: unknown,
+  logger: Logger,
+  circuit?: DatabaseFailureRecorder,
+  context: { clientGone?: boolean } = {},
+): Response {
   const refusal = asRefusal(error);
   if (refusal) return refusalResponse(refusal);
+  if (context.clientGone) {
+    logger.debug({ err: error }, 'client went away');
+    return refusalResponse(new ApiError('bad_request'));
+  }
   if (circuit ? circuit.recordFailure(error) : isDatabaseUnavailable(error)) {
     logger.warn({ err: error }, 'database unavailable');
     return refusalResponse(databaseUnavailable());
