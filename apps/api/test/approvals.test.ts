@@ -1,4 +1,4 @@
-import type { HitlRequest, ThreadDetail, Turn } from '@chat/contracts';
+import type { ErrorBody, HitlRequest, ThreadDetail, Turn } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -18,8 +18,6 @@ let client: ApiClient;
 useTestApi((started) => {
   ({ api, client } = started);
 });
-
-type ErrorBody = { error: { code: string; message: string; reason?: string } };
 
 /** Sends `[[tool:save_note]]` to a new thread; its stream ends with the approval request. */
 async function threadWaitingForApproval(note = 'buy milk') {

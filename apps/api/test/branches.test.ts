@@ -1,4 +1,4 @@
-import type { ChatMessage, ThreadDetail } from '@chat/contracts';
+import type { ChatMessage, ErrorBody, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/branches/transcript';
 import { type ApiClient, readChunks, textOfChunks, textOfMessage } from './support/client';
@@ -10,7 +10,6 @@ useTestApi((started) => {
   ({ api, client } = started);
 });
 
-type ErrorBody = { error: { code: string } };
 const texts = (detail: ThreadDetail) => detail.messages.map((message) => textOfMessage(message));
 const userMessages = (detail: ThreadDetail) => detail.messages.filter((message) => message.role === 'user');
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type ChatExport, chatExportJsonSchema, chatExportV1 } from '@chat/contracts';
+import { type ChatExport, chatExportJsonSchema, chatExportV1, type ErrorBody } from '@chat/contracts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
@@ -13,8 +13,6 @@ let client: ApiClient;
 useTestApi((started) => {
   ({ api, client } = started);
 });
-
-type ErrorBody = { error: { code: string; message: string } };
 
 const SCHEMA_FILE = new URL('../../../packages/contracts/schema/chat-export.v1.json', import.meta.url);
 

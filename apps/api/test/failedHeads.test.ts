@@ -1,4 +1,4 @@
-import type { ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
+import type { ErrorBody, ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,6 @@ useTestApi((started) => {
   ({ api, client } = started);
 });
 
-type ErrorBody = { error: { code: string; reason?: string } };
 const texts = (detail: ThreadDetail) => detail.messages.map((message) => textOfMessage(message));
 const wordsOf = (text: string) => text.trim().split(/\s+/).length;
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, MessageFeedback, ThreadDetail } from '@chat/contracts';
+import type { ChatMessage, ErrorBody, MessageFeedback, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { type ApiClient, iterateChunks, readChunks, type StreamChunk, waitFor } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
@@ -8,8 +8,6 @@ let client: ApiClient;
 useTestApi((started) => {
   ({ api, client } = started);
 });
-
-type ErrorBody = { error: { code: string; message: string } };
 
 const feedbackPath = (threadId: string, messageId: string | undefined) =>
   `/api/threads/${threadId}/messages/${messageId}/feedback`;

@@ -1,4 +1,4 @@
-import type { NewChatAnswer, Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
+import type { ErrorBody, NewChatAnswer, Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { comparable, richChat } from './support/chatCopies';
 import { APP_HEADERS, type ApiClient, textOfChunks, textOfMessage } from './support/client';
@@ -10,8 +10,6 @@ let client: ApiClient;
 useTestApi((started) => {
   ({ api, client } = started);
 });
-
-type ErrorBody = { error: { code: string; message: string; reason?: string } };
 
 function fork(threadId: string, messageId: string, who: ApiClient = client) {
   return who.json<NewChatAnswer & ErrorBody>(

@@ -1,4 +1,4 @@
-import { MAX_JSON_BODY_BYTES } from '@chat/contracts';
+import { type ErrorBody, MAX_JSON_BODY_BYTES } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { APP_HEADERS, type ApiClient, TEST_WEB_ORIGIN } from './support/client';
 import { postEndlessBody, rawRequest } from './support/rawHttp';
@@ -9,10 +9,6 @@ let client: ApiClient;
 useTestApi((started) => {
   ({ api, client } = started);
 });
-
-interface Refusal {
-  error: { code: string; message: string };
-}
 
 async function threadCount(): Promise<number> {
   return (await client.allThreads()).length;
@@ -29,7 +25,7 @@ async function raw(method: string, path: string, headers: Record<string, string>
   return {
     status: response.status,
     headers: response.headers,
-    body: (text ? JSON.parse(text) : null) as Refusal,
+    body: (text ? JSON.parse(text) : null) as ErrorBody,
   };
 }
 
@@ -150,7 +146,7 @@ describe('bounded bodies', () => {
   });
 
   it('refuses a declared length over the limit without reading it', async () => {
-    const response = await client.json<Refusal>(
+    const response = await client.json<ErrorBody>(
       'POST',
       '/api/threads',
       `"${'x'.repeat(MAX_JSON_BODY_BYTES)}"`,
@@ -204,7 +200,7 @@ describe('text that cannot be stored as sent', () => {
       ];
       for (const [method, path, body] of cases) {
         // JSON.stringify writes lone surrogates as \ud800 escapes and NUL as \u0000, as a client would.
-        const response = await client.json<Refusal>(method, path, JSON.stringify(body));
+        const response = await client.json<ErrorBody>(method, path, JSON.stringify(body));
         expect(response.status, `${method} ${path} ${JSON.stringify(text)}`).toBe(400);
         expect(response.body.error.code).toBe('bad_request');
       }
@@ -222,18 +218,18 @@ describe('text that cannot be stored as sent', () => {
       body: new Uint8Array([0x7b, 0x22, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
     });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as Refusal).error.code).toBe('bad_request');
+    expect(((await response.json()) as ErrorBody).error.code).toBe('bad_request');
   });
 
   it('treats text made only of invisible characters as empty', async () => {
     const id = await client.createThread('Visible');
     for (const text of ['\u200b', '\u200b\u200c\u200d\ufeff', ' \u2060 \u00ad ', '\u3164']) {
-      const send = await client.json<Refusal>('POST', `/api/threads/${id}/turns`, {
+      const send = await client.json<ErrorBody>('POST', `/api/threads/${id}/turns`, {
         clientRequestId: crypto.randomUUID(),
         text,
       });
       expect(send.status, JSON.stringify(text)).toBe(400);
-      const rename = await client.json<Refusal>('PATCH', `/api/threads/${id}`, { title: text });
+      const rename = await client.json<ErrorBody>('PATCH', `/api/threads/${id}`, { title: text });
       expect(rename.status, JSON.stringify(text)).toBe(400);
     }
     const detail = await client.detail(id);

@@ -1,4 +1,4 @@
-import type { ChatExport, NewChatAnswer, ThreadDetail } from '@chat/contracts';
+import type { ChatExport, ErrorBody, NewChatAnswer, ThreadDetail } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comparable, everyVersion, exportJson, richChat } from './support/chatCopies';
 import { APP_HEADERS, type ApiClient, textOfChunks, textOfMessage } from './support/client';
@@ -10,8 +10,6 @@ let client: ApiClient;
 useTestApi((started) => {
   ({ api, client } = started);
 });
-
-type ErrorBody = { error: { code: string; message: string; field?: string } };
 
 async function importChat(document: unknown, who: ApiClient = client) {
   return await who.json<NewChatAnswer & ErrorBody>('POST', '/api/imports', document);

@@ -1,4 +1,4 @@
-import type { ThreadDetail } from '@chat/contracts';
+import type { ErrorBody, ThreadDetail } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, readChunks, textOfChunks, waitFor } from './support/client';
@@ -22,10 +22,6 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-interface Refusal {
-  error: { code: string };
-}
-
 /** Written into emails, passwords and messages: it must never reach a log line. */
 const SECRET = 'quokka-lantern-9130';
 const EMAIL = `${SECRET}@example.test`;
@@ -46,7 +42,7 @@ async function timedRefusal(name: string, request: () => Promise<Response>) {
     name,
     ms: Date.now() - startedAt,
     status: response.status,
-    code: text ? ((JSON.parse(text) as Partial<Refusal>).error?.code ?? null) : null,
+    code: text ? ((JSON.parse(text) as Partial<ErrorBody>).error?.code ?? null) : null,
     retryAfter: response.headers.get('retry-after'),
   };
 }
@@ -133,7 +129,7 @@ describe('a database outage', () => {
     expect(wrong).toEqual([]);
     const ready = await fetch(`${baseUrl}/api/ready`);
     expect(ready.status).toBe(503);
-    expect(((await ready.json()) as Refusal).error.code).toBe('unavailable');
+    expect(((await ready.json()) as ErrorBody).error.code).toBe('unavailable');
     expect((await fetch(`${baseUrl}/api/health`)).status).toBe(200);
     // Background work (the orphan sweeper every 750 ms, heartbeats, the signals check) met the
     // outage all along; the process stays up.

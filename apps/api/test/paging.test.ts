@@ -1,4 +1,4 @@
-import type { ThreadPage } from '@chat/contracts';
+import type { ErrorBody, ThreadPage } from '@chat/contracts';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { ApiClient } from './support/client';
@@ -11,10 +11,6 @@ useTestApi((started) => {
   ({ api, client } = started);
   databaseUrl = started.api.runtime.database.url;
 });
-
-interface Refusal {
-  error: { code: string };
-}
 
 describe('the thread list pages', () => {
   it('pages newest first with limit and cursor, default 50, and ends with nextCursor null', async () => {
@@ -73,7 +69,7 @@ describe('the thread list pages', () => {
       `cursor=${Buffer.from('2030-13-01T00:00:00.000000Z|00000000-0000-4000-8000-000000000000').toString('base64url')}`,
       `cursor=${Buffer.from("x'; drop table threads; --|y").toString('base64url')}`,
     ]) {
-      const response = await client.json<Refusal>('GET', `/api/threads?${query}`);
+      const response = await client.json<ErrorBody>('GET', `/api/threads?${query}`);
       expect(response.status, query).toBe(400);
       expect(response.body.error.code).toBe('bad_request');
     }

@@ -1,4 +1,4 @@
-import type { Turn, TurnQueue } from '@chat/contracts';
+import type { ErrorBody, Turn, TurnQueue } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +22,6 @@ useTestApi((started) => {
   ({ api, client } = started);
 });
 
-type ErrorBody = { error: { code: string; message: string; reason?: string } };
 const SLOW = '[[words:400]] [[delay:25]]';
 
 /** A thread with a long reply running; the sender's stream is left open in the background. */

@@ -1,4 +1,4 @@
-import type { Attachment, Turn, TurnQueue } from '@chat/contracts';
+import type { Attachment, ErrorBody, Turn, TurnQueue } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,6 @@ useTestApi((started) => {
   ({ api, client } = started);
 });
 
-type ErrorBody = { error: { code: string; message: string; reason?: string } };
 type Answer = { turn: Turn; turnQueue: TurnQueue };
 const SLOW = '[[words:400]] [[delay:25]]';
 

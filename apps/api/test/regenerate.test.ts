@@ -1,4 +1,4 @@
-import type { ChatMessage, ThreadDetail } from '@chat/contracts';
+import type { ChatMessage, ErrorBody, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { type ApiClient, readChunks, textOfChunks, textOfMessage } from './support/client';
 import { useTestApi } from './support/testApi';
@@ -8,7 +8,6 @@ useTestApi((started) => {
   ({ client } = started);
 });
 
-type ErrorBody = { error: { code: string; message: string } };
 const texts = (detail: ThreadDetail) => detail.messages.map((message) => textOfMessage(message));
 const lastOf = (detail: ThreadDetail, role: ChatMessage['role']) =>
   detail.messages.findLast((message) => message.role === role) as ChatMessage;

@@ -1,4 +1,4 @@
-import type { Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
+import type { ErrorBody, Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
 import {
@@ -18,7 +18,6 @@ useTestApi((started) => {
   ({ api, client } = started);
 });
 
-type ErrorBody = { error: { code: string; message: string } };
 const SLOW = '[[words:400]] [[delay:25]]';
 
 async function share(threadId: string): Promise<Share> {
