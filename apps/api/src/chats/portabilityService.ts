@@ -1,13 +1,13 @@
 import type { ChatExport, ExportFormat, SharedMessage, Thread } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { notFound } from '../platform/errors';
+import { describeAttachments } from './attachments/repository';
 import type { AttachmentStorage } from './attachments/storage';
 import { type NewChat, type NewChatImage, writeNewChat } from './portability/chatWriter';
 import { type ChatExportSource, readChatExport } from './portability/exportReader';
 import { checkImport } from './portability/importChecks';
 import { chatExportStream } from './portability/jsonExport';
 import { chatMarkdown } from './portability/markdown';
-import { describeThreadAttachments } from './portability/repository';
 import { sharedChatContent } from './portability/sharedChat';
 import { findShare } from './shares/repository';
 import { isShareTokenShape } from './shares/snapshot';
@@ -113,10 +113,10 @@ export class PortabilityService {
       new Date(),
     );
     // Only the shared chat's own images, and only those still there.
-    const described = await describeThreadAttachments(
+    const described = await describeAttachments(
       this.deps.db,
-      share.threadId,
       images.map((image) => image.attachmentId),
+      share.threadId,
     );
     const kept = images.flatMap(({ key, attachmentId }) => {
       const attachment = described.get(attachmentId);

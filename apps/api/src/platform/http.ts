@@ -41,10 +41,15 @@ export function readQuery<T extends z.ZodType>(event: H3Event, schema: T): z.inf
 
 const uuid = z.uuid();
 
+/** Whether a value has the shape of our ids (a UUID): anything else names nothing we store. */
+export function isIdShaped(value: string): boolean {
+  return uuid.safeParse(value).success;
+}
+
 /** A route's id parameter; anything that is not an id cannot name a resource, so `404`. */
 export function idParam(event: H3Event, name: string, what: NotFoundSubject = 'thread'): string {
   const value = getRouterParam(event, name);
-  if (!uuid.safeParse(value).success) throw notFound(what);
+  if (value === undefined || !isIdShaped(value)) throw notFound(what);
   return value as string;
 }
 

@@ -3,6 +3,7 @@ import type { AttachmentRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import { InvariantError, notFound } from '../../platform/errors';
+import { isIdShaped } from '../../platform/http';
 
 const { attachments } = schema;
 
@@ -78,16 +79,27 @@ export async function attachmentsForMessage(
   });
 }
 
-/** Descriptions of the given attachments that still exist (the model context names them). */
+/**
+ * Descriptions of the given attachments that still exist (the model context names them); with
+ * `threadId`, only that thread's own (an export or a continued share takes only its chat's
+ * images). A reference that is not an id names nothing.
+ */
 export async function describeAttachments(
   q: Queryable,
   ids: readonly string[],
+  threadId?: string,
 ): Promise<Map<string, Attachment>> {
-  if (ids.length === 0) return new Map();
+  const wellFormed = ids.filter(isIdShaped);
+  if (wellFormed.length === 0) return new Map();
   const rows = await q
     .select()
     .from(attachments)
-    .where(inArray(attachments.id, [...ids]));
+    .where(
+      and(
+        inArray(attachments.id, wellFormed),
+        threadId === undefined ? undefined : eq(attachments.threadId, threadId),
+      ),
+    );
   return new Map(rows.map((row) => [row.id, toAttachment(row)]));
 }
 

@@ -3,6 +3,7 @@ import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { readBranchMessages } from '../../agent/memoryTables';
 import { InvariantError, notFound, threadBusy } from '../../platform/errors';
 import { attachmentIdOfPart } from '../attachments/parts';
+import { describeAttachments } from '../attachments/repository';
 import { findThreadBranch, listBranchOrigins, listLiveBranches } from '../branches/repository';
 import { toUIMessages } from '../branches/uiMessages';
 import { feedbackOfMessages } from '../feedback/repository';
@@ -10,7 +11,7 @@ import { listNotes } from '../threads/notes';
 import { listRequests } from '../turns/approval/repository';
 import { readMessageMarks } from '../turns/marks';
 import { toExportedPart } from './parts';
-import { describeThreadAttachments, listUnsettledMessageIds } from './repository';
+import { listUnsettledMessageIds } from './repository';
 
 type UIPart = { type: string; [key: string]: unknown };
 
@@ -88,7 +89,7 @@ export async function readChatExport(
       .flatMap((message) => (message.parts as UIPart[]).flatMap((part) => attachmentIdOfPart(part) ?? []))
       .filter((id) => !keyOfImage.has(id));
     // Only this chat's own images go along; a reference whose image is gone is left out.
-    const described = await describeThreadAttachments(q, thread.id, newImageIds);
+    const described = await describeAttachments(q, newImageIds, thread.id);
     for (const id of newImageIds) {
       const attachment = described.get(id);
       if (!attachment || keyOfImage.has(id)) continue;

@@ -1,9 +1,8 @@
 import type { Attachment, FeedbackRating, HitlStatus } from '@chat/contracts';
 import type { Queryable, ThreadRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, eq, or, sql } from 'drizzle-orm';
+import { and, eq, or } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
-import { textArray } from '../../platform/sqlArrays';
 import { toAttachment } from '../attachments/repository';
 import { statusIn } from '../turns/lifecycle';
 
@@ -44,22 +43,6 @@ export async function listUnsettledMessageIds(q: Queryable, threadId: string): P
   return new Set(
     rows.flatMap((row) => [row.userMessageId, row.assistantMessageId].filter((id) => id !== null)),
   );
-}
-
-/** The given attachments that belong to the thread (an export takes only its own chat's images). */
-export async function describeThreadAttachments(
-  q: Queryable,
-  threadId: string,
-  ids: readonly string[],
-): Promise<Map<string, Attachment>> {
-  if (ids.length === 0) return new Map();
-  const rows = await q
-    .select()
-    .from(attachments)
-    .where(
-      and(eq(attachments.threadId, threadId), sql`${attachments.id}::text = any(${textArray([...ids])})`),
-    );
-  return new Map(rows.map((row) => [row.id, toAttachment(row)]));
 }
 
 /**
