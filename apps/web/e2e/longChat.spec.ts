@@ -1,3 +1,9 @@
+import {
+  CHAT_EXPORT_FORMAT,
+  CHAT_EXPORT_VERSION,
+  type ChatExport,
+  type NewChatAnswer,
+} from '@chat/contracts';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 
@@ -5,20 +11,48 @@ import { expect, test } from './fixtures';
 const LONG_CHAT_MESSAGES = Number(process.env.E2E_LONG_CHAT_MESSAGES ?? 2000);
 
 /**
- * Grows the open chat to `messages` messages through the real API (three-word replies at zero
- * delay), with the page away meanwhile so it does not follow every turn. Each send is read to its
- * end, so the next one starts a turn rather than queueing.
+ * A chat of `messages` messages, made in one request by importing an export of it (one
+ * transaction; growing it through a thousand sends took minutes of the test run): user messages
+ * `Message k [[words:3]] [[delay:0]]`, each answered by a three-word reply. Returns its address.
  */
-async function growChat(page: Page, threadId: string, messages: number, origin: string): Promise<void> {
-  await page.goto('about:blank');
-  for (let turn = 2; turn <= messages / 2; turn++) {
-    const response = await page.request.post(`/api/threads/${threadId}/turns`, {
-      headers: { origin },
-      data: { clientRequestId: crypto.randomUUID(), text: `Message ${turn} [[words:3]] [[delay:0]]` },
-    });
-    expect(response.status(), `send ${turn}`).toBe(200);
-    await response.body();
-  }
+async function importedLongChat(page: Page, messages: number, origin: string): Promise<string> {
+  const start = Date.now() - messages * 60_000;
+  const at = (index: number) => new Date(start + index * 60_000).toISOString();
+  const exported: ChatExport = {
+    format: CHAT_EXPORT_FORMAT,
+    version: CHAT_EXPORT_VERSION,
+    exportedAt: new Date().toISOString(),
+    chat: { title: 'A long chat', createdAt: at(0) },
+    shownVersion: 'v1',
+    versions: [
+      {
+        id: 'v1',
+        parent: null,
+        editOf: null,
+        lastShownAt: at(messages),
+        messages: Array.from({ length: messages }, (_, index) => `m${index}`),
+      },
+    ],
+    messages: Array.from({ length: messages }, (_, index) => {
+      const turn = Math.floor(index / 2) + 1;
+      const user = index % 2 === 0;
+      return {
+        id: `m${index}`,
+        role: user ? 'user' : 'assistant',
+        createdAt: at(index),
+        parts: [
+          { type: 'text', text: user ? `Message ${turn} [[words:3]] [[delay:0]]` : `Reply ${turn} here.` },
+        ],
+      };
+    }),
+    images: [],
+    notes: [],
+    approvals: [],
+  };
+  const response = await page.request.post('/api/imports', { headers: { origin }, data: exported });
+  expect(response.status()).toBe(201);
+  const { thread } = (await response.json()) as NewChatAnswer;
+  return `/chat/${thread.id}`;
 }
 
 /** How far the transcript's scroll area is from its end, in pixels. */
@@ -57,10 +91,8 @@ test.describe('a long chat', () => {
     page,
     baseURL,
   }) => {
-    const url = await chat.startThread('Message 1 [[words:3]] [[delay:0]]');
-    await chat.waitForIdle();
-    const threadId = new URL(url).pathname.split('/').pop() as string;
-    await growChat(page, threadId, LONG_CHAT_MESSAGES, baseURL as string);
+    await chat.openStartPage();
+    const url = await importedLongChat(page, LONG_CHAT_MESSAGES, baseURL as string);
 
     await page.goto(url);
     // Thread detail of a long chat is the API's slowest read (see docs/benchmarks.md).
