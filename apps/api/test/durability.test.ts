@@ -262,6 +262,83 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     );
   }, 60_000);
 
+  it('never answers a thread detail in which an accepted message is neither in the transcript nor in the queue, whatever settles between its reads', async () => {
+    const { client, threadId } = await openChat();
+    const api = client.via(lab.baseUrl);
+    // A turn a runner holds whose message memory does not hold yet: a run's own save comes at its
+    // end, so this is every running turn, and what crash recovery finds after a kill. The runner
+    // here is one that is gone (its lease runs an hour): nothing but this test moves the turn.
+    const paused = await served(() =>
+      api.fetch('PUT', `/api/threads/${threadId}/queue/paused`, { paused: true }),
+    );
+    expect(paused.status).toBe(200);
+    const text = 'held by a runner that is gone';
+    const turn = await queue(client, threadId, text);
+    const userMessageId = crypto.randomUUID();
+    const [place] = await lab.postgres.query(
+      (sql) => sql<{ memory_thread_id: string; owner_id: string }[]>`
+        update chat_turn_requests set status = 'running', runner_id = 'gone', user_message_id = ${userMessageId},
+          started_at = now(), lease_expires_at = now() + interval '1 hour'
+        where id = ${turn.id}
+        returning (select memory_thread_id from branches where id = branch_id),
+          (select owner_id from threads where id = thread_id)`,
+    );
+    expect((await api.detail(threadId)).turnQueue.activeTurn?.text).toBe(text);
+
+    // A detail read meets the turn's settle between its reads: the settle makes its moves in the
+    // order every settler does (the message into memory, then the final state, committed), while
+    // the read waits on the turn rows. Held by a lock on them, so the interleaving is the same on
+    // every run, whatever the machine's pace.
+    const detail = await lab.postgres.query(async (sql) =>
+      sql.begin(async (settle) => {
+        await settle`lock table chat_turn_requests in access exclusive mode`;
+        const reading = api.detail(threadId);
+        const read = reading.then(
+          (answer) => ({ answer }),
+          (error: unknown) => ({ error }),
+        );
+        const waiting = await waitFor(
+          () =>
+            Promise.race([
+              read.then(() => -1),
+              lab.postgres.query(async (watch) => {
+                const [row] = await watch<{ count: number }[]>`
+                  select count(*)::int as count from pg_stat_activity
+                  where wait_event_type = 'Lock'
+                    and query ilike '%"chat_turn_requests"."thread_id" = $1%'`;
+                return row?.count ?? 0;
+              }),
+            ]),
+          (count) => count !== 0,
+          30_000,
+        );
+        expect(waiting, 'the detail read ended before it met the settle').toBeGreaterThan(0);
+        const content = JSON.stringify({ format: 2, parts: [{ type: 'text', text }] });
+        await settle`
+          insert into mastra.mastra_messages (id, thread_id, content, "createdAt", "createdAtZ", role, type, "resourceId")
+          values (${userMessageId}, ${place?.memory_thread_id ?? ''}, ${content}, now() at time zone 'UTC', now(), 'user', 'v2', ${place?.owner_id ?? ''})`;
+        await settle`
+          update chat_turn_requests set status = 'interrupted', finished_at = now(), lease_expires_at = null
+          where id = ${turn.id}`;
+        return { read };
+      }),
+    );
+    const outcome = await detail.read;
+    if ('error' in outcome) throw outcome.error;
+    const { answer } = outcome;
+    const inTranscript = answer.messages.some(
+      (message) => message.role === 'user' && textOfMessage(message) === text,
+    );
+    const inQueue = [answer.turnQueue.activeTurn, ...answer.turnQueue.items].some(
+      (item) => item?.id === turn.id,
+    );
+    expect({ inTranscript, inQueue }).not.toEqual({ inTranscript: false, inQueue: false });
+    // And once settled, the transcript holds it (the settle above is one a reader can see).
+    const after = await api.detail(threadId);
+    expect(after.messages.map(textOfMessage)).toEqual([text]);
+    expect(after.turnQueue.activeTurn).toBeNull();
+  }, 60_000);
+
   it('names the stored reply on a turn that completed after a tool approval', async () => {
     const { client, threadId } = await openChat();
     const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');
