@@ -14,19 +14,16 @@ import { baseSeed, mix } from './support/faults/seed';
  * A case with no fault at all is the control: what the invariant finds there, it would find without
  * any fault.
  *
- * Profiles: the quick one runs inside `pnpm test` (the control, a 5 s and a 60 s outage); the full one
- * is `pnpm faults` (`FAULT_PROFILE=full`: every fault kind, `FAULT_CASES` seeds each, 3 by default).
- * `FAULT_KINDS=kill,outage-30s` picks kinds and `FAULT_SEED=n` the run's seed. A failure prints
- * the line that replays its case alone (`FAULT_REPLAY=kind:seed`).
+ * Profiles: the quick one runs inside `pnpm test` (the control, a kill, a 5 s and a 60 s outage);
+ * the full one is `pnpm faults` (`FAULT_PROFILE=full`: every fault kind, `FAULT_CASES` seeds each, 3
+ * by default). `FAULT_KINDS=kill,outage-30s` picks kinds and `FAULT_SEED=n` the run's seed. A
+ * failure prints the line that replays its case alone (`FAULT_REPLAY=kind:seed`).
  */
-// The random kill is in the full profile only: its text bound is a 100 ms timer's pace, which a
-// machine running the whole test command at once stretches past 200 ms (a loss by the clock, not
-// by the code). `durability.test.ts` kills at chosen points on every run instead.
 const full = process.env.FAULT_PROFILE === 'full';
 const seed = baseSeed();
 const cases = process.env.FAULT_REPLAY
   ? [replayed(process.env.FAULT_REPLAY)]
-  : chosenKinds(full ? FAULT_KINDS : ['none', 'outage-5s', 'outage-60s']).flatMap((kind) =>
+  : chosenKinds(full ? FAULT_KINDS : ['none', 'kill', 'outage-5s', 'outage-60s']).flatMap((kind) =>
       Array.from({ length: full ? casesPerKind() : 1 }, (_, index) => ({
         kind,
         seed: mix(seed, `${kind} ${index}`),

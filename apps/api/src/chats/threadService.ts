@@ -25,6 +25,9 @@ import { readMessageMarks } from './turns/marks';
 import { readTurnQueue } from './turns/queue/turnQueue';
 import { hasActiveTurn } from './turns/repository';
 
+/** One consistent moment of the database, for reads that answer several questions at once. */
+const SNAPSHOT = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
+
 export interface ThreadServiceDeps {
   db: Database;
   chatAgent: ChatAgent;
@@ -82,24 +85,38 @@ export class ThreadService {
     };
   }
 
+  /**
+   * The thread as one moment of it: the transcript and the queue are read in one snapshot, so a
+   * turn that settles meanwhile (its messages into memory, then its final state) shows either in
+   * the queue or in the transcript, never in neither; read one after the other, a transcript read
+   * before the messages landed and a queue read after the settle lost it from both.
+   */
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
     const { db } = this.deps;
-    const thread = await requireOwnedThread(db, threadId, ownerId);
-    const transcript = await activeTranscript(db, thread);
-    const { messages: stored, originOf, versions } = transcript;
-    const shownIds = stored.map((message) => originOf(message.id));
-    const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
-      readMessageMarks(db, threadId, shownIds),
-      feedbackOfMessages(db, ownerId, threadId, shownIds),
-      listRequests(db, threadId),
-      readTurnQueue(db, threadId),
-      listNotes(db, threadId),
+    let repair: Promise<void> = Promise.resolve();
+    const read = await db.transaction(async (tx) => {
+      const thread = await requireOwnedThread(tx, threadId, ownerId);
+      const transcript = await activeTranscript(tx, thread);
+      const shownIds = transcript.messages.map((message) => transcript.originOf(message.id));
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
-      // Best effort: the answer does not depend on it, and a later detail repairs again.
-      repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages).catch((error) =>
-        this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
-      ),
-    ]);
+      // Best effort, beside the snapshot: the answer does not depend on it, and a later detail
+      // repairs again.
+      repair = repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages).catch(
+        (error: unknown) =>
+          this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
+      );
+      const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
+        readMessageMarks(tx, threadId, shownIds),
+        feedbackOfMessages(tx, ownerId, threadId, shownIds),
+        listRequests(tx, threadId),
+        readTurnQueue(tx, threadId),
+        listNotes(tx, threadId),
+      ]);
+      return { thread, transcript, marks, feedback, hitl, turnQueue, notes };
+    }, SNAPSHOT);
+    await repair;
+    const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
+    const { messages: stored, originOf, versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
       idOf: originOf,

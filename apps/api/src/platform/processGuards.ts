@@ -14,6 +14,13 @@ export function installProcessGuards(logger: Logger): void {
     logger.error({ err: reason }, 'unhandled promise rejection; still running');
   });
   process.on('uncaughtException', (error) => {
+    if (writeAfterClose(error)) {
+      logger.warn(
+        { driverDefect: 'postgres.js write after close' },
+        'database driver wrote to a connection that had closed; its queries failed with the close; still running',
+      );
+      return;
+    }
     if (isDatabaseUnavailable(error) || thrownByDatabaseDriver(error)) {
       logger.error({ err: error }, 'database connection error; still running');
       return;
@@ -32,5 +39,27 @@ function thrownByDatabaseDriver(error: Error): boolean {
   return (
     frames.length > 0 &&
     /[/\\]node_modules[/\\](\.pnpm[/\\][^/\\]+[/\\]node_modules[/\\])?postgres[/\\]/.test(frames[0] ?? '')
+  );
+}
+
+/**
+ * postgres.js (3.4.x, an open upstream defect) batches small writes on `setImmediate`; when the
+ * connection closes before the batch goes out (a database that stops or restarts), the batch
+ * writes to the socket that is gone and throws from the timer: `Cannot read properties of null
+ * (reading 'write')` at `nextWrite`. The close has already failed that connection's queries
+ * (`CONNECTION_CLOSED`, which callers handle as the database being away), and the driver makes a
+ * new connection; the throw itself carries nothing more. Matched narrowly (the error, the message
+ * and the driver's own frame on top), so anything else the driver throws is still logged whole.
+ */
+function writeAfterClose(error: Error): boolean {
+  const top = (error.stack ?? '').split('\n').find((line) => line.trimStart().startsWith('at '));
+  return (
+    error instanceof TypeError &&
+    error.message === "Cannot read properties of null (reading 'write')" &&
+    top !== undefined &&
+    /\bnextWrite\b/.test(top) &&
+    /[/\\]node_modules[/\\](\.pnpm[/\\][^/\\]+[/\\]node_modules[/\\])?postgres[/\\]src[/\\]connection\.js:/.test(
+      top,
+    )
   );
 }

@@ -7,8 +7,9 @@
 
 Feature: Durability under faults
   Every send the API accepted is in the transcript or in the queue, and what a person saw of a
-  reply is stored: all of it when the API lives through the fault, at most 200 ms of text behind
-  on a hard kill (never a finished step). No turn is called done while its messages are missing.
+  reply is stored: all of it when the API lives through the fault, on a hard kill all but the text
+  of the one checkpoint write in flight (never a finished step). No turn is called done while its
+  messages are missing, and no read shows an accepted message nowhere.
 
   Background:
     Given a guest with a new chat on an API whose database the test can stop
@@ -27,11 +28,18 @@ Feature: Durability under faults
     Then after recovery "and include Rome" is in the transcript, after the reply so far
     And the tool steps I saw before it are kept
 
-  Scenario: A hard kill loses at most 200 ms of text
-    When I send "a long story [[words:2000]] [[delay:40]]"
-    And the API is killed late between two checkpoints
-    Then after recovery the stored reply holds everything that streamed up to 200 ms before the kill
+  Scenario: A hard kill keeps what a landed checkpoint write holds
+    When I send "a long story [[words:2000]] [[delay:40]]" and 20 words have streamed
+    And a checkpoint write is held in flight while 5 more words stream
+    And once it is released the next checkpoint write, holding all of them, has landed
+    And the API is killed
+    Then after recovery the stored reply holds every word I saw before the release
     And it is marked interrupted
+
+  Scenario: A thread read as its turn settles shows my message somewhere
+    Given a turn a runner holds whose message is not in the transcript yet
+    When the thread is read while the turn settles between the read's parts
+    Then my message is in the queue or in the transcript of that answer
 
   Scenario: The tool steps of a killed reply are kept
     When I send "check the time [[steps:4]] [[delay:1000]]" and two tool results have shown

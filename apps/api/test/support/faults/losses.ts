@@ -5,9 +5,11 @@ import type { OwnedPostgres } from './ownedPostgres';
 import type { StreamView } from './streamView';
 
 /**
- * The durability bound on a hard kill: what a viewer has seen may be ahead of what is stored by at
- * most 200 ms of reply, or one step, whichever is less. Measured with the client's arrival times,
- * which only favours the server: a delta that arrived before `t` was sent before `t`.
+ * The ceiling the suite holds the hard-kill bound to. The bound itself is in events: a kill loses
+ * only the text that streamed while the one checkpoint write in flight was under way (checkpoints
+ * follow the stream write after write, not on a timer), and never a finished step; in time that is
+ * one database commit. Checked with the client's arrival times, which only favour the server: a
+ * delta that arrived before `t` was sent before `t`.
  */
 export const KILL_BOUND_MS = 200;
 

@@ -3,13 +3,6 @@ import type { Logger } from '../../../platform/logger';
 import type { ReplyRecord } from './replyRecord';
 import { appendCheckpointText, checkpointRunningTurn, renewLease } from './repository';
 
-/**
- * At most this long between two text checkpoints while a reply streams (plus the time one write
- * takes): what a crash can lose of the text, and the pace at which viewers on other instances see
- * it grow. A step's end is written before the step's last chunk goes out, whatever the pace.
- */
-export const CHECKPOINT_MS = 100;
-
 /** While the database refuses checkpoints, the next try waits this long. */
 const RETRY_MS = 500;
 
@@ -21,23 +14,27 @@ export interface CheckpointDeps {
 }
 
 /**
- * The checkpoints of one running turn and its lease, kept apart: the text of the message
- * streaming now is written behind the stream (at most every `CHECKPOINT_MS`, one write at a time,
- * only the new text each time), the reply's messages at each step end (`stepEnded`, awaited by
- * the runner before it passes the step's end on), and the lease is renewed every third of its
- * length for as long as the runner holds the turn (running, and settling its reply). A checkpoint
- * or renewal that finds the turn no longer this runner's calls `lost`. A database outage is
- * logged once, and its end once.
+ * The checkpoints of one running turn and its lease, kept apart. The text of the message streaming
+ * now is written behind the stream (write-behind): a write starts as soon as text grew and no
+ * write is in flight, and when one completes and more text came meanwhile, the next starts at
+ * once with all of it (only the new text is sent). So at most one text write is in flight, and
+ * what the row lacks of the stream is what streamed while that one write was under way: no timer
+ * sets the pace, the database's answers do. The reply's messages are written at each step end
+ * (`stepEnded`, awaited by the runner before it passes the step's end on), and the lease is
+ * renewed every third of its length for as long as the runner holds the turn (running, and
+ * settling its reply). A checkpoint or renewal that finds the turn no longer this runner's calls
+ * `lost`. A database outage is logged once, and its end once; meanwhile a failed write is tried
+ * again every `RETRY_MS`.
  */
 export class TurnCheckpoints {
   private readonly leaseTimer: NodeJS.Timeout;
-  private textTimer: NodeJS.Timeout | undefined;
+  /** The next try after a failed write (only while the database refuses them). */
+  private retryTimer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private inFlight = false;
   private dirty = false;
   /** A step ended whose messages are not written yet (their write failed). */
   private partsPending = false;
-  private lastWriteAt = 0;
   private failing = false;
   private stopped = false;
   /** What the row holds, as far as this runner knows: the message and its text (null: unsure). */
@@ -55,16 +52,20 @@ export class TurnCheckpoints {
     this.leaseTimer = setInterval(() => void this.renew(), deps.leaseMs / 3);
   }
 
-  /** Text streamed: written behind the stream, at the checkpoint pace. */
+  /** Text streamed: written now, or as soon as the write in flight completes. */
   textGrew(): void {
     if (this.stopped) return;
     this.dirty = true;
-    if (this.inFlight || this.textTimer) return;
-    const wait = Math.max(0, this.lastWriteAt + (this.failing ? RETRY_MS : CHECKPOINT_MS) - Date.now());
-    this.textTimer = setTimeout(() => {
-      this.textTimer = undefined;
+    if (this.inFlight || this.retryTimer) return;
+    if (!this.failing) {
       void this.flush(false);
-    }, wait);
+      return;
+    }
+    // The database refused the last write: the next try waits, rather than hammering it.
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (this.dirty && !this.stopped) void this.flush(false);
+    }, RETRY_MS);
   }
 
   /**
@@ -80,8 +81,8 @@ export class TurnCheckpoints {
 
   /** Stops text checkpoints (the run ended); the lease is still renewed until `release`. */
   async finishStreaming(): Promise<void> {
-    clearTimeout(this.textTimer);
-    this.textTimer = undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     this.stopped = true;
     await this.writing;
   }
@@ -95,6 +96,8 @@ export class TurnCheckpoints {
   /** One write at a time, in order; `withParts` writes the reply's messages too. */
   private flush(stepEnd: boolean): Promise<void> {
     this.dirty = false;
+    // Counts as in flight from now: text that grows before the write starts waits for the next.
+    this.inFlight = true;
     if (stepEnd) this.partsPending = true;
     const write = this.writing.then(() => this.write(this.partsPending));
     this.writing = write;
@@ -103,7 +106,6 @@ export class TurnCheckpoints {
 
   private async write(withParts: boolean): Promise<void> {
     this.inFlight = true;
-    this.lastWriteAt = Date.now();
     const { db, runnerId, leaseMs } = this.deps;
     const id = this.reply.currentId;
     const text = this.reply.currentText;
