@@ -1,5 +1,7 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { type ApiProcess, startApiProcess } from '../apiProcess';
 import { waitFor } from '../client';
+import { KILL_BOUND_MS } from './losses';
 import { OwnedPostgres } from './ownedPostgres';
 
 /**
@@ -12,8 +14,21 @@ export const FAULT_KINDS: readonly FaultKind[] = ['none', 'outage-5s', 'outage-3
 /** A fault as it happened, in the test process's clock. */
 export type Fault =
   | { kind: 'none'; at: number }
-  | { kind: 'kill'; at: number }
+  /** `boundMs`: how far back from the kill the stored text must reach (see `killBoundNow`). */
+  | { kind: 'kill'; at: number; boundMs: number }
   | { kind: 'outage'; from: number; to: number };
+
+/**
+ * The kill bound the suite holds a kill to, at this moment: `KILL_BOUND_MS` on a machine with a
+ * core to spare, stretched by how far the run queue is past the cores. The bound itself is one
+ * checkpoint commit in flight; on two cores at a load of 20 one commit took more than 200 ms (two
+ * kill cases of a full run were short by a word or two), while the order of the writes, which is
+ * what loses text, does not change with load (`checkpoint.test.ts` pins it with every timer
+ * stopped).
+ */
+function killBoundNow(): number {
+  return Math.round(KILL_BOUND_MS * Math.max(1, (loadavg()[0] ?? 0) / availableParallelism()));
+}
 
 /**
  * The lease the API under test runs with: short, so a killed API's turns are settled within
@@ -58,9 +73,10 @@ export class FaultLab {
     if (kind === 'none') return { kind, at: Date.now() };
     if (kind === 'kill') {
       const at = Date.now();
+      const boundMs = killBoundNow();
       await this.current.kill();
       this.current = await startApiProcess(apiEnv(this.postgres));
-      return { kind, at };
+      return { kind, at, boundMs };
     }
     const seconds = Number(/^outage-(\d+)s$/.exec(kind)?.[1]);
     const from = Date.now();

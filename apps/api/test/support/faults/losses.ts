@@ -150,14 +150,14 @@ export async function findLosses(
 /**
  * Before when the text a view saw must be stored. The process lived through an outage (or there
  * was no fault): all of it. A kill: all of what streamed before it ended normally or started after the kill; otherwise
- * what came before the bound (200 ms, or the last step end, whichever is later).
+ * what came before the bound (the kill's `boundMs`, or the last step end, whichever is later).
  */
 function mustBeStoredBefore(view: StreamView, fault: Fault): number {
   if (fault.kind !== 'kill') return Number.POSITIVE_INFINITY;
   const ended = view.finish ?? (view.approvalRequested ? { at: 0 } : undefined);
   if (ended && ended.at < fault.at) return Number.POSITIVE_INFINITY;
   if (view.startedAt > fault.at) return Number.POSITIVE_INFINITY;
-  return Math.max(fault.at - KILL_BOUND_MS, view.lastStepEndBefore(fault.at));
+  return Math.max(fault.at - fault.boundMs, view.lastStepEndBefore(fault.at));
 }
 
 /**
