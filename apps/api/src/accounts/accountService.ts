@@ -1,9 +1,10 @@
 import type { Account, AccountDeleted, AccountSession } from '@chat/contracts';
 import type { Database, Queryable } from '@chat/db';
 import { moveMemoryRowsOfUser } from '../agent/memoryTables';
-import type { Auth, SignedIn } from '../auth/auth';
+import type { Auth } from '../auth/auth';
 import { signedInOf } from '../auth/auth';
 import type { SessionCache } from '../auth/sessionCache';
+import type { SignedIn } from '../auth/signedIn';
 import type { InterruptService } from '../chats/turns/interrupt/interruptService';
 import { hasActiveTurn } from '../chats/turns/repository';
 import type { Logger } from '../platform/logger';

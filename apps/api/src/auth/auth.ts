@@ -5,6 +5,7 @@ import { drizzleAdapter } from 'better-auth/adapters/drizzle';
 import { anonymous } from 'better-auth/plugins';
 import type { Logger } from '../platform/logger';
 import { cookieValue, type SessionCache } from './sessionCache';
+import type { SignedIn } from './signedIn';
 
 export interface AuthOptions {
   db: Database;
@@ -70,12 +71,6 @@ export function createAuth(options: AuthOptions) {
 }
 
 export type Auth = ReturnType<typeof createAuth>;
-
-export interface SignedIn {
-  userId: string;
-  sessionId: string;
-  isGuest: boolean;
-}
 
 /**
  * Who sent the request, or null. With guests switched off (`AUTH_ALLOW_GUESTS=false`) a guest

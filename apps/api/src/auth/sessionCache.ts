@@ -1,5 +1,5 @@
 import type { Signals } from '../platform/notifications';
-import type { SignedIn } from './auth';
+import type { SignedIn } from './signedIn';
 
 /**
  * How long a looked-up session is believed without asking the database again. Sessions that end

@@ -1,5 +1,5 @@
 import type { H3, H3Event } from 'h3';
-import type { SignedIn } from '../auth/auth';
+import type { SignedIn } from '../auth/signedIn';
 import { ApiError } from '../platform/errors';
 import type { RateLimitRule } from '../platform/rateLimit';
 import { stepTimesOf } from '../platform/serverTiming';
