@@ -30,11 +30,10 @@ export function firstReplyAfter(messages: readonly ChatUIMessage[], seen: string
 export function visibilityChanged(state: ThreadPageState, visible: boolean): ThreadPageState {
   if (state.away.visible === visible) return state;
   if (!visible) {
-    // What the person saw last is what the transcript holds as they leave.
-    return {
-      ...state,
-      away: { ...state.away, visible, seenReplyId: latestSettledReplyId(state), unseen: 0 },
-    };
+    // What the person saw last is what the transcript holds as they leave (a page opened hidden
+    // showed nothing yet: it keeps what this browser remembered).
+    const seenReplyId = state.load.phase === 'ready' ? latestSettledReplyId(state) : state.away.seenReplyId;
+    return { ...state, away: { ...state.away, visible, seenReplyId, unseen: 0 } };
   }
   const { seenReplyId } = state.away;
   // Replies finished while it was hidden (the transcript may not hold them yet: a read is on its way).

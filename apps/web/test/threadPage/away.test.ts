@@ -121,6 +121,15 @@ describe('coming back to a chat after closing it', () => {
     expect(awayDividerBefore(gone.state)).toBeNull();
   });
 
+  it('keeps what this browser remembered when the chat opens in a hidden tab', () => {
+    const page = new Page().feed({ type: 'seen.restored', replyId: 'reply-a' }, hidden, {
+      type: 'events.connected',
+    });
+    page.readDetail(detail([...exchange('a'), ...exchange('b')]));
+    page.feed(visible);
+    expect(awayDividerBefore(page.state)).toBe('reply-b');
+  });
+
   it('does not move the divider on later reads', () => {
     const page = new Page().feed({ type: 'seen.restored', replyId: 'reply-a' }, { type: 'events.connected' });
     page.readDetail(detail([...exchange('a'), ...exchange('b')]));
