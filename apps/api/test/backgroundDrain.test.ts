@@ -114,7 +114,7 @@ describe('the choice (PATCH /api/threads/:id { drainMode })', () => {
     expect((await client.detail(threadId)).thread.drainMode).toBe('viewer');
   });
 
-  it('takes QUEUE_DRAIN for new chats of an instance so configured', async () => {
+  it('takes QUEUE_DRAIN for new chats of an instance so configured', { timeout: 60_000 }, async () => {
     const other = await startTestApi(database.url, { QUEUE_DRAIN: 'background' });
     try {
       const visitor = await other.client();
@@ -126,17 +126,17 @@ describe('the choice (PATCH /api/threads/:id { drainMode })', () => {
   });
 });
 
-describe('a chat with the choice on drains with no page open (Q15)', () => {
+describe('a chat with the choice on drains with no page open (Q15)', { timeout: 90_000 }, () => {
   it('runs three messages queued behind a running reply, in order, once the sender left', async () => {
     const threadId = await backgroundChat();
-    const first = await sendAndLeave(threadId, 'first [[words:30]] [[delay:20]]');
+    const first = await sendAndLeave(threadId, 'first [[words:40]] [[delay:30]]');
     const queued: Turn[] = [];
     for (const text of ['second [[words:6]]', 'third [[words:6]]', 'fourth [[words:6]]']) {
       queued.push(await client.queued(threadId, text));
     }
-    const detail = await waitFor(() => client.detail(threadId), drained, 30_000);
+    const detail = await waitFor(() => client.detail(threadId), drained, 45_000);
     expect(texts(detail).filter((_, index) => index % 2 === 0)).toEqual([
-      'first [[words:30]] [[delay:20]]',
+      'first [[words:40]] [[delay:30]]',
       'second [[words:6]]',
       'third [[words:6]]',
       'fourth [[words:6]]',
@@ -158,9 +158,9 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
 
   it('runs nothing with the choice off until a page claims (Q10 as before)', async () => {
     const threadId = await client.createThread();
-    await sendAndLeave(threadId, 'first [[words:4]]');
+    await sendAndLeave(threadId, 'first [[words:40]] [[delay:30]]');
     const waiting = await client.queued(threadId, 'waits for a page [[words:4]]');
-    await waitFor(() => client.detail(threadId), idle, 15_000);
+    await waitFor(() => client.detail(threadId), idle, 45_000);
     // Longer than the drain's sweep (a second at this lease) and several settle signals' worth.
     await sleep(2_500);
     const detail = await client.detail(threadId);
@@ -172,24 +172,24 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
 
   it('starts a waiting queue when the choice is turned on', async () => {
     const threadId = await client.createThread();
-    await sendAndLeave(threadId, 'first [[words:4]]');
+    await sendAndLeave(threadId, 'first [[words:40]] [[delay:30]]');
     await client.queued(threadId, 'waiting for the switch [[words:4]]');
-    await waitFor(() => client.detail(threadId), idle, 15_000);
+    await waitFor(() => client.detail(threadId), idle, 45_000);
     expect((await client.detail(threadId)).turnQueue.items).toHaveLength(1);
     await setDrainMode(threadId, 'background');
-    const detail = await waitFor(() => client.detail(threadId), drained, 15_000);
+    const detail = await waitFor(() => client.detail(threadId), drained, 45_000);
     expect(texts(detail).at(-2)).toBe('waiting for the switch [[words:4]]');
   });
 
   it('stops at a failed head (Q11) and goes on once it is deleted', async () => {
     const threadId = await backgroundChat();
-    await sendAndLeave(threadId, 'first [[words:20]] [[delay:20]]');
+    await sendAndLeave(threadId, 'first [[words:40]] [[delay:30]]');
     const failing = await client.queued(threadId, 'this one fails [[fail]]');
     const after = await client.queued(threadId, 'after the failure [[words:4]]');
     const blocked = await waitFor(
       () => client.detail(threadId),
       (detail) => idle(detail) && detail.turnQueue.items[0]?.status === 'failed',
-      20_000,
+      45_000,
     );
     expect(blocked.turnQueue.items.map((item) => [item.id, item.status])).toEqual([
       [failing.id, 'failed'],
@@ -204,7 +204,7 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
     expect((await turnRow(failing.id))?.status).toBe('failed');
 
     expect((await client.fetch('DELETE', `/api/threads/${threadId}/queue/${failing.id}`)).status).toBe(200);
-    const detail = await waitFor(() => client.detail(threadId), drained, 15_000);
+    const detail = await waitFor(() => client.detail(threadId), drained, 45_000);
     expect(texts(detail).at(-2)).toBe('after the failure [[words:4]]');
     expect((await turnRow(after.id))?.status).toBe('completed');
   });
@@ -217,7 +217,7 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
     await waitFor(
       () => turnRow(first),
       (row) => (row?.partialText.length ?? 0) > 0,
-      15_000,
+      45_000,
     );
     const stop = await client.json<{ queuePaused?: boolean }>('POST', `/api/threads/${threadId}/interrupt`);
     expect(stop.body.queuePaused).toBe(true);
@@ -228,7 +228,7 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
 
     const resume = await client.fetch('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     expect(resume.status).toBe(200);
-    await waitFor(() => client.detail(threadId), drained, 15_000);
+    await waitFor(() => client.detail(threadId), drained, 45_000);
     const ran = await turnRow(next.id);
     expect(ran?.status).toBe('completed');
     // The first turn after an interrupt gets the hidden handoff, however it was claimed.
@@ -242,7 +242,7 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
     const asking = await waitFor(
       () => client.detail(threadId),
       (detail) => detail.hitl.some((request) => request.status === 'pending'),
-      15_000,
+      45_000,
     );
     await sleep(2_500);
     const still = await client.detail(threadId);
@@ -255,7 +255,7 @@ describe('a chat with the choice on drains with no page open (Q15)', () => {
     });
     expect(decided.status).toBe(200);
     await decided.body?.cancel();
-    await waitFor(() => client.detail(threadId), drained, 15_000);
+    await waitFor(() => client.detail(threadId), drained, 45_000);
     expect((await turnRow(waiting.id))?.status).toBe('completed');
   });
 });

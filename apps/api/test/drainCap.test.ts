@@ -24,7 +24,9 @@ const drained = (detail: ThreadDetail) =>
   detail.turnQueue.activeTurn === null && detail.turnQueue.items.length === 0;
 
 describe('the running replies per account (the cap every claim counts)', () => {
-  it('drains two chats of one account one reply at a time when the cap is 1', async () => {
+  it('drains two chats of one account one reply at a time when the cap is 1', {
+    timeout: 120_000,
+  }, async () => {
     const capped = await startTestApi(database.url, { RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '1' });
     try {
       const person = await capped.client();
@@ -37,7 +39,7 @@ describe('the running replies per account (the cap every claim counts)', () => {
       const [a, b] = chats as [string, string];
       // b's queue waits paused, so its sends queue while a runs.
       await person.fetch('PUT', `/api/threads/${b}/queue/paused`, { paused: true });
-      const first = await person.send(a, 'a1 [[words:40]] [[delay:20]]');
+      const first = await person.send(a, 'a1 [[words:40]] [[delay:30]]');
       expect(first.status).toBe(200);
       await first.body?.cancel();
       await person.queued(a, 'a2 [[words:4]]');

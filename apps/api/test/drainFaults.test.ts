@@ -37,7 +37,7 @@ async function drainingChat(client: ApiClient, texts: string[]) {
   expect((await client.json('PATCH', `/api/threads/${threadId}`, { drainMode: 'background' })).status).toBe(
     200,
   );
-  const first = await client.send(threadId, 'first [[words:6]]');
+  const first = await client.send(threadId, 'first [[words:40]] [[delay:30]]');
   expect(first.status).toBe(200);
   await first.body?.cancel();
   const queued: Turn[] = [];
@@ -63,7 +63,7 @@ describe('the background drain under faults', () => {
     const { threadId, queued } = await drainingChat(client, texts);
     await lab.inject(outage);
     const detail = await waitFor(() => client.via(lab?.baseUrl ?? '').detail(threadId), drained, 90_000);
-    expect(userTexts(detail)).toEqual(['first [[words:6]]', ...texts]);
+    expect(userTexts(detail)).toEqual(['first [[words:40]] [[delay:30]]', ...texts]);
     expect(detail.messages.map((message) => message.role)).toEqual(
       Array(4).fill(['user', 'assistant']).flat(),
     );
@@ -83,7 +83,7 @@ describe('the background drain under faults', () => {
     const { threadId, queued } = await drainingChat(client, texts);
     await lab.inject('kill');
     const detail = await waitFor(() => client.via(lab?.baseUrl ?? '').detail(threadId), drained, 60_000);
-    expect(userTexts(detail)).toEqual(['first [[words:6]]', ...texts]);
+    expect(userTexts(detail)).toEqual(['first [[words:40]] [[delay:30]]', ...texts]);
     expect(detail.messages[3]?.metadata.interrupted).toBe(true);
     const [cut, next, last] = queued as [Turn, Turn, Turn];
     expect((await turnRow(cut.id))?.status).toBe('interrupted');

@@ -77,7 +77,7 @@ describe('two instances on one database', () => {
       const via = person.via((index % 2 === 0 ? a : b).baseUrl);
       chats.push({
         via,
-        ...(await busyBackgroundChat(via, `c${index} first [[words:12]] [[delay:15]]`, [
+        ...(await busyBackgroundChat(via, `c${index} first [[words:40]] [[delay:30]]`, [
           `c${index} second [[words:5]]`,
           `c${index} third [[words:5]]`,
           `c${index} fourth [[words:5]]`,
@@ -88,7 +88,7 @@ describe('two instances on one database', () => {
     for (const [index, chat] of chats.entries()) {
       const detail = await waitFor(() => chat.via.detail(chat.threadId), drained, 45_000);
       expect(userTexts(detail)).toEqual([
-        `c${index} first [[words:12]] [[delay:15]]`,
+        `c${index} first [[words:40]] [[delay:30]]`,
         `c${index} second [[words:5]]`,
         `c${index} third [[words:5]]`,
         `c${index} fourth [[words:5]]`,
@@ -106,14 +106,15 @@ describe('two instances on one database', () => {
     // Both instances drained (the claims are spread by who hears a settle first); this is not a
     // rule of the drain, so it is not asserted beyond "at least one".
     expect(runners.size).toBeGreaterThanOrEqual(1);
-  });
+  }, 120_000);
 });
 
 describe('an instance killed mid-drain (SIGKILL)', () => {
   const processes: ApiProcess[] = [];
 
   afterAll(async () => {
-    await Promise.all(processes.map((api) => api.stop()));
+    // A crash test's processes need no goodbye; a SIGKILL never waits on a shutdown.
+    await Promise.all(processes.map((api) => api.kill()));
   });
 
   it('leaves the cut turn to another instance after the lease, which settles it interrupted and drains the rest with the handoff', async () => {
@@ -121,11 +122,11 @@ describe('an instance killed mid-drain (SIGKILL)', () => {
     processes.push(await startApiProcess(env), await startApiProcess(env));
     const [one, two] = processes as [ApiProcess, ApiProcess];
     const client = await ApiClient.signIn(one.baseUrl);
-    const { threadId, firstId, queued } = await busyBackgroundChat(client, 'first [[words:6]]', [
-      'cut [[words:600]]',
-      'after the cut [[words:5]]',
-      'last [[words:5]]',
-    ]);
+    const { threadId, firstId, queued } = await busyBackgroundChat(
+      client,
+      'first [[words:40]] [[delay:30]]',
+      ['cut [[words:600]]', 'after the cut [[words:5]]', 'last [[words:5]]'],
+    );
     const [cut, afterCut, last] = queued as [Turn, Turn, Turn];
 
     // The drained turn runs somewhere with some of its reply checkpointed: kill that instance.
@@ -151,7 +152,7 @@ describe('an instance killed mid-drain (SIGKILL)', () => {
     const again = client.via(survivor.baseUrl);
     const detail = await waitFor(() => again.detail(threadId), drained, 45_000);
     expect(userTexts(detail)).toEqual([
-      'first [[words:6]]',
+      'first [[words:40]] [[delay:30]]',
       'cut [[words:600]]',
       'after the cut [[words:5]]',
       'last [[words:5]]',
@@ -166,5 +167,5 @@ describe('an instance killed mid-drain (SIGKILL)', () => {
     const cutReply = detail.messages[3];
     expect(cutReply?.metadata.interrupted).toBe(true);
     for (const turnId of [cut.id, afterCut.id, last.id]) expect(listener.started.get(turnId), turnId).toBe(1);
-  });
+  }, 180_000);
 });
