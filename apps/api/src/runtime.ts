@@ -25,6 +25,7 @@ import { insertNoteForMemoryThread } from './chats/threads/notes';
 import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
 import { ApprovalService } from './chats/turns/approval/approvalService';
 import { endWithApprovalRequest } from './chats/turns/approval/suspend';
+import { startBackgroundDrain } from './chats/turns/drain/backgroundDrain';
 import { MastraDriver } from './chats/turns/driver/mastra/mastraDriver';
 import type { RuntimeDriver } from './chats/turns/driver/types';
 import { InterruptService } from './chats/turns/interrupt/interruptService';
@@ -164,7 +165,8 @@ export async function createRuntime(
     logger,
     allowGuests,
   });
-  const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger });
+  const newChatDrainMode = config.QUEUE_DRAIN;
+  const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger, newChatDrainMode });
   const origins = trustedOrigins(config);
   auth = createAuth({
     db,
@@ -228,12 +230,18 @@ export async function createRuntime(
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),
-    portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN }),
+    portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN, newChatDrainMode }),
   };
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
   const stopSweeper = startOrphanSweeper(
     { db, memory, signals, logger, holds },
     { intervalMs: Math.max(250, leaseMs / 2), graceMs: leaseMs },
+  );
+  // Q15: chats whose queue runs with no page open; stopped before the runner, so a shutting-down
+  // instance starts nothing new.
+  const stopDrain = startBackgroundDrain(
+    { db, signals, logger, claims },
+    { intervalMs: Math.max(1_000, leaseMs / 2) },
   );
   const guestIdleMs = config.GUEST_GRACE_DAYS * 86_400_000;
   const stopGuestSweeper = allowGuests
@@ -256,6 +264,7 @@ export async function createRuntime(
       // gets the most time: it settles this instance's turns while the database still runs.
       const steps: Array<[string, number, () => Promise<void> | void]> = [
         ['circuit', 100, () => circuit.stop()],
+        ['background drain', 1_000, stopDrain],
         ['sweeper', 1_000, stopSweeper],
         ['attachment sweeper', 1_000, stopAttachmentSweeper],
         ['guest sweeper', 1_000, stopGuestSweeper],

@@ -36,6 +36,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ AUTH_ALLOW_GUESTS: 'no' })).toThrow(/AUTH_ALLOW_GUESTS/);
   });
 
+  it('reads QUEUE_DRAIN as viewer (the default) or background, and stops on anything else', () => {
+    expect(loadConfig({}).QUEUE_DRAIN).toBe('viewer');
+    expect(loadConfig({ QUEUE_DRAIN: 'background' }).QUEUE_DRAIN).toBe('background');
+    expect(loadConfig({ QUEUE_DRAIN: '' }).QUEUE_DRAIN).toBe('viewer');
+    expect(() => loadConfig({ QUEUE_DRAIN: 'always' })).toThrow(ConfigError);
+    expect(() => loadConfig({ QUEUE_DRAIN: 'always' })).toThrow(/QUEUE_DRAIN/);
+  });
+
   it('treats empty values as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', EMBEDDED_PG_PORT: '' }).DATABASE_URL).toBeUndefined();
   });

@@ -25,6 +25,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['chats/turns/queue', (path) => path.startsWith('chats/turns/queue/')],
   ['chats/turns/steer', (path) => path.startsWith('chats/turns/steer/')],
   ['chats/turns/running', (path) => path.startsWith('chats/turns/running/')],
+  ['chats/turns/drain', (path) => path.startsWith('chats/turns/drain/')],
   [
     'chats/turns/approval and accepting',
     (path) => path.startsWith('chats/turns/approval/') || path.startsWith('chats/turns/accepting/'),

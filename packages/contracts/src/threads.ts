@@ -17,7 +17,16 @@ export interface Thread {
    * message it was copied up to. Absent on any other chat, and once that chat is deleted.
    */
   forkedFrom?: ForkOrigin;
+  /**
+   * Who runs the queue (Q10, Q15): `viewer`, an open page claims the head; `background`, the
+   * server does, with no page open ("Keep going when I leave").
+   */
+  drainMode: DrainMode;
 }
+
+/** Who claims a chat's queue head (Q15). New chats take `QUEUE_DRAIN` of the API's configuration. */
+export const drainModes = ['viewer', 'background'] as const;
+export type DrainMode = (typeof drainModes)[number];
 
 /** The chat (and its message) a fork was copied from. */
 export interface ForkOrigin {
@@ -31,8 +40,14 @@ const threadTitle = z.string().trim().min(1).max(200).refine(hasVisibleText, 'mu
 export const createThreadBody = z.object({ title: threadTitle.optional() });
 export type CreateThreadBody = z.infer<typeof createThreadBody>;
 
-export const renameThreadBody = z.object({ title: threadTitle });
-export type RenameThreadBody = z.infer<typeof renameThreadBody>;
+/**
+ * `PATCH /api/threads/:id`: a new title, who runs the queue (Q15), or both. A body that changes
+ * nothing is refused, like any other bad body.
+ */
+export const updateThreadBody = z
+  .object({ title: threadTitle.optional(), drainMode: z.enum(drainModes).optional() })
+  .refine((body) => body.title !== undefined || body.drainMode !== undefined, 'nothing to change');
+export type UpdateThreadBody = z.infer<typeof updateThreadBody>;
 
 /** `GET /api/threads?limit&cursor`: the query of one page of the thread list. */
 export const threadListQuery = z.object({

@@ -1,5 +1,6 @@
 import {
   type Attachment,
+  drainModes,
   feedbackRatings,
   hitlStatuses,
   type TurnStatusGroup,
@@ -27,6 +28,8 @@ import { createdAt, updatedAt } from './columns';
 
 // --- Chat ---
 
+const drainModeList = sql.raw(drainModes.map((mode) => `'${mode}'`).join(','));
+
 export const threads = pgTable(
   'threads',
   {
@@ -41,6 +44,11 @@ export const threads = pgTable(
     /** The owner paused the queue: nothing is claimed until it is resumed (a send is queued). */
     queuePaused: boolean('queue_paused').notNull().default(false),
     /**
+     * Who claims the queue head (Q15): `viewer`, an attached page (Q10); `background`, the server,
+     * with or without a page open. New chats take the API's `QUEUE_DRAIN`.
+     */
+    drainMode: text('drain_mode', { enum: drainModes }).notNull().default('viewer'),
+    /**
      * The chat this one was forked from ("New chat from here", P3) and the message (as its owner
      * sees it) it was copied up to: a link back, nothing more. Cleared when that chat is deleted.
      */
@@ -52,7 +60,10 @@ export const threads = pgTable(
     updatedAt: updatedAt(),
   },
   // The thread list pages by (updated_at, id), newest first: one index range per page.
-  (t) => [index('threads_owner_updated_id_idx').on(t.ownerId, t.updatedAt, t.id)],
+  (t) => [
+    index('threads_owner_updated_id_idx').on(t.ownerId, t.updatedAt, t.id),
+    check('threads_drain_mode_check', sql`${t.drainMode} in (${drainModeList})`),
+  ],
 );
 
 /**
@@ -216,6 +227,9 @@ export const chatTurnRequests = pgTable(
       .on(t.threadId)
       .where(sql`${t.status} in (${statusGroupList('active')})`),
     index('turns_thread_status_seq_idx').on(t.threadId, t.status, t.seq),
+    // Q15: the server's drain looks for chats with a queued head among the few queued turns there
+    // are, not among all chats.
+    index('turns_queued_thread_idx').on(t.threadId).where(sql`${t.status} = 'queued'`),
     // S5: the last settled turn of a branch (turns settle in the order claims stamp), read at
     // every claim.
     index('turns_branch_settled_position_idx')

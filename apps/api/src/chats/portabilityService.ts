@@ -1,4 +1,4 @@
-import type { ChatExport, ExportFormat, SharedMessage, Thread } from '@chat/contracts';
+import type { ChatExport, DrainMode, ExportFormat, SharedMessage, Thread } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { notFound } from '../platform/errors';
 import { describeAttachments } from './attachments/repository';
@@ -19,6 +19,8 @@ export interface PortabilityServiceDeps {
   storage: AttachmentStorage;
   /** The origin people open the web app on: a Markdown export's image links are made absolute with it. */
   webOrigin: string;
+  /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15): an import, a fork or a continued share is new. */
+  newChatDrainMode: DrainMode;
 }
 
 /** A chat as a file to download. */
@@ -87,7 +89,7 @@ export class PortabilityService {
       async (tx) => {
         const thread = await requireOwnedThread(tx, threadId, ownerId);
         const source = await readChatExport(tx, thread, ownerId, { kind: 'shownVersionUpTo', messageId });
-        return await writeNewChat(tx, this.deps.storage, {
+        return await writeNewChat(tx, this.deps.storage, this.deps.newChatDrainMode, {
           ownerId,
           // Told apart from its source in the list at a glance; the link back says which one.
           title: `Copy of ${source.title}`.slice(0, 200),
@@ -138,7 +140,11 @@ export class PortabilityService {
   }
 
   private async write(chat: NewChat): Promise<Thread> {
-    return toThread(await this.deps.db.transaction((tx) => writeNewChat(tx, this.deps.storage, chat)));
+    return toThread(
+      await this.deps.db.transaction((tx) =>
+        writeNewChat(tx, this.deps.storage, this.deps.newChatDrainMode, chat),
+      ),
+    );
   }
 
   /** Images of an existing chat, copied into the new one (its own rows, so either chat can go). */

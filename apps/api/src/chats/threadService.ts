@@ -1,4 +1,12 @@
-import type { Thread, ThreadDetail, ThreadListQuery, ThreadPage, ThreadSearchAnswer } from '@chat/contracts';
+import type {
+  DrainMode,
+  Thread,
+  ThreadDetail,
+  ThreadListQuery,
+  ThreadPage,
+  ThreadSearchAnswer,
+  UpdateThreadBody,
+} from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
 import type { Logger } from '../platform/logger';
@@ -16,6 +24,7 @@ import {
   listThreadPage,
   requireOwnedThread,
   searchThreadsByOwner,
+  setDrainMode,
   updateThread,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
@@ -34,6 +43,8 @@ export interface ThreadServiceDeps {
   signals: Signals;
   interrupts: InterruptService;
   logger: Logger;
+  /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15). */
+  newChatDrainMode: DrainMode;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -43,6 +54,7 @@ export function toThread(row: ThreadRow): Thread {
     activeBranchId: row.activeBranchId ?? '',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    drainMode: row.drainMode,
     ...(row.forkedFromThreadId && row.forkedFromMessageId
       ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
       : {}),
@@ -58,6 +70,7 @@ export class ThreadService {
       ownerId,
       title: input.title ?? 'New chat',
       titled: input.title !== undefined,
+      drainMode: this.deps.newChatDrainMode,
     });
     return toThread(thread);
   }
@@ -136,11 +149,22 @@ export class ThreadService {
     };
   }
 
-  async rename(ownerId: string, threadId: string, title: string): Promise<Thread> {
-    await requireOwnedThread(this.deps.db, threadId, ownerId);
-    const thread = toThread(await updateThread(this.deps.db, threadId, { title, titled: true }));
+  /**
+   * Renames the thread, sets who runs its queue (Q15), or both, in one transaction. Every tab
+   * reads the change on `thread.changed`; with the drain turned on, the server's drain hears the
+   * same signal and takes the head if it may run.
+   */
+  async update(ownerId: string, threadId: string, changes: UpdateThreadBody): Promise<Thread> {
+    const row = await this.deps.db.transaction(async (tx) => {
+      let thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      if (changes.title !== undefined)
+        thread = await updateThread(tx, threadId, { title: changes.title, titled: true });
+      if (changes.drainMode !== undefined && changes.drainMode !== thread.drainMode)
+        thread = await setDrainMode(tx, threadId, changes.drainMode);
+      return thread;
+    });
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    return thread;
+    return toThread(row);
   }
 
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */

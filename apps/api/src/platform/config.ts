@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { drainModes } from '@chat/contracts';
 import { z } from 'zod';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -43,6 +44,11 @@ const configSchema = z.object({
    * (chats, share links, uploads) removed.
    */
   GUEST_GRACE_DAYS: z.coerce.number().min(0).max(3650).default(30),
+  /**
+   * Who runs the queue of a new chat (Q15): `viewer`, an open page (Q10); `background`, the
+   * server, with no page open. Each chat can change its own choice.
+   */
+  QUEUE_DRAIN: z.preprocess(emptyAsUndefined, z.enum(drainModes).default('viewer')),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /**
    * A run that sends nothing at all (no text, no tool step) for this long is stopped as failed, so

@@ -1,4 +1,4 @@
-import { createThreadBody, renameThreadBody, searchThreadsQuery, threadListQuery } from '@chat/contracts';
+import { createThreadBody, searchThreadsQuery, threadListQuery, updateThreadBody } from '@chat/contracts';
 import type { H3 } from 'h3';
 import { idParam, readJson, readQuery } from '../platform/http';
 import { authedRoutes } from './route';
@@ -29,8 +29,7 @@ export function registerThreadRoutes(app: H3, services: ApiServices) {
 
   route('patch', '/api/threads/:id', async (event, userId) => {
     const threadId = idParam(event, 'id');
-    const body = await readJson(event, renameThreadBody);
-    return threads.rename(userId, threadId, body.title);
+    return threads.update(userId, threadId, await readJson(event, updateThreadBody));
   });
 
   route('delete', '/api/threads/:id', async (event, userId) => {

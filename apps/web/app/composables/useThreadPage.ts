@@ -1,3 +1,4 @@
+import { awayDividerBefore } from '~/threadPage/away';
 import { isBusy } from '~/threadPage/queue';
 import { isReconnecting } from '~/threadPage/reducer';
 import type { ThreadPageState } from '~/threadPage/state';
@@ -6,11 +7,13 @@ import {
   dockView,
   finishedAnnouncement,
   noticeView,
+  pageTitle,
   transcriptStatus,
   unsettledTurnIds,
   versionsView,
 } from '~/threadPage/views';
 import { approvalsKey, useApprovals } from './useApprovals';
+import { useAwayFromChat } from './useAwayFromChat';
 import { useFeedback } from './useFeedback';
 import { useQueueCommands } from './useQueueCommands';
 import { useThreadEvents } from './useThreadEvents';
@@ -29,6 +32,7 @@ export function useThreadPage(threadId: string) {
   const queue = useQueueCommands(store, streams);
   const versions = useVersionCommands(store, streams);
   const feedback = useFeedback(store);
+  const away = useAwayFromChat(store);
   provide(approvalsKey, useApprovals(store, streams));
 
   const events = useThreadEvents(threadId, {
@@ -41,6 +45,8 @@ export function useThreadPage(threadId: string) {
 
   /** Subscribes first, then loads (the first detail read is the state's first effect), so no event between the two is lost. */
   async function open(): Promise<void> {
+    away.restore();
+    away.followVisibility();
     events.open();
     store.start();
     await until(() => state.value.load.phase !== 'loading');
@@ -78,6 +84,8 @@ export function useThreadPage(threadId: string) {
   }
   const queueParts = (current: ThreadPageState) => [
     current.queue,
+    current.thread?.drainMode,
+    current.drainModeWanted,
     current.moves,
     current.selection,
     current.merging,
@@ -116,6 +124,11 @@ export function useThreadPage(threadId: string) {
       (current) => [current.lastFinished],
       (current) => ({ seq: current.lastFinished?.seq ?? 0, text: finishedAnnouncement(current) }),
     ),
+    /** The tab's title for the chat's own: "(2) title" while replies finished unseen (Q15). */
+    titleOf: (title: string) => pageTitle(state.value, title),
+    /** The "While you were away" divider goes above this reply (Q15). */
+    awayDivider: computed(() => awayDividerBefore(state.value)),
+    setDrainMode: away.setDrainMode,
     send: streams.send,
     stop: streams.stop,
     retryNotice: streams.retryNotice,

@@ -80,6 +80,10 @@ export function useThreadStore(threadId: string): ThreadStore {
       case 'claim':
         store.runTurnEffect(effect);
         return;
+      case 'notify':
+        dispatch({ type: 'notification.shown', id: effect.notification.id });
+        showAwayNotification(effect.notification, state.value.thread?.title ?? 'Chat', threadId);
+        return;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Turn } from '@chat/contracts';
 import { isReconnecting } from './reducer';
-import type { ThreadPageState } from './state';
+import type { AwayNotification, ThreadPageState } from './state';
 
 /**
  * The requests and timers the chat page's state calls for. This is the one place that decides
@@ -20,12 +20,15 @@ export type ThreadPageEffect =
   /** A stream ended before its settle event: wait for it a little, then read the detail. */
   | { type: 'waitForSettle'; turnId: string }
   /** The sidebar's thread list may be out of date (a title, a deleted chat). */
-  | { type: 'refreshThreadList' };
+  | { type: 'refreshThreadList' }
+  /** A reply or the queue finished while the page is hidden: a browser notification, if allowed (Q15). */
+  | { type: 'notify'; notification: AwayNotification };
 
 export function effectsOf(state: ThreadPageState): ThreadPageEffect[] {
   const effects: ThreadPageEffect[] = [];
   if (state.threadListStale) effects.push({ type: 'refreshThreadList' });
   if (state.deleted) return effects;
+  for (const notification of state.away.notifications) effects.push({ type: 'notify', notification });
   if (state.detail.wanted && state.detail.inFlight === 0) effects.push({ type: 'readDetail' });
   if (
     isReconnecting(state) &&

@@ -1,7 +1,9 @@
 import type {
   Attachment,
+  DrainMode,
   HitlRequest,
   MessageFeedback,
+  Thread,
   ThreadDetail,
   ThreadEvent,
   Turn,
@@ -108,7 +110,21 @@ export type ThreadPageEvent =
   | { type: 'feedback.shown'; messageId: string; feedback: MessageFeedback | null }
   | { type: 'notice.shown'; error: Refusal; prefix?: string }
   | { type: 'notice.dismissed' }
-  | { type: 'threadList.refreshed' };
+  | { type: 'threadList.refreshed' }
+  // --- who runs the queue, and hearing about it (Q15) ----------------------------------------
+  /** The Dock's switch asked for a drain mode; the server's answer (the thread) or its refusal. */
+  | { type: 'drainMode.requested'; mode: DrainMode }
+  | { type: 'drainMode.answered'; thread: Thread }
+  | { type: 'drainMode.refused'; error: Refusal }
+  /** The page became visible or hidden. */
+  | { type: 'page.visibility'; visible: boolean }
+  /**
+   * What this browser remembers of the person's last visit, before the first load: the last reply
+   * they saw (null: none yet, the chat had no reply).
+   */
+  | { type: 'seen.restored'; replyId: string | null }
+  /** A notification of the list went out (or was not allowed): it is off the list. */
+  | { type: 'notification.shown'; id: number };
 
 export interface Facts {
   queue: number;

@@ -6,6 +6,7 @@ import {
   textOfMessage,
   toChatUIMessages,
 } from '../utils/chatMessages';
+import { firstLoaded, notificationShown, settledWhileAway, visibilityChanged } from './away';
 import type { StartKind, ThreadPageEvent } from './events';
 import { applyQueue, canPick, takeFromQueue } from './queue';
 import type { Refusal, SettledEvent, StreamOrigin, ThreadPageState } from './state';
@@ -68,6 +69,8 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
         starts: state.starts + 1,
         notice: quiet ? state.notice : null,
         streamError: quiet ? state.streamError : null,
+        // The person is here and writing: what they were away for is behind them.
+        away: event.kind === 'send' ? { ...state.away, divider: null } : state.away,
       };
     }
     case 'start.shed':
@@ -162,6 +165,19 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
       return { ...state, notice: null, streamError: null };
     case 'threadList.refreshed':
       return { ...state, threadListStale: false };
+
+    case 'drainMode.requested':
+      return { ...state, drainModeWanted: event.mode };
+    case 'drainMode.answered':
+      return { ...state, drainModeWanted: null, thread: event.thread };
+    case 'drainMode.refused':
+      return showNotice({ ...state, drainModeWanted: null }, event.error);
+    case 'page.visibility':
+      return visibilityChanged(state, event.visible);
+    case 'seen.restored':
+      return { ...state, away: { ...state.away, seenReplyId: event.replyId } };
+    case 'notification.shown':
+      return notificationShown(state, event.id);
   }
 }
 
@@ -191,7 +207,8 @@ function detailAnswered(
   if (state.transcript.live === null && event.at.transcript === state.facts.transcript) {
     next = withoutStaleEditor({ ...next, transcript: { messages: toChatUIMessages(messages), live: null } });
   }
-  return next;
+  // Coming back to a chat that worked meanwhile: the divider above the first reply not seen (Q15).
+  return state.load.phase === 'ready' ? next : firstLoaded(next);
 }
 
 function detailFailed(state: ThreadPageState, error: Refusal, ofThread: boolean): ThreadPageState {
@@ -218,7 +235,7 @@ function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageStat
     case 'turn.started':
       return applyQueue(state, event.turnQueue);
     case 'turn.settled':
-      return turnSettled(applyQueue(state, event.turnQueue), event);
+      return settledWhileAway(turnSettled(applyQueue(state, event.turnQueue), event), event);
     case 'hitl.changed':
       // The transcript's tool card (another tab asked, or decided) and any new note: read again.
       return {

@@ -1,4 +1,4 @@
-import type { HitlRequest, Note, Thread, ThreadEvent, TurnQueue } from '@chat/contracts';
+import type { DrainMode, HitlRequest, Note, Thread, ThreadEvent, TurnQueue } from '@chat/contracts';
 import type { ChatUIMessage } from '../utils/chatMessages';
 import type { QueueMove } from './queueOrder';
 
@@ -72,6 +72,42 @@ export interface ThreadPageState {
   lastFinished: FinishedReply | null;
   /** The sidebar's list may show an old title or order: an effect refetches it. */
   threadListStale: boolean;
+  /**
+   * Who runs the queue as this tab asked (Q15) while the server has not answered: the Dock's
+   * switch shows it at once. Null when nothing is on its way.
+   */
+  drainModeWanted: DrainMode | null;
+  /** Whether the person sees the page, and what finished while they did not (Q15). */
+  away: AwayState;
+}
+
+export interface AwayState {
+  /** The page is visible. */
+  visible: boolean;
+  /**
+   * The last reply the person saw: remembered by this browser from their last visit, or the latest
+   * reply when the page was hidden. Null: they saw the chat before it had a reply; undefined: this
+   * browser never showed the chat.
+   */
+  seenReplyId: string | null | undefined;
+  /** Replies that finished while the page was hidden (the tab's title counts them). */
+  unseen: number;
+  /**
+   * The "While you were away" divider, after the reply the person last saw (null: above the first
+   * reply), so it goes above the first one they have not seen whatever reads come later. Null: none.
+   */
+  divider: { after: string | null } | null;
+  /** Notifications due, oldest first: the store shows each (when allowed) and reports it. */
+  notifications: readonly AwayNotification[];
+  /** Numbers notifications. */
+  notificationSeq: number;
+}
+
+export interface AwayNotification {
+  id: number;
+  kind: 'replyFinished' | 'replyFailed' | 'queueEmpty';
+  /** The reply's first sentence (empty for `queueEmpty`). */
+  text: string;
 }
 
 export type SettledEvent = Extract<ThreadEvent, { type: 'turn.settled' }>;
@@ -160,5 +196,14 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     streamError: null,
     lastFinished: null,
     threadListStale: false,
+    drainModeWanted: null,
+    away: {
+      visible: true,
+      seenReplyId: undefined,
+      unseen: 0,
+      divider: null,
+      notifications: [],
+      notificationSeq: 0,
+    },
   };
 }

@@ -150,3 +150,11 @@ export function messageCount(transcript: Transcript): number {
 export function latestReply(transcript: Transcript): ChatUIMessage | undefined {
   return transcript.live?.reply ?? transcript.messages.findLast((message) => message.role === 'assistant');
 }
+
+/** The first sentence of a finished reply, for the live region and a notification (never the whole reply). */
+export function firstSentence(text: string, limit = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const end = flat.search(/[.!?](\s|$)/);
+  const sentence = end >= 0 ? flat.slice(0, end + 1) : flat;
+  return sentence.length > limit ? `${sentence.slice(0, limit - 1).trimEnd()}…` : sentence;
+}

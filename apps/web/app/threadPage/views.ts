@@ -1,9 +1,19 @@
-import { type HitlRequest, refusalMessages, type Turn, threadBusyMessages } from '@chat/contracts';
+import {
+  type DrainMode,
+  type HitlRequest,
+  refusalMessages,
+  type Turn,
+  threadBusyMessages,
+} from '@chat/contracts';
 import type { ChatStatus } from 'ai';
+import { latestSettledReplyId } from './away';
 import { isBusy, shownQueueItems, waitsForApproval, whenItemsRun } from './queue';
 import { type ItemMoves, isMovable, movesOf } from './queueOrder';
 import { isReconnecting } from './reducer';
 import type { ThreadPageState } from './state';
+import { firstSentence } from './transcript';
+
+export { firstSentence };
 
 /** What the chat page's components render, derived from the state (pure). */
 
@@ -95,6 +105,8 @@ export interface DockItem {
 
 export interface DockView {
   items: DockItem[];
+  /** Who runs the queue (Q15): `background` is the switch "Keep going when I leave" on. */
+  drainMode: DrainMode;
   paused: boolean;
   /** A reply runs: the head's action is Stop & send. */
   busy: boolean;
@@ -127,6 +139,7 @@ export function dockView(state: ThreadPageState): DockView {
       picked: picked.includes(turn.id),
     })),
     paused: state.queue.paused,
+    drainMode: drainModeOf(state),
     busy,
     reorderable: items.filter(isMovable).length >= 2,
     picking: state.selection !== null,
@@ -191,14 +204,6 @@ export function approvalsByToolCall(state: ThreadPageState): Map<string, HitlReq
   return new Map(state.hitl.map((request) => [request.toolCallId, request]));
 }
 
-/** The first sentence of a finished reply, for the live region (never the whole reply). */
-export function firstSentence(text: string, limit = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const end = flat.search(/[.!?](\s|$)/);
-  const sentence = end >= 0 ? flat.slice(0, end + 1) : flat;
-  return sentence.length > limit ? `${sentence.slice(0, limit - 1).trimEnd()}…` : sentence;
-}
-
 /** What the live region says when a reply finishes. */
 export function finishedAnnouncement(state: ThreadPageState): string | null {
   const finished = state.lastFinished;
@@ -206,4 +211,23 @@ export function finishedAnnouncement(state: ThreadPageState): string | null {
   if (finished.failed) return 'The reply failed.';
   const sentence = firstSentence(finished.text);
   return sentence ? `Reply finished: ${sentence}` : 'Reply finished.';
+}
+
+/** Who runs the queue, as this tab last asked while the server has not answered (Q15). */
+export function drainModeOf(state: ThreadPageState): DrainMode {
+  return state.drainModeWanted ?? state.thread?.drainMode ?? 'viewer';
+}
+
+/** The tab's title: "(2) Chat title" while replies finished unseen in a hidden tab (Q15). */
+export function pageTitle(state: ThreadPageState, title: string): string {
+  return state.away.unseen > 0 ? `(${state.away.unseen}) ${title}` : title;
+}
+
+/**
+ * The reply this browser should remember as seen (Q15): the latest whole reply while the page is
+ * visible and loaded; undefined while nothing new is seen (hidden, or still loading).
+ */
+export function seenReplyToRemember(state: ThreadPageState): string | null | undefined {
+  if (!state.away.visible || state.load.phase !== 'ready') return undefined;
+  return latestSettledReplyId(state);
 }

@@ -75,6 +75,7 @@ export function detail(
       activeBranchId: BRANCH,
       createdAt: '2026-12-01T10:00:00.000Z',
       updatedAt: '2026-12-01T10:00:00.000Z',
+      drainMode: 'viewer',
     },
     messages,
     turnQueue,

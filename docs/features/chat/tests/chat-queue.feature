@@ -1,6 +1,6 @@
 # The Playwright flows of the chat, in Gherkin.
 # Automated in apps/web/e2e/chat.spec.ts (@foundation), apps/web/e2e/queue.spec.ts (@queue) and
-# apps/web/e2e/queueOrder.spec.ts (@order),
+# apps/web/e2e/queueOrder.spec.ts (@order), apps/web/e2e/backgroundDrain.spec.ts (@Q15),
 # against the production build, the real API and the built-in local model.
 # The local model's reply starts with: You said: "<message without directives>".
 # Directives: [[words:N]] reply length, [[delay:MS]] pause before each word, [[fail]] fail before any text,
@@ -8,14 +8,16 @@
 # The Playwright run starts the API with LOCAL_MODEL_DELAY_MS=30.
 # Scenarios tagged @api are automated against the API alone (apps/api/test/failedHeads.test.ts;
 # @L1: apps/api/test/overload.test.ts, the page's part in apps/web/test/threadPage/overload.test.ts
-# and apps/web/test/overloadRetry.test.ts).
+# and apps/web/test/overloadRetry.test.ts; @Q15 @api: apps/api/test/backgroundDrain.test.ts,
+# drainCap.test.ts, drainInstances.test.ts, drainFaults.test.ts).
 
 Feature: Chat with queued turns and interrupts
   A person can keep sending messages while the assistant answers. Follow-ups wait in a
   Queue Dock above the composer, where they can be edited, deleted, reordered or merged. Stop interrupts the
   server. Stop & send interrupts and sends the queue head as the new priority. The first reply
   after any interrupt gets a hidden handoff. A failed message waits at the head until it is
-  retried, edited or deleted. Any open, connected page drains the queue.
+  retried, edited or deleted. Any open, connected page drains the queue; a chat set to "Keep
+  going when I leave" is drained by the server with no page open.
 
   Background:
     Given a new guest visits the start page
@@ -346,3 +348,63 @@ Feature: Chat with queued turns and interrupts
     When a start slot is free and the page sends the same request again after Retry-After
     Then "one more" is accepted once
     And Stop, Stop & send and reading the thread worked all along
+
+  @queue @Q15
+  Scenario: With "Keep going when I leave" on, the queue runs with the page closed
+    Given I sent "first [[words:5]]" and its reply finished
+    And I sent "second [[words:200]] [[delay:30]]" and its reply is streaming
+    And I queued "third" and then "fourth"
+    When I turn on "Keep going when I leave" in the Queue Dock
+    Then the browser is asked for notification permission, and was not asked before
+    When I close the page
+    Then the server answers "second", "third" and "fourth" in order with no page open
+    When I open the chat again
+    Then the transcript has 4 user messages and a reply to "fourth"
+    And "While you were away" shows above the reply to "second"
+
+  @queue @Q15
+  Scenario: A hidden tab counts finished replies and notifies
+    Given notifications are allowed
+    And I sent "long [[words:200]] [[delay:30]]" and its reply is streaming
+    And I queued "short one" and turned on "Keep going when I leave"
+    When the tab is hidden
+    Then its title becomes "(2) <chat title>" once both replies finished
+    And notifications said "Reply finished", "Reply finished" and "Queue finished"
+    When the tab is shown again
+    Then its title has no count
+    And "While you were away" shows above the reply to "long"
+    When I send "I am back"
+    Then the divider is gone
+
+  @queue @Q15
+  Scenario: With the switch off, closing the page leaves the queue waiting
+    Given I sent "first [[words:200]] [[delay:30]]" and its reply is streaming
+    And I queued "waits for me"
+    When I close the page and the reply ends on the server
+    Then the queue still holds "waits for me"
+    When I open the chat again
+    Then a reply to "waits for me" follows
+
+  @api @Q15
+  Scenario: The server's drain follows the viewer's rules
+    Given a chat with "Keep going when I leave" on and a reply running with no page open
+    When I queue a message that fails and one after it
+    Then the failed message stays first and the one after it waits
+    When I delete the failed message
+    Then the one after it runs
+    Given a reply running with two messages queued
+    When I press Stop
+    Then the queue is paused and nothing runs with no page open
+    When I resume the queue through the API
+    Then the next message runs with the handoff and the queue empties
+    Given a reply waiting for a tool approval with a message queued
+    Then nothing runs until I approve it, then the queued message runs
+
+  @api @Q15
+  Scenario: Two API instances, one killed mid-drain
+    Given two API instances on one database and a chat with "Keep going when I leave" on
+    And a drained reply running on one of them with two messages queued behind it
+    When that instance is killed with SIGKILL
+    Then the other settles the cut reply as interrupted once its lease ran out
+    And it runs the next message with the handoff and then the last one
+    And no message was started twice

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Attachment, ExportedMessage, ForkOrigin } from '@chat/contracts';
+import type { Attachment, DrainMode, ExportedMessage, ForkOrigin } from '@chat/contracts';
 import type { Queryable, ThreadRow } from '@chat/db';
 import {
   insertMemoryMessages,
@@ -54,11 +54,13 @@ export interface NewChat {
 export async function writeNewChat(
   tx: Queryable,
   storage: AttachmentStorage,
+  drainMode: DrainMode,
   chat: NewChat,
 ): Promise<ThreadRow> {
   const { ownerId, content } = chat;
   const thread = await insertNewChatThread(tx, {
     ownerId,
+    drainMode,
     title: chat.title,
     ...(chat.forkedFrom
       ? { forkedFromThreadId: chat.forkedFrom.threadId, forkedFromMessageId: chat.forkedFrom.messageId }

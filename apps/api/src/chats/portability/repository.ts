@@ -1,4 +1,4 @@
-import type { Attachment, FeedbackRating, HitlStatus } from '@chat/contracts';
+import type { Attachment, DrainMode, FeedbackRating, HitlStatus } from '@chat/contracts';
 import type { Queryable, ThreadRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, eq, or } from 'drizzle-orm';
@@ -51,7 +51,13 @@ export async function listUnsettledMessageIds(q: Queryable, threadId: string): P
  */
 export async function insertNewChatThread(
   q: Queryable,
-  values: { ownerId: string; title: string; forkedFromThreadId?: string; forkedFromMessageId?: string },
+  values: {
+    ownerId: string;
+    title: string;
+    drainMode: DrainMode;
+    forkedFromThreadId?: string;
+    forkedFromMessageId?: string;
+  },
 ): Promise<ThreadRow> {
   const [row] = await q
     .insert(threads)

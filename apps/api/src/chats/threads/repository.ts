@@ -1,3 +1,4 @@
+import type { DrainMode } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, desc, eq, sql } from 'drizzle-orm';
@@ -7,7 +8,7 @@ const { threads, branches, chatTurnRequests: turns } = schema;
 
 export async function insertThreadWithRootBranch(
   q: Queryable,
-  values: { ownerId: string; title: string; titled: boolean },
+  values: { ownerId: string; title: string; titled: boolean; drainMode: DrainMode },
 ): Promise<{ thread: ThreadRow; branch: BranchRow }> {
   const [created] = await q.insert(threads).values(values).returning();
   if (!created) throw new InvariantError('insert returned no thread');
@@ -125,6 +126,16 @@ export async function isQueuePaused(q: Queryable, threadId: string): Promise<boo
 /** Pausing is not activity: the thread keeps its place in the list. */
 export async function setQueuePaused(q: Queryable, threadId: string, paused: boolean): Promise<void> {
   await q.update(threads).set({ queuePaused: paused }).where(eq(threads.id, threadId));
+}
+
+/**
+ * Who runs the thread's queue (Q15). Not activity: the chat keeps its place in the list (unlike a
+ * rename, which bumps `updated_at`).
+ */
+export async function setDrainMode(q: Queryable, threadId: string, mode: DrainMode): Promise<ThreadRow> {
+  const [row] = await q.update(threads).set({ drainMode: mode }).where(eq(threads.id, threadId)).returning();
+  if (!row) throw new InvariantError(`thread ${threadId} vanished`);
+  return row;
 }
 
 /** `%`, `_` and `\` match themselves in a LIKE pattern. */

@@ -1,5 +1,5 @@
 import { inStatusGroup, type Turn } from '@chat/contracts';
-import type { Database } from '@chat/db';
+import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, notEligible, notFound } from '../../../platform/errors';
@@ -15,6 +15,13 @@ import { findActiveTurn, findTurn } from '../repository';
 import type { TurnRunner } from './runner';
 import type { TurnStream } from './turnStream';
 
+/** A head claimed in a transaction, to start once it committed. */
+interface Claimed {
+  turn: TurnRow;
+  branch: BranchRow | undefined;
+  retried: boolean;
+}
+
 export interface HeadClaimDeps {
   db: Database;
   memory: Memory;
@@ -24,7 +31,8 @@ export interface HeadClaimDeps {
 }
 
 /**
- * Claiming the queue head (Q9-Q11): a viewer's claim, Send now, and Retry of a failed head. Under
+ * Claiming the queue head (Q9-Q11, Q15): a viewer's claim, Send now, Retry of a failed head, and
+ * the server's own claim for a chat that drains in the background, all by one rule. Under
  * the thread lock, so racing claims from any tab or instance serialise; the partial unique index
  * on active turns is the last line of defence for Q5.
  */
@@ -43,27 +51,65 @@ export class HeadClaims {
     threadId: string,
     options: { turnId?: string; retry?: boolean } = {},
   ): Promise<{ turn: Turn; stream: TurnStream }> {
-    const { db, runner } = this.deps;
-    const { turn, branch, retried } = await commitOrSayUnsure(db, async (tx) => {
+    const claimed = await commitOrSayUnsure(this.deps.db, async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      if (thread.queuePaused && !options.turnId) throw notEligible('queue_paused');
-      const active = await findActiveTurn(tx, threadId);
-      // Q12: a pending approval blocks the queue until a person decides (or stops the turn).
-      if (active?.status === 'awaiting_approval') throw notEligible('hitl_pending');
-      if (active) throw notEligible('turn_active');
-      const [head] = await listWaitingTurns(tx, threadId);
-      if (!head) throw notEligible('queue_empty');
-      if (options.turnId && head.id !== options.turnId) throw new ApiError('not_queue_head');
-      if (head.status === 'failed') {
-        if (!options.retry) throw notEligible('head_failed');
-        await removeFailedAttempt(this.deps.memory, head);
-      }
-      if (options.turnId) await resumeOnExplicitRun(tx, thread);
-      // The branch is read here, so nothing after the commit needs the database to start the run.
-      const branchId = activeBranchIdOf(thread);
-      const [turn, branch] = await Promise.all([runner.claim(tx, head, branchId), findBranch(tx, branchId)]);
-      return { turn, branch, retried: head.status === 'failed' };
+      return await this.claimLocked(tx, thread, options);
     });
+    return await this.started(ownerId, claimed);
+  }
+
+  /**
+   * Q15: the server's own claim for a chat whose queue runs with no page open. `pick` finds and
+   * locks a thread the drain may run (or none); the head is then claimed by exactly the rules of
+   * a viewer's claim (`claimLocked`), in the same transaction, so a refusal changes nothing. Null
+   * when `pick` found nothing; a refusal throws like a viewer's claim.
+   */
+  async claimUnattended(
+    pick: (tx: Queryable) => Promise<ThreadRow | undefined>,
+  ): Promise<{ turn: Turn; stream: TurnStream } | null> {
+    const claimed = await this.deps.db.transaction(async (tx) => {
+      const thread = await pick(tx);
+      return thread ? { ...(await this.claimLocked(tx, thread, {})), ownerId: thread.ownerId } : null;
+    });
+    return claimed ? await this.started(claimed.ownerId, claimed) : null;
+  }
+
+  /**
+   * The one rule of claiming the head, under the thread lock the caller holds (Q9-Q12, S3, the
+   * per-account running cap and the handoff in `runner.claim`).
+   */
+  private async claimLocked(
+    tx: Queryable,
+    thread: ThreadRow,
+    options: { turnId?: string; retry?: boolean },
+  ): Promise<Claimed> {
+    const threadId = thread.id;
+    if (thread.queuePaused && !options.turnId) throw notEligible('queue_paused');
+    const active = await findActiveTurn(tx, threadId);
+    // Q12: a pending approval blocks the queue until a person decides (or stops the turn).
+    if (active?.status === 'awaiting_approval') throw notEligible('hitl_pending');
+    if (active) throw notEligible('turn_active');
+    const [head] = await listWaitingTurns(tx, threadId);
+    if (!head) throw notEligible('queue_empty');
+    if (options.turnId && head.id !== options.turnId) throw new ApiError('not_queue_head');
+    if (head.status === 'failed') {
+      if (!options.retry) throw notEligible('head_failed');
+      await removeFailedAttempt(this.deps.memory, head);
+    }
+    if (options.turnId) await resumeOnExplicitRun(tx, thread);
+    // The branch is read here, so nothing after the commit needs the database to start the run.
+    const branchId = activeBranchIdOf(thread);
+    const [turn, branch] = await Promise.all([
+      this.deps.runner.claim(tx, head, branchId),
+      findBranch(tx, branchId),
+    ]);
+    return { turn, branch, retried: head.status === 'failed' };
+  }
+
+  /** Starts a claimed head once its claim committed. */
+  private async started(ownerId: string, claimed: Claimed): Promise<{ turn: Turn; stream: TurnStream }> {
+    const { turn, branch, retried } = claimed;
+    const { threadId } = turn;
     // E5: the commit claimed the head; nothing after it may turn the answer into a refusal (a
     // claim has no idempotency key: a retry would meet the turn it started). Other tabs drop the
     // failed attempt from their transcript before they follow the new run; they also find it by
@@ -75,7 +121,7 @@ export class HeadClaims {
           this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not announce a retry'),
         );
     }
-    return { turn: toTurn(turn), stream: await runner.start(turn, ownerId, branch) };
+    return { turn: toTurn(turn), stream: await this.deps.runner.start(turn, ownerId, branch) };
   }
 
   /**
