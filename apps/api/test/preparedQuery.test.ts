@@ -1,12 +1,5 @@
-import {
-  createDatabase,
-  createSql,
-  type Database,
-  preparedQuery,
-  type Sql,
-  schema,
-  type TestDatabase,
-} from '@chat/db';
+import { createDatabase, createSql, type Database, preparedQuery, type Sql, schema } from '@chat/db';
+import type { TestDatabase } from '@chat/db/testing';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase } from './support/testApi';
