@@ -14,6 +14,7 @@
 // holding its port.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { API_NODE_FLAGS } from '../apps/api/nodeFlags.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dev = process.argv.includes('--dev');
@@ -40,7 +41,7 @@ const api = {
   name: 'api',
   cwd: `${root}apps/api`,
   // Production runs the built bundle (`node build.mjs` in apps/api; `pnpm start` builds it).
-  args: dev ? ['--import', 'tsx', '--watch', 'src/main.ts'] : ['dist/main.mjs'],
+  args: dev ? ['--import', 'tsx', '--watch', 'src/main.ts'] : [...API_NODE_FLAGS, 'dist/main.mjs'],
   health: `http://127.0.0.1:${apiPort}/api/health`,
 };
 const web = dev

@@ -3,6 +3,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { API_NODE_FLAGS } from '../../apps/api/nodeFlags.mjs';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const benchRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -127,7 +128,8 @@ function buildApi(apiDir: string): void {
 }
 
 /**
- * The real API, built and started the way `pnpm start` starts it (`node dist/main.mjs`), on the
+ * The real API, built and started the way `pnpm start` starts it (`node dist/main.mjs` with the
+ * API's Node flags, apps/api/nodeFlags.mjs; for `--api-dir` too, so a before/after compares code), on the
  * harness's own database and a temporary data directory. `cpuProfileDir` adds `--cpu-prof`.
  */
 export async function startApi(options: {
@@ -152,7 +154,7 @@ export async function startApi(options: {
     : [];
   const server = await startServer({
     name: 'api',
-    args: [...profile, 'dist/main.mjs'],
+    args: [...profile, ...API_NODE_FLAGS, 'dist/main.mjs'],
     cwd: apiDir,
     env: {
       API_PORT: String(options.port),

@@ -2,6 +2,7 @@ export * from './client';
 export * from './connect';
 export * from './embedded';
 export * from './migrate';
+export * from './preparedQuery';
 export type {
   AttachmentRow,
   BranchRow,

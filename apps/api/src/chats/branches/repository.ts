@@ -1,6 +1,6 @@
 import type { BranchRow, Queryable } from '@chat/db';
-import { schema } from '@chat/db';
-import { and, desc, eq, isNull, ne, or } from 'drizzle-orm';
+import { preparedQuery, schema } from '@chat/db';
+import { and, desc, eq, isNull, ne, or, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 
 const { branches, messageOrigins } = schema;
@@ -36,8 +36,16 @@ export async function listBranchOrigins(q: Queryable, branchId: string): Promise
   return new Map(rows.map((row) => [row.messageId, row.originId]));
 }
 
+/** Read by every send: built once (preparedQuery). */
+const selectBranch = preparedQuery('branch_by_id', (q) =>
+  q
+    .select()
+    .from(branches)
+    .where(eq(branches.id, sql.placeholder('branchId'))),
+);
+
 export async function findBranch(q: Queryable, branchId: string): Promise<BranchRow | undefined> {
-  const [row] = await q.select().from(branches).where(eq(branches.id, branchId));
+  const [row] = await selectBranch(q, { branchId });
   return row;
 }
 

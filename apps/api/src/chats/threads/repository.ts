@@ -1,6 +1,6 @@
 import type { DrainMode } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
-import { schema } from '@chat/db';
+import { preparedQuery, schema } from '@chat/db';
 import { and, desc, eq, sql } from 'drizzle-orm';
 import { InvariantError, notFound } from '../../platform/errors';
 
@@ -39,14 +39,29 @@ export async function requireOwnedThread(
   ownerId: string,
   options: { lock?: boolean } = {},
 ): Promise<ThreadRow> {
-  const query = q
-    .select()
-    .from(threads)
-    .where(and(eq(threads.id, threadId), eq(threads.ownerId, ownerId)));
-  const [row] = options.lock ? await query.for('update') : await query;
+  const [row] = await (options.lock ? selectOwnedThreadForUpdate : selectOwnedThread)(q, {
+    threadId,
+    ownerId,
+  });
   if (!row) throw notFound();
   return row;
 }
+
+// Every request about a thread starts with one of these three: built once (preparedQuery).
+const ownedThread = (q: Queryable) =>
+  q
+    .select()
+    .from(threads)
+    .where(and(eq(threads.id, sql.placeholder('threadId')), eq(threads.ownerId, sql.placeholder('ownerId'))));
+const selectOwnedThread = preparedQuery('owned_thread', ownedThread);
+const selectOwnedThreadForUpdate = preparedQuery('owned_thread_locked', (q) => ownedThread(q).for('update'));
+const selectThreadForUpdate = preparedQuery('thread_locked', (q) =>
+  q
+    .select()
+    .from(threads)
+    .where(eq(threads.id, sql.placeholder('threadId')))
+    .for('update'),
+);
 
 /** Locks the thread row whoever owns it (the runner and recovery settle turns this way). */
 /** The thread's shown version; every thread has one from its creation on. */
@@ -56,7 +71,7 @@ export function activeBranchIdOf(thread: ThreadRow): string {
 }
 
 export async function lockThread(q: Queryable, threadId: string): Promise<ThreadRow | undefined> {
-  const [row] = await q.select().from(threads).where(eq(threads.id, threadId)).for('update');
+  const [row] = await selectThreadForUpdate(q, { threadId });
   return row;
 }
 

@@ -1,5 +1,5 @@
 import type { Queryable, TurnRow } from '@chat/db';
-import { schema } from '@chat/db';
+import { preparedQuery, schema } from '@chat/db';
 import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { textArray } from '../../platform/sqlArrays';
 import { statusIn } from './lifecycle';
@@ -11,11 +11,33 @@ import { statusIn } from './lifecycle';
 
 const turns = schema.chatTurnRequests;
 
-export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
-  const [row] = await q
+// The reads of every send and settle: built once (preparedQuery).
+const selectTurn = preparedQuery('turn_by_id', (q) =>
+  q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), eq(turns.id, turnId)));
+    .where(and(eq(turns.threadId, sql.placeholder('threadId')), eq(turns.id, sql.placeholder('turnId')))),
+);
+const selectTurnByClientRequestId = preparedQuery('turn_by_client_request', (q) =>
+  q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(turns.threadId, sql.placeholder('threadId')),
+        eq(turns.clientRequestId, sql.placeholder('clientRequestId')),
+      ),
+    ),
+);
+const selectActiveTurn = preparedQuery('active_turn', (q) =>
+  q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.threadId, sql.placeholder('threadId')), statusIn('active'))),
+);
+
+export async function findTurn(q: Queryable, threadId: string, turnId: string): Promise<TurnRow | undefined> {
+  const [row] = await selectTurn(q, { threadId, turnId });
   return row;
 }
 
@@ -24,19 +46,13 @@ export async function findTurnByClientRequestId(
   threadId: string,
   clientRequestId: string,
 ): Promise<TurnRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.threadId, threadId), eq(turns.clientRequestId, clientRequestId)));
+  const [row] = await selectTurnByClientRequestId(q, { threadId, clientRequestId });
   return row;
 }
 
 /** The thread's active turn (running, or awaiting an approval), if any. */
 export async function findActiveTurn(q: Queryable, threadId: string): Promise<TurnRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.threadId, threadId), statusIn('active')));
+  const [row] = await selectActiveTurn(q, { threadId });
   return row;
 }
 

@@ -1,7 +1,7 @@
 import { refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
-import { schema } from '@chat/db';
-import { and, eq } from 'drizzle-orm';
+import { preparedQuery, schema } from '@chat/db';
+import { and, eq, sql } from 'drizzle-orm';
 import { ApiError, InvariantError, notFound } from '../../../platform/errors';
 import { statusIn } from '../lifecycle';
 import { findTurn } from '../repository';
@@ -11,12 +11,17 @@ const turns = schema.chatTurnRequests;
 
 /** The thread's waiting items (the Dock), in queue order: the first is the head. */
 export async function listWaitingTurns(q: Queryable, threadId: string): Promise<TurnRow[]> {
-  return await q
+  return await selectWaitingTurns(q, { threadId });
+}
+
+/** Read by every send (admission): built once (preparedQuery). */
+const selectWaitingTurns = preparedQuery('waiting_turns', (q) =>
+  q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), statusIn('waiting')))
-    .orderBy(...queueOrder());
-}
+    .where(and(eq(turns.threadId, sql.placeholder('threadId')), statusIn('waiting')))
+    .orderBy(...queueOrder()),
+);
 
 /**
  * One of `waiting` (the thread's waiting items, as read under its lock), by id: `404` when the

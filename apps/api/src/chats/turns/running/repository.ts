@@ -1,5 +1,5 @@
 import type { Queryable, ReplySnapshot, TurnRow } from '@chat/db';
-import { schema } from '@chat/db';
+import { preparedQuery, schema } from '@chat/db';
 import { and, desc, eq, isNull, lt, type SQL, sql } from 'drizzle-orm';
 import { statusIn } from '../lifecycle';
 
@@ -47,14 +47,19 @@ export async function countRunningTurnsOf(q: Queryable, ownerId: string): Promis
  * `turns_branch_settled_position_idx` serves this read at every claim.
  */
 export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): Promise<TurnRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.branchId, branchId), statusIn('settled'), isNull(turns.removedAt)))
-    .orderBy(desc(turns.queuePosition))
-    .limit(1);
+  const [row] = await selectLastSettledTurn(q, { branchId });
   return row;
 }
+
+/** Read by every send to an idle thread (S5): built once (preparedQuery). */
+const selectLastSettledTurn = preparedQuery('last_settled_turn', (q) =>
+  q
+    .select()
+    .from(turns)
+    .where(and(eq(turns.branchId, sql.placeholder('branchId')), statusIn('settled'), isNull(turns.removedAt)))
+    .orderBy(desc(turns.queuePosition))
+    .limit(1),
+);
 
 /** What a running turn's checkpoint writes: the message streaming now and the reply's messages. */
 export interface Checkpoint {

@@ -1,6 +1,6 @@
 import type { Queryable, TurnRow } from '@chat/db';
-import { schema } from '@chat/db';
-import { and, asc, eq, gte } from 'drizzle-orm';
+import { preparedQuery, schema } from '@chat/db';
+import { and, asc, eq, gte, sql } from 'drizzle-orm';
 import { transitionTurn } from '../lifecycle';
 
 /** The queries and moves of steers: pending while a reply runs, then delivered, or queued. */
@@ -9,12 +9,17 @@ const turns = schema.chatTurnRequests;
 
 /** The thread's steers waiting for the running reply, in the order they were accepted. */
 export async function listPendingSteers(q: Queryable, threadId: string): Promise<TurnRow[]> {
-  return await q
+  return await selectPendingSteers(q, { threadId });
+}
+
+/** Read as every turn settles: built once (preparedQuery). */
+const selectPendingSteers = preparedQuery('pending_steers', (q) =>
+  q
     .select()
     .from(turns)
-    .where(and(eq(turns.threadId, threadId), eq(turns.status, 'steer_pending')))
-    .orderBy(asc(turns.seq));
-}
+    .where(and(eq(turns.threadId, sql.placeholder('threadId')), eq(turns.status, 'steer_pending')))
+    .orderBy(asc(turns.seq)),
+);
 
 /** The running reply took the steer in: it is `delivered`, its user message recorded on `branchId`. */
 export async function markSteerDelivered(

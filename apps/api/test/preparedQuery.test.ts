@@ -1,0 +1,70 @@
+import { createDatabase, createSql, type Database, preparedQuery, type Sql, schema } from '@chat/db';
+import type { TestDatabase } from '@chat/db/testing';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase } from './support/testApi';
+
+const { threads, user } = schema;
+const ownerId = crypto.randomUUID();
+
+/**
+ * A prepared hot query (built once, `preparedQuery`) runs on the caller's connection: inside a
+ * transaction it sees that transaction's own uncommitted rows and takes its locks there, exactly
+ * as the query built anew each call did; outside one it runs on the pool.
+ */
+let database: TestDatabase;
+let client: Sql;
+let db: Database;
+beforeAll(async () => {
+  database = await freshDatabase();
+  client = createSql(database.url, { max: 4 });
+  db = createDatabase(client);
+  await db.insert(user).values({ id: ownerId, name: 'owner', email: `${ownerId}@example.test` });
+});
+afterAll(async () => {
+  await client.end();
+  await database.drop();
+});
+
+const titleOf = preparedQuery('test_thread_title', (q) =>
+  q
+    .select({ title: threads.title })
+    .from(threads)
+    .where(eq(threads.id, sql.placeholder('threadId'))),
+);
+
+async function insertThread(q: Parameters<typeof titleOf>[0], title: string): Promise<string> {
+  const [row] = await q.insert(threads).values({ ownerId, title, titled: true }).returning();
+  return (row as { id: string }).id;
+}
+
+describe('preparedQuery', () => {
+  it("sees a transaction's own uncommitted rows when run inside it, and nothing of them outside", async () => {
+    await db
+      .transaction(async (tx) => {
+        const threadId = await insertThread(tx, 'uncommitted');
+        expect(await titleOf(tx, { threadId })).toEqual([{ title: 'uncommitted' }]);
+        // The pool's connections cannot see it until the commit.
+        expect(await titleOf(db, { threadId })).toEqual([]);
+        tx.rollback();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error) || !error.message.includes('Rollback')) throw error;
+      });
+  });
+
+  it('gives the rows of each call its own values, on the pool and across transactions', async () => {
+    const first = await insertThread(db, 'first');
+    const second = await insertThread(db, 'second');
+    expect(await titleOf(db, { threadId: first })).toEqual([{ title: 'first' }]);
+    expect(await titleOf(db, { threadId: second })).toEqual([{ title: 'second' }]);
+    for (const [threadId, title] of [
+      [first, 'first'],
+      [second, 'second'],
+    ] as const) {
+      await db.transaction(async (tx) => {
+        expect(await titleOf(tx, { threadId })).toEqual([{ title }]);
+      });
+    }
+  });
+});
