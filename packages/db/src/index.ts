@@ -5,6 +5,7 @@ export * from './migrate';
 export type {
   AttachmentRow,
   BranchRow,
+  ContextMarkerRow,
   HitlRequestRow,
   MessageFeedbackRow,
   NoteRow,

@@ -1,4 +1,12 @@
-import type { Thread, ThreadDetail, ThreadListQuery, ThreadPage, ThreadSearchAnswer } from '@chat/contracts';
+import type {
+  ContextMarker,
+  ContextState,
+  Thread,
+  ThreadDetail,
+  ThreadListQuery,
+  ThreadPage,
+  ThreadSearchAnswer,
+} from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
 import type { Logger } from '../platform/logger';
@@ -20,6 +28,7 @@ import {
 } from './threads/repository';
 import { snippetAround } from './threads/search';
 import { listRequests } from './turns/approval/repository';
+import type { ContextWindows } from './turns/context/window';
 import type { InterruptService } from './turns/interrupt/interruptService';
 import { readMessageMarks } from './turns/marks';
 import { readTurnQueue } from './turns/queue/turnQueue';
@@ -31,6 +40,8 @@ export interface ThreadServiceDeps {
   signals: Signals;
   interrupts: InterruptService;
   logger: Logger;
+  /** The model's window of a branch (C2): the detail's meter and marker. */
+  windows: ContextWindows;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -44,6 +55,11 @@ export function toThread(row: ThreadRow): Thread {
       ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
       : {}),
   };
+}
+
+/** The marker as the message it sits before carries it (the detail's contract shape, C3). */
+function toMessageMarker({ messageId: _, ...marker }: NonNullable<ContextState['marker']>): ContextMarker {
+  return marker;
 }
 
 /** Threads of one owner: every lookup is by (id, owner), so a foreign thread is simply not found (O3). */
@@ -88,12 +104,13 @@ export class ThreadService {
     const transcript = await activeTranscript(db, thread);
     const { messages: stored, originOf, versions } = transcript;
     const shownIds = stored.map((message) => originOf(message.id));
-    const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
+    const [marks, feedback, hitl, turnQueue, notes, context] = await Promise.all([
       readMessageMarks(db, threadId, shownIds),
       feedbackOfMessages(db, ownerId, threadId, shownIds),
       listRequests(db, threadId),
       readTurnQueue(db, threadId),
       listNotes(db, threadId),
+      this.deps.windows.state(db, transcript.branch),
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
       // Best effort: the answer does not depend on it, and a later detail repairs again.
       repairBranchLineage(db, threadId, transcript.branch.id, transcript.userMessages).catch((error) =>
@@ -106,7 +123,13 @@ export class ThreadService {
       metadataOf: (id) => {
         const version = versions.get(id);
         const rating = feedback.get(id);
-        return { ...marks.get(id), ...(version ? { version } : {}), ...(rating ? { feedback: rating } : {}) };
+        const { marker } = context;
+        return {
+          ...marks.get(id),
+          ...(version ? { version } : {}),
+          ...(rating ? { feedback: rating } : {}),
+          ...(marker?.messageId === id ? { compaction: toMessageMarker(marker) } : {}),
+        };
       },
       approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
@@ -116,6 +139,7 @@ export class ThreadService {
       turnQueue,
       hitl,
       notes,
+      context,
     };
   }
 
