@@ -48,8 +48,11 @@ export interface CompactionProgress {
 /** The chunk type of compaction progress in a turn's stream (a UI message stream data part). */
 export const COMPACTION_PART = 'data-compaction';
 
-/** The fraction of the window past which the meter turns amber (and, by default, compaction runs). */
-export const CONTEXT_WARN_AT = 0.8;
+/**
+ * The fraction of the window past which the meter turns amber: near the limit, before the default
+ * compaction threshold (0.8) is reached.
+ */
+export const CONTEXT_WARN_AT = 0.6;
 
 /** `POST /api/threads/:id/compact`'s answer: the new marker (null: nothing older to summarize yet). */
 export interface CompactAnswer {

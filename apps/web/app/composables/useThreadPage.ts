@@ -3,6 +3,7 @@ import { isReconnecting } from '~/threadPage/reducer';
 import type { ThreadPageState } from '~/threadPage/state';
 import {
   composerView,
+  contextMeterView,
   dockView,
   finishedAnnouncement,
   noticeView,
@@ -11,6 +12,7 @@ import {
   versionsView,
 } from '~/threadPage/views';
 import { approvalsKey, useApprovals } from './useApprovals';
+import { useContextCommands } from './useContextCommands';
 import { useFeedback } from './useFeedback';
 import { useQueueCommands } from './useQueueCommands';
 import { useThreadEvents } from './useThreadEvents';
@@ -29,6 +31,7 @@ export function useThreadPage(threadId: string) {
   const queue = useQueueCommands(store, streams);
   const versions = useVersionCommands(store, streams);
   const feedback = useFeedback(store);
+  const contextCommands = useContextCommands(store);
   provide(approvalsKey, useApprovals(store, streams));
 
   const events = useThreadEvents(threadId, {
@@ -123,5 +126,15 @@ export function useThreadPage(threadId: string) {
     queue,
     versionCommands: versions,
     feedback,
+    /** The context meter (C2) and where the model's view starts (C3). */
+    meter: viewOf(
+      (current) => [current.context, current.compaction, current.queue.activeTurn],
+      contextMeterView,
+    ),
+    contextMarker: viewOf(
+      (current) => [current.context],
+      (current) => current.context?.marker ?? null,
+    ),
+    compactNow: contextCommands.compactNow,
   };
 }

@@ -1,5 +1,7 @@
 import type {
   Attachment,
+  CompactAnswer,
+  CompactionProgress,
   HitlRequest,
   MessageFeedback,
   ThreadDetail,
@@ -108,7 +110,14 @@ export type ThreadPageEvent =
   | { type: 'feedback.shown'; messageId: string; feedback: MessageFeedback | null }
   | { type: 'notice.shown'; error: Refusal; prefix?: string }
   | { type: 'notice.dismissed' }
-  | { type: 'threadList.refreshed' };
+  | { type: 'threadList.refreshed' }
+  // --- the model's context (C2, C3) --------------------------------------------------------
+  /** A turn's stream said how the compaction before its reply goes. */
+  | { type: 'compaction.progress'; turnId: string; progress: CompactionProgress }
+  /** Compact now went out, and its answer: the new meter (and marker), or a refusal. */
+  | { type: 'compactNow.requested' }
+  | { type: 'compactNow.answered'; answer: CompactAnswer }
+  | { type: 'compactNow.refused'; error: Refusal };
 
 export interface Facts {
   queue: number;

@@ -1,4 +1,12 @@
-import type { HitlRequest, Note, Thread, ThreadEvent, TurnQueue } from '@chat/contracts';
+import type {
+  CompactionProgress,
+  ContextState,
+  HitlRequest,
+  Note,
+  Thread,
+  ThreadEvent,
+  TurnQueue,
+} from '@chat/contracts';
 import type { ChatUIMessage } from '../utils/chatMessages';
 import type { QueueMove } from './queueOrder';
 
@@ -72,6 +80,13 @@ export interface ThreadPageState {
   lastFinished: FinishedReply | null;
   /** The sidebar's list may show an old title or order: an effect refetches it. */
   threadListStale: boolean;
+  /** The context meter of the shown version (C2) and where the model's view of it starts (C3). */
+  context: ContextState | null;
+  /**
+   * A compaction running or just ended (C3): in a turn (`turnId`) or from Compact now (null). It
+   * shows by the meter until the turn settles (or Compact now answers).
+   */
+  compaction: { turnId: string | null; progress: CompactionProgress } | null;
 }
 
 export type SettledEvent = Extract<ThreadEvent, { type: 'turn.settled' }>;
@@ -160,5 +175,7 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     streamError: null,
     lastFinished: null,
     threadListStale: false,
+    context: null,
+    compaction: null,
   };
 }
