@@ -203,6 +203,13 @@ describe('compaction (C3)', () => {
     expect(compacted.body.context.used).toBeLessThan(before.used);
     const detail = await client.detail(threadId);
     expect(markerOf(detail)?.metadata.compaction?.summary).toContain('"one"');
+    // A share holds neither the marker nor the summary, nor a reply's usage.
+    const shared = await client.json<{ share: { token: string } }>('POST', `/api/threads/${threadId}/shares`);
+    expect(shared.status).toBe(201);
+    const snapshot = await client.fetch('GET', `/api/shares/${shared.body.share.token}`);
+    const text = await snapshot.text();
+    expect(text).toContain('"one');
+    expect(text).not.toMatch(/compaction|Summary of|inputTokens/);
 
     const running = await client.send(threadId, 'long one [[words:400]] [[delay:20]]');
     expect(running.status).toBe(200);
