@@ -150,6 +150,20 @@ describe('compaction (C3)', () => {
     expect(textOfChunks(next.chunks)).toContain(`History: "${firstSeen}"`);
   });
 
+  it('summarizes a part longer than the window in pieces, each summary carried into the next', async () => {
+    const threadId = await client.createThread();
+    await growChat(threadId, 300);
+    expect((await client.detail(threadId)).context.used).toBeGreaterThan(2 * WINDOW);
+    const { chunks } = await client.sendAndRead(threadId, 'after a long time [[history]] [[words:5]]');
+    expect(compactionEvents(chunks)).toEqual([{ status: 'compacting' }, { status: 'done' }]);
+    const detail = await client.detail(threadId);
+    const summary = markerOf(detail)?.metadata.compaction?.summary ?? '';
+    // The last piece's summary starts with the one before it, which started with the one before.
+    expect(summary).toMatch(/^Before that: Before that: /);
+    expect(detail.context.used).toBeLessThan(THRESHOLD);
+    expect(detail.messages).toHaveLength(602);
+  });
+
   it('falls back to the newest messages that fit when the summary fails, and says so on the marker', async () => {
     const threadId = await client.createThread();
     await growChat(threadId, 100, (index) =>

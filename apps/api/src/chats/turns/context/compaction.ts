@@ -18,6 +18,13 @@ import { type ContextWindows, type MeasuredWindow, partsOf } from './window';
 
 /** The share of the window the recent messages kept whole may take (below any threshold). */
 const KEEP_RECENT_SHARE = 0.4;
+/**
+ * The longest a summary call may take: one that hangs falls back like one that fails, so the turn
+ * (whose idle bound only starts with its own model call) never waits on it forever.
+ */
+export const SUMMARY_TIMEOUT_MS = 120_000;
+/** The share of the window one summary call's messages may take (with its instruction and the earlier summary). */
+const SUMMARY_SOURCE_SHARE = 0.6;
 
 export interface CompactionDeps {
   db: Database;
@@ -100,13 +107,17 @@ export async function compact(
   let summary: string;
   try {
     if (!summarize) throw new Error(compactionMessages.failed);
-    const previous = measured.marker?.kind === 'summary' ? measured.marker.summary : null;
-    summary = await summarize({
-      previousSummary: previous,
-      messages: rows.slice(0, first).map((row) => ({ role: row.role, text: plainText(row.content) })),
-      abortSignal: options.signal,
-    });
-    if (!summary) throw new Error(compactionMessages.failed);
+    // A part longer than the model's window (a long chat imported, or from before compaction) is
+    // summarized in pieces that fit, oldest first, each summary carried into the next call.
+    summary = measured.marker?.kind === 'summary' ? (measured.marker.summary ?? '') : '';
+    for (const piece of pieces(rows.slice(0, first), Math.floor(window * SUMMARY_SOURCE_SHARE))) {
+      summary = await summarize({
+        previousSummary: summary || null,
+        messages: piece.map((row) => ({ role: row.role, text: plainText(row.content) })),
+        abortSignal: AbortSignal.any([options.signal, AbortSignal.timeout(SUMMARY_TIMEOUT_MS)]),
+      });
+      if (!summary) throw new Error(compactionMessages.failed);
+    }
   } catch (error) {
     if (options.signal.aborted) throw error;
     const reason = readableError(error);
@@ -122,6 +133,24 @@ export async function compact(
   });
   options.onProgress({ status: 'done' });
   return marker;
+}
+
+/** Consecutive runs of messages of at most `budget` tokens each (a message past it alone). */
+function pieces<T extends { tokens: number }>(rows: T[], budget: number): T[][] {
+  const result: T[][] = [];
+  let current: T[] = [];
+  let tokens = 0;
+  for (const row of rows) {
+    if (current.length > 0 && tokens + row.tokens > budget) {
+      result.push(current);
+      current = [];
+      tokens = 0;
+    }
+    current.push(row);
+    tokens += row.tokens;
+  }
+  if (current.length > 0) result.push(current);
+  return result;
 }
 
 /** The marker stored, or the one a racing compaction of the branch stored first. */
