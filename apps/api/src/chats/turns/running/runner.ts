@@ -331,7 +331,7 @@ export class TurnRunner {
    * What of the branch a started run's model call gets (C3): measured from stored counts, and
    * compacted first past the threshold, its progress streamed to the reply's viewers (not stored:
    * the marker is). Undefined when the window could not be prepared (the run is failed, or was
-   * stopped meanwhile); a resumed run continues Mastra's own snapshot.
+   * stopped meanwhile). A resumed run gets the window as it stands, never a compaction.
    */
   private async historyFor(
     turn: TurnRow,
@@ -342,7 +342,15 @@ export class TurnRunner {
     record: RunRecord,
   ): Promise<ModelHistory | undefined> {
     const { windows, db, driver, logger } = this.deps;
-    if (segment.kind !== 'start' || !windows) return UNMEASURED_HISTORY;
+    if (!windows) return UNMEASURED_HISTORY;
+    if (segment.kind === 'resume') {
+      // A resumed run continues its snapshot; its recall keeps to the same window (no compaction
+      // in the middle of a reply).
+      return await windows.measure(db, branch).then(
+        (measured) => ({ messages: measured.messages, summary: null }),
+        () => UNMEASURED_HISTORY,
+      );
+    }
     try {
       const prepared = await prepareHistory(
         { db, driver, windows, logger },

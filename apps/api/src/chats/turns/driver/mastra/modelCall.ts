@@ -55,9 +55,16 @@ export async function callModel(
   // The resume token is Mastra's run id: Mastra resumes the suspended run from its stored
   // snapshot, on any instance, after a restart too.
   const { resumeToken: runId, toolCallId } = segment.call;
+  const bounded = { ...memory, options: { lastMessages: Math.max(1, history.messages) } };
   return segment.decision === 'approve'
-    ? await agent.approveToolCall({ runId, toolCallId, memory, abortSignal })
-    : await agent.declineToolCall({ runId, toolCallId, memory, abortSignal, reason: TOOL_DENIED_REASON });
+    ? await agent.approveToolCall({ runId, toolCallId, memory: bounded, abortSignal })
+    : await agent.declineToolCall({
+        runId,
+        toolCallId,
+        memory: bounded,
+        abortSignal,
+        reason: TOOL_DENIED_REASON,
+      });
 }
 
 /** Mastra's approval chunk (`data-tool-call-approval`) carries the handle to resume the run. */
