@@ -137,7 +137,7 @@ function normalise(value: unknown): unknown {
     if (key === 'usage' && node && typeof node === 'object')
       return Object.fromEntries(Object.keys(node).map((name) => [name, '<tokens>']));
     if (typeof node === 'string') return node.replace(uuid, stand('id')).replace(time, stand('time'));
-    if (Array.isArray(node)) return node.map(walk);
+    if (Array.isArray(node)) return node.map((entry) => walk(entry));
     if (node && typeof node === 'object')
       return Object.fromEntries(Object.entries(node).map(([name, entry]) => [name, walk(entry, name)]));
     return node;
