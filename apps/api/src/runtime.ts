@@ -16,6 +16,7 @@ import { describeAttachments } from './chats/attachments/repository';
 import { postgresAttachmentStorage } from './chats/attachments/storage';
 import { startAttachmentSweeper } from './chats/attachments/sweep';
 import { BranchService } from './chats/branchService';
+import { ContextService } from './chats/contextService';
 import { FeedbackService } from './chats/feedbackService';
 import { PortabilityService } from './chats/portabilityService';
 import { ShareService } from './chats/shareService';
@@ -25,6 +26,7 @@ import { insertNoteForMemoryThread } from './chats/threads/notes';
 import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
 import { ApprovalService } from './chats/turns/approval/approvalService';
 import { endWithApprovalRequest } from './chats/turns/approval/suspend';
+import { ContextWindows } from './chats/turns/context/window';
 import { startBackgroundDrain } from './chats/turns/drain/backgroundDrain';
 import { MastraDriver } from './chats/turns/driver/mastra/mastraDriver';
 import type { RuntimeDriver } from './chats/turns/driver/types';
@@ -34,7 +36,7 @@ import { TurnStreams } from './chats/turns/running/attach';
 import { HeadClaims } from './chats/turns/running/headClaim';
 import { startOrphanSweeper } from './chats/turns/running/recovery';
 import { TurnRunner } from './chats/turns/running/runner';
-import { type Config, trustedOrigins } from './platform/config';
+import { type Config, contextWindowOf, trustedOrigins } from './platform/config';
 import { DatabaseCircuit } from './platform/databaseCircuit';
 import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
@@ -121,9 +123,15 @@ export async function createRuntime(
   const leaseMs = config.TURN_LEASE_MS;
   const driver = await (options.driver?.(chatAgent) ?? MastraDriver.create(chatAgent));
   const { memory } = chatAgent;
+  const windows = new ContextWindows({
+    model: config.CHAT_MODEL,
+    window: contextWindowOf(config),
+    compactAt: config.CONTEXT_COMPACT_AT === 0 ? null : config.CONTEXT_COMPACT_AT,
+  });
   const runner = new TurnRunner({
     db,
     memory,
+    windows,
     driver,
     // A run that stopped on a tool call is the approval lifecycle's until a person decides.
     suspend: (turn, reply, call, approvalRequest, stream) =>
@@ -166,7 +174,15 @@ export async function createRuntime(
     allowGuests,
   });
   const newChatDrainMode = config.QUEUE_DRAIN;
-  const threads = new ThreadService({ db, chatAgent, signals, interrupts, logger, newChatDrainMode });
+  const threads = new ThreadService({
+    db,
+    chatAgent,
+    signals,
+    interrupts,
+    logger,
+    newChatDrainMode,
+    windows,
+  });
   const origins = trustedOrigins(config);
   auth = createAuth({
     db,
@@ -219,7 +235,8 @@ export async function createRuntime(
     },
     ready: databaseReadiness(database.sql),
     threads,
-    events: new ThreadEvents({ db, signals, logger, memory }),
+    context: new ContextService({ db, driver, windows, signals, logger }),
+    events: new ThreadEvents({ db, signals, logger, memory, windows }),
     acceptance,
     queue,
     claims,

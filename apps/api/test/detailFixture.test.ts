@@ -130,11 +130,16 @@ function normalise(value: unknown): unknown {
     }
     return name;
   };
-  const walk = (node: unknown): unknown => {
+  const walk = (node: unknown, key?: string): unknown => {
+    // Token counts include tool results, whose ids and times differ between runs: their presence
+    // is compared, not their numbers.
+    if (key === 'used' && typeof node === 'number') return '<tokens>';
+    if (key === 'usage' && node && typeof node === 'object')
+      return Object.fromEntries(Object.keys(node).map((name) => [name, '<tokens>']));
     if (typeof node === 'string') return node.replace(uuid, stand('id')).replace(time, stand('time'));
-    if (Array.isArray(node)) return node.map(walk);
+    if (Array.isArray(node)) return node.map((entry) => walk(entry));
     if (node && typeof node === 'object')
-      return Object.fromEntries(Object.entries(node).map(([key, entry]) => [key, walk(entry)]));
+      return Object.fromEntries(Object.entries(node).map(([name, entry]) => [name, walk(entry, name)]));
     return node;
   };
   return walk(value);

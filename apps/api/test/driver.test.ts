@@ -86,14 +86,14 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): 
 }
 
 describe('the runtime driver seam', () => {
-  it('streams a run as resume-token, chunks, turn-complete; the token is kept on the turn', async () => {
+  it('streams a run as resume-token, chunks, usage, turn-complete; the token is kept on the turn', async () => {
     const client = await steering.client();
     const threadId = await client.createThread();
     const { turnId } = await client.sendAndRead(threadId, 'hello [[words:3]]');
     const types = seen.get(turnId) ?? [];
     expect(types[0]).toBe('resume-token');
-    expect(types.at(-1)).toBe('turn-complete');
-    expect(types.slice(1, -1).every((type) => type === 'chunk')).toBe(true);
+    expect(types.slice(-2)).toEqual(['usage', 'turn-complete']);
+    expect(types.slice(1, -2).every((type) => type === 'chunk')).toBe(true);
     const [row] = await rowsOf(steering, threadId);
     expect(row?.resumeToken).toMatch(/\S/);
   });

@@ -139,6 +139,10 @@ describe('exporting a chat as JSON (P1)', () => {
         'text',
         'model',
         'interrupted',
+        // A reply's token usage as the model reported it (C1).
+        'usage',
+        'inputTokens',
+        'outputTokens',
         'images',
         'notes',
         'approvals',

@@ -24,6 +24,7 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ],
   ['chats/turns/queue', (path) => path.startsWith('chats/turns/queue/')],
   ['chats/turns/steer', (path) => path.startsWith('chats/turns/steer/')],
+  ['chats/turns/context', (path) => path.startsWith('chats/turns/context/')],
   ['chats/turns/running', (path) => path.startsWith('chats/turns/running/')],
   ['chats/turns/drain', (path) => path.startsWith('chats/turns/drain/')],
   [

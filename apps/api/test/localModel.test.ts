@@ -6,6 +6,7 @@ import { HANDOFF_INSTRUCTION, isHandoffInstruction } from '../src/agent/handoffI
 import { createLocalModel } from '../src/agent/localModel';
 import { parseDirectives } from '../src/agent/localModelDirectives';
 import { resolveChatModel } from '../src/agent/models';
+import { countTextTokens, MESSAGE_OVERHEAD_TOKENS } from '../src/agent/tokenCount';
 
 process.env.MASTRA_TELEMETRY_DISABLED = '1';
 
@@ -62,6 +63,7 @@ describe('parseDirectives', () => {
       steps: 3,
       history: true,
       markdown: true,
+      failSummary: false,
       cleanText: 'Hi there',
     });
   });
@@ -76,6 +78,7 @@ describe('parseDirectives', () => {
       steps: 0,
       history: false,
       markdown: false,
+      failSummary: false,
       cleanText: 'plain',
     });
     const clamped = parseDirectives('[[words:0]] [[delay:999999]] keep [[mystery]] and [[words:x]] [[fail]]');
@@ -94,8 +97,11 @@ describe('local model through streamText', () => {
     expect(wordsOf(text)).toHaveLength(40);
     expect(deltas).toHaveLength(40);
     expect(await result.finishReason).toBe('stop');
-    expect((await result.usage).outputTokens).toBe(40);
-    expect((await result.usage).inputTokens).toBe(4);
+    // Counted like the context meter: the reply's text, and the prompt message with its overhead.
+    expect((await result.usage).outputTokens).toBe(countTextTokens(text, 'o200k_base'));
+    expect((await result.usage).inputTokens).toBe(
+      MESSAGE_OVERHEAD_TOKENS + countTextTokens('Tell me about queues', 'o200k_base'),
+    );
   });
 
   it('replies with exactly [[words:N]] words, cutting the quote when needed', async () => {
@@ -288,12 +294,15 @@ describe('local model stream contract', () => {
       'text-end',
       'finish',
     ]);
+    const text = parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
+    const input = MESSAGE_OVERHEAD_TOKENS + countTextTokens('Hey [[words:3]]', 'o200k_base');
+    const output = countTextTokens(text, 'o200k_base');
     expect(parts.at(-1)).toEqual({
       type: 'finish',
       finishReason: { unified: 'stop', raw: 'stop' },
       usage: {
-        inputTokens: { total: 2, noCache: 2, cacheRead: 0, cacheWrite: 0 },
-        outputTokens: { total: 3, text: 3, reasoning: 0 },
+        inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
+        outputTokens: { total: output, text: output, reasoning: 0 },
       },
     });
   });

@@ -28,6 +28,31 @@ async function read(response: Response, continues?: ChatUIMessage) {
 }
 
 describe('readTurnStream (a turn stream read by @ai-sdk/vue into snapshots of the reply)', () => {
+  it("hands a compaction's progress to the page and keeps it out of the reply (C3)", async () => {
+    const progress: unknown[] = [];
+    const snapshots: ChatUIMessage[] = [];
+    await readTurnStream(
+      turnResponse([
+        { type: 'data-compaction', data: { status: 'compacting' }, transient: true },
+        { type: 'data-compaction', data: { status: 'done' }, transient: true },
+        { type: 'start', messageId: 'reply-c' },
+        { type: 'text-start', id: 't' },
+        { type: 'text-delta', id: 't', delta: 'Answer.' },
+        { type: 'text-end', id: 't' },
+        { type: 'finish' },
+      ]),
+      {
+        signal: new AbortController().signal,
+        onSnapshot: (message) => snapshots.push(message),
+        onCompaction: (value) => progress.push(value),
+      },
+    );
+    expect(progress).toEqual([{ status: 'compacting' }, { status: 'done' }]);
+    const last = snapshots.at(-1);
+    expect(last?.id).toBe('reply-c');
+    expect(last?.parts.map((part) => part.type)).not.toContain('data-compaction');
+  });
+
   it('hands on the reply as it grows and ends with all of it', async () => {
     const { error, snapshots, last } = await read(
       turnResponse([

@@ -108,6 +108,14 @@ export const exportedMessage = z.strictObject({
   model: z.string().min(1).max(200).optional(),
   /** A reply cut short by Stop (S2). */
   interrupted: z.literal(true).optional(),
+  /** A reply's token usage as the model reported it (C1). */
+  usage: z
+    .strictObject({
+      inputTokens: z.int().min(0),
+      outputTokens: z.int().min(0),
+      cachedInputTokens: z.int().min(0).optional(),
+    })
+    .optional(),
   /** The exporting person's feedback on a reply (H2). */
   feedback: z
     .strictObject({

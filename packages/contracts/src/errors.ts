@@ -114,6 +114,8 @@ export const threadBusyMessages = {
   approval_pending: 'Decide on the tool approval, or stop the reply, before changing versions.',
   /** Editing into a new version also waits for the queue: its reply would overtake it (B1). */
   queue_waiting: 'Send or delete the queued messages before editing a message.',
+  /** Compact now (C3) waits for the running reply (or its pending approval): it summarizes settled messages. */
+  reply_running: 'Wait for the reply to finish, or stop it, before compacting.',
   /** A Stop whose turn did not settle within the interrupt's bound. */
   stop_timed_out: 'The running turn did not stop in time; try again.',
   /** A new chat starts from finished messages only (P3): not a running reply or a failed attempt. */
@@ -236,4 +238,12 @@ export const turnErrorMessages = {
   unknown: 'The reply could not be produced.',
   /** The run went silent for longer than the runner waits (`TURN_IDLE_MS`); it was stopped. */
   modelIdle: 'The model stopped responding; the reply was cut off.',
+  /** The model's context could not be read or made to fit (the database did not answer). */
+  contextUnavailable: 'The conversation could not be prepared for the model; try again.',
+} as const;
+
+/** What a compaction of the model's context (C3) says when it cannot run or fails. */
+export const compactionMessages = {
+  /** The summary call failed: the model gets the newest messages that fit instead. */
+  failed: 'The earlier messages could not be summarized.',
 } as const;

@@ -1,3 +1,4 @@
+import type { ContextState } from './context';
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest } from './hitl';
 import type { ChatMessage } from './threads';
@@ -15,7 +16,17 @@ export type ThreadEvent =
    * Absent when a tab cannot apply them on their own (nothing stored, or the first turn of an
    * edited version): then it reads the detail.
    */
-  | { type: 'turn.settled'; threadId: string; turn: Turn; turnQueue: TurnQueue; messages?: ChatMessage[] }
+  | {
+      type: 'turn.settled';
+      threadId: string;
+      turn: Turn;
+      turnQueue: TurnQueue;
+      messages?: ChatMessage[];
+      /** The context meter after the turn (C2); absent when it could not be read. */
+      context?: ContextState;
+    }
+  /** A compaction changed where the model's view of a branch starts (C3): tabs read the detail. */
+  | { type: 'context.changed'; threadId: string }
   | { type: 'queue.changed'; threadId: string; turnQueue: TurnQueue }
   /** A tool approval was requested, decided or cancelled (H3). */
   | { type: 'hitl.changed'; threadId: string; hitl: HitlRequest[]; turnQueue: TurnQueue }

@@ -2,6 +2,7 @@ export * from './accounts';
 export * from './attachments';
 export * from './chatExport';
 export * from './chatExportSchema';
+export * from './context';
 export * from './errors';
 export * from './events';
 export * from './feedback';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { attachmentIds } from './attachments';
+import type { ContextMarker, ContextState, TokenUsage } from './context';
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
 import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX } from './limits';
@@ -85,6 +86,13 @@ export interface ChatMessageMetadata {
   turnId?: string;
   /** The caller's feedback on an assistant message (H2). */
   feedback?: MessageFeedback;
+  /** A reply's token usage as the model reported it (C1). */
+  usage?: TokenUsage;
+  /**
+   * On the first message the model still sees whole (C3): the marker "Earlier messages summarized
+   * for the model" (or, for a cut, "not seen by the model") shows before it.
+   */
+  compaction?: ContextMarker;
 }
 
 /** An AI SDK UIMessage as the API returns it (parts kept loose; the web casts to UIMessage). */
@@ -106,6 +114,8 @@ export interface ThreadDetail {
   hitl: HitlRequest[];
   /** Notes saved by the `save_note` tool, oldest first. */
   notes: Note[];
+  /** The context meter of the shown branch (C2). */
+  context: ContextState;
 }
 
 /**

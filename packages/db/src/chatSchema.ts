@@ -3,6 +3,7 @@ import {
   drainModes,
   feedbackRatings,
   hitlStatuses,
+  type TokenUsage,
   type TurnStatusGroup,
   turnStatuses,
   turnStatusGroups,
@@ -204,6 +205,8 @@ export const chatTurnRequests = pgTable(
      * leaves behind, and while `settling` the reply itself. Cleared with `partialText`.
      */
     partialParts: jsonb('partial_parts').$type<ReplySnapshot>(),
+    /** The reply's token usage as the model reported it (C1), written when the turn settles. */
+    usage: jsonb('usage').$type<TokenUsage>(),
     /** While `settling`: how the run ended, the status the turn takes once its reply is in memory. */
     outcome: text('outcome', { enum: settleOutcomes }),
     /** The API instance running it, and until when its heartbeat vouches for it. */

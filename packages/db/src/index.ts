@@ -6,6 +6,7 @@ export * from './preparedQuery';
 export type {
   AttachmentRow,
   BranchRow,
+  ContextMarkerRow,
   HitlRequestRow,
   MessageFeedbackRow,
   NoteRow,

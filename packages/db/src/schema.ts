@@ -6,5 +6,6 @@
 export * from './attachmentSchema';
 export * from './authSchema';
 export * from './chatSchema';
+export * from './contextSchema';
 export * from './lineageSchema';
 export * from './platformSchema';

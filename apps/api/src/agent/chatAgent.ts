@@ -23,6 +23,8 @@ export interface ChatAgent {
   memory: Memory;
   /** Mastra's storage (the driver keeps suspended runs' snapshots in its workflow store). */
   storage: PostgresStore;
+  /** The agent's model, for the calls that are not turns (a compaction's summary, C3). */
+  model: LanguageModelV4;
   close(): Promise<void>;
 }
 
@@ -66,8 +68,10 @@ export async function createChatAgent(options: {
   const storage = new PostgresStore({ id: 'chat-memory', pool, schemaName: 'mastra', disableInit: true });
   const memory = new Memory({
     storage,
-    // Transcripts are recalled in full; no semantic recall or working memory.
-    options: { lastMessages: 200, semanticRecall: false, generateTitle: false },
+    // No semantic recall or working memory. How much of a branch a turn recalls is decided per
+    // call (the messages after the branch's context marker, C3: chats/turns/context/); this
+    // default only bounds a recall that names no window.
+    options: { lastMessages: 40, semanticRecall: false, generateTitle: false },
   });
   const agent = new Agent({
     id: 'chat',
@@ -91,6 +95,7 @@ export async function createChatAgent(options: {
     agent,
     memory,
     storage,
+    model: options.model,
     // The store does not end a pool it was given.
     close: async () => {
       await storage.close();

@@ -7,7 +7,7 @@ import type {
   LanguageModelV4StreamResult,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { type PlannedReply, planReply, turnOf } from './localModelReply';
+import { isSummaryCall, type PlannedReply, planReply, planSummary, turnOf } from './localModelReply';
 import { planToolStep, type ToolStep } from './localModelTools';
 
 export interface LocalModelOptions {
@@ -119,12 +119,13 @@ async function* streamParts(
     return;
   }
   yield { type: 'text-end', id: textId };
-  yield { type: 'finish', finishReason: STOP, usage: usageFor(plan.inputTokens, plan.words.length) };
+  yield { type: 'finish', finishReason: STOP, usage: usageFor(plan.inputTokens, plan.outputTokens) };
 }
 
 /** A model step that only calls a tool (after one word's delay, like a model thinking). */
 async function* toolCallParts(
   step: ToolStep & { kind: 'call' },
+  inputTokens: number,
   delayMs: number,
   signal: AbortSignal,
 ): AsyncGenerator<LanguageModelV4StreamPart> {
@@ -137,7 +138,7 @@ async function* toolCallParts(
   };
   await sleepUntil(performance.now() + delayMs, signal);
   yield toolCallOf(step);
-  yield { type: 'finish', finishReason: TOOL_CALLS, usage: usageFor(0, 1) };
+  yield { type: 'finish', finishReason: TOOL_CALLS, usage: usageFor(inputTokens, 1) };
 }
 
 function partsToStream(
@@ -182,6 +183,17 @@ function partsToStream(
   });
 }
 
+/** A whole reply at once (`doGenerate`), with its usage counted like the meter's. */
+function generated(plan: PlannedReply): LanguageModelV4GenerateResult {
+  return {
+    content: [{ type: 'text', text: plan.words.join(plan.verbatim ? '' : ' ') }],
+    finishReason: STOP,
+    usage: usageFor(plan.inputTokens, plan.outputTokens),
+    response: { id: `local-${crypto.randomUUID()}`, modelId: MODEL_ID, timestamp: new Date() },
+    warnings: [],
+  };
+}
+
 export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
   return {
     specificationVersion: 'v4',
@@ -191,6 +203,8 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
 
     async doGenerate(callOptions: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
       throwIfAborted(callOptions.abortSignal);
+      // A compaction's summary (C3): its one message quotes the chat, directives included.
+      if (isSummaryCall(callOptions.prompt)) return generated(planSummary(callOptions.prompt));
       const step = toolStepOf(callOptions);
       if (step.kind === 'call') {
         return {
@@ -206,19 +220,16 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
       if (plan.directives.failAfter !== undefined) {
         throw failedAfterWords(Math.min(plan.directives.failAfter, plan.words.length));
       }
-      return {
-        content: [{ type: 'text', text: plan.words.join(plan.verbatim ? '' : ' ') }],
-        finishReason: STOP,
-        usage: usageFor(plan.inputTokens, plan.words.length),
-        response: { id: `local-${crypto.randomUUID()}`, modelId: MODEL_ID, timestamp: new Date() },
-        warnings: [],
-      };
+      return generated(plan);
     },
 
     async doStream(callOptions: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
       throwIfAborted(callOptions.abortSignal);
-      const step = toolStepOf(callOptions);
-      const plan = planReply(callOptions.prompt, step.kind === 'say' ? step.sentence : undefined);
+      const summary = isSummaryCall(callOptions.prompt);
+      const step: ToolStep = summary ? { kind: 'none' } : toolStepOf(callOptions);
+      const plan = summary
+        ? planSummary(callOptions.prompt)
+        : planReply(callOptions.prompt, step.kind === 'say' ? step.sentence : undefined);
       if (plan.directives.fail) throw failedOnRequest();
 
       const production = new AbortController();
@@ -227,7 +238,9 @@ export function createLocalModel(options: LocalModelOptions): LanguageModelV4 {
         : production.signal;
       const delayMs = plan.directives.delayMs ?? options.defaultDelayMs;
       const parts =
-        step.kind === 'call' ? toolCallParts(step, delayMs, signal) : streamParts(plan, delayMs, signal);
+        step.kind === 'call'
+          ? toolCallParts(step, plan.inputTokens, delayMs, signal)
+          : streamParts(plan, delayMs, signal);
       return { stream: partsToStream(parts, callOptions.abortSignal, () => production.abort()) };
     },
   };

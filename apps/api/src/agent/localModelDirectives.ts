@@ -9,6 +9,8 @@ export interface LocalModelDirectives {
   history: boolean;
   /** Reply with a fixed Markdown sample (heading, list, code block, table, link, inline code). */
   markdown: boolean;
+  /** `[[fail-summary]]`: a compaction that summarizes this message fails (C3). */
+  failSummary: boolean;
   cleanText: string;
 }
 
@@ -19,7 +21,7 @@ const MAX_STEPS = 20;
 
 // Only well-formed tokens are directives; anything else in [[...]] stays in the text.
 const DIRECTIVE_TOKEN =
-  /\[\[(?:(words|delay|fail-after|steps):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail|history|markdown))\]\]/g;
+  /\[\[(?:(words|delay|fail-after|steps):(\d+)|(tool):([A-Za-z0-9_.-]+)|(fail-summary|fail|history|markdown))\]\]/g;
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
@@ -35,6 +37,7 @@ export function parseDirectives(text: string): LocalModelDirectives {
     steps: 0,
     history: false,
     markdown: false,
+    failSummary: false,
     cleanText: '',
   };
 
@@ -58,6 +61,7 @@ export function parseDirectives(text: string): LocalModelDirectives {
       else if (flag === 'fail') directives.fail = true;
       else if (flag === 'history') directives.history = true;
       else if (flag === 'markdown') directives.markdown = true;
+      else if (flag === 'fail-summary') directives.failSummary = true;
       return ' ';
     },
   );

@@ -1,8 +1,13 @@
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
+import { isSummaryRequest, readSummaryForModel, readSummaryRequest } from './contextSummary';
 import { isHandoffInstruction } from './handoffInstruction';
 import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
 import { imageSentence } from './localModelImages';
 import { readSteerReminder } from './steerReminder';
+import { countPromptMessage, countTextTokens, type TokenEncoding } from './tokenCount';
+
+/** The local model counts tokens like the meter does, so its reported usage is predictable. */
+export const LOCAL_MODEL_ENCODING: TokenEncoding = 'o200k_base';
 
 /**
  * What the built-in local model says: the words of its reply, planned up front from the prompt
@@ -62,6 +67,8 @@ const MARKDOWN_SAMPLE = [
 ].join('\n');
 
 export interface PlannedReply {
+  /** Tokens of the reply, counted like a stored message's text. */
+  outputTokens: number;
   /**
    * The pieces streamed one at a time. Normally words, joined with single spaces; with
    * `verbatim`, each piece carries its own leading whitespace (newlines included).
@@ -74,10 +81,6 @@ export interface PlannedReply {
 
 function quoteAll(texts: string[]): string {
   return texts.map((text) => `"${truncateQuote(parseDirectives(text).cleanText)}"`).join(' | ');
-}
-
-function countWords(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
 }
 
 function textOf(message: LanguageModelV4Message): string {
@@ -196,15 +199,21 @@ export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string):
   const images = imageSentence(prompt);
   if (images) opening.push(images);
   if (directives.history) {
+    // The summary a compaction gave this call (C3), then the user messages it still sees whole.
+    const summary = prompt
+      .map((message) => (message.role === 'system' ? readSummaryForModel(message.content) : undefined))
+      .find((text) => text !== undefined);
+    if (summary !== undefined) opening.push(`Summary: "${truncateQuote(summary)}".`);
     opening.push(`History: ${earlier.length > 0 ? quoteAll(earlier) : '(none)'}`);
   }
   opening.push(`You said: "${truncateQuote(directives.cleanText)}".`);
   const openingWords = opening.join(' ').split(/\s+/).filter(Boolean);
 
-  const inputTokens = prompt.reduce((total, message) => total + countWords(textOf(message)), 0);
+  const inputTokens = promptTokens(prompt);
   if (directives.markdown) {
     const document = `${opening.join(' ')}\n\n${MARKDOWN_SAMPLE}`;
-    return { words: document.match(/\s*\S+/g) ?? [], verbatim: true, directives, inputTokens };
+    const words = document.match(/\s*\S+/g) ?? [];
+    return { words, verbatim: true, directives, inputTokens, outputTokens: tokensOf(words, true) };
   }
 
   // With [[history]] the whole opening is the evidence a test reads, so it is never cut.
@@ -216,5 +225,58 @@ export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string):
           ...fillerWords(Math.max(0, directives.words - openingWords.length), hashText(directives.cleanText)),
         ];
 
-  return { words, verbatim: false, directives, inputTokens };
+  return { words, verbatim: false, directives, inputTokens, outputTokens: tokensOf(words, false) };
+}
+
+function promptTokens(prompt: LanguageModelV4Prompt): number {
+  return prompt.reduce((total, message) => total + countPromptMessage(message, LOCAL_MODEL_ENCODING), 0);
+}
+
+function tokensOf(words: string[], verbatim: boolean): number {
+  return countTextTokens(words.join(verbatim ? '' : ' '), LOCAL_MODEL_ENCODING);
+}
+
+const SUMMARY_QUOTES = 12;
+const SUMMARY_QUOTE_CHARS = 80;
+const EARLIER_SUMMARY_CHARS = 300;
+
+/** Whether this call asks for a compaction's summary (the summary request's system text). */
+export function isSummaryCall(prompt: LanguageModelV4Prompt): boolean {
+  return prompt.some((message) => message.role === 'system' && isSummaryRequest(message.content));
+}
+
+/**
+ * The local model's summary of a compaction (C3): deterministic and bounded, it names how many
+ * messages it replaces and quotes what the person said (the last few, shortened), after the
+ * start of the earlier summary. Throws for `[[fail-summary]]` in any message it summarizes.
+ */
+export function planSummary(prompt: LanguageModelV4Prompt): PlannedReply {
+  const request = prompt.findLast((message) => message.role === 'user');
+  const { previousSummary, messages } = readSummaryRequest(request ? textOf(request) : '');
+  const said = messages
+    .filter((message) => message.role === 'user')
+    .map((message) => parseDirectives(message.text));
+  if (said.some((directives) => directives.failSummary)) {
+    throw new Error('The local model could not summarize, as requested by [[fail-summary]].');
+  }
+  const quotes = said
+    .slice(-SUMMARY_QUOTES)
+    .map((directives) => `"${shorten(directives.cleanText, SUMMARY_QUOTE_CHARS)}"`);
+  const text = [
+    ...(previousSummary ? [`Before that: ${shorten(previousSummary, EARLIER_SUMMARY_CHARS)}`] : []),
+    `Summary of ${messages.length} messages.`,
+    quotes.length > 0 ? `The person said: ${quotes.join(' | ')}.` : 'The person said nothing.',
+  ].join(' ');
+  const words = text.split(/\s+/).filter(Boolean);
+  return {
+    words,
+    verbatim: false,
+    directives: parseDirectives(''),
+    inputTokens: promptTokens(prompt),
+    outputTokens: tokensOf(words, false),
+  };
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
 }

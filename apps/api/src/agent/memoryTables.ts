@@ -110,6 +110,94 @@ export async function readMessageRole(
   return row?.role;
 }
 
+// --- The model's window of a branch (C2, C3) ----------------------------------------------------
+
+/**
+ * The part of a branch the model sees whole: its messages from the branch's context marker on
+ * (`start`: the first message's stored id and time; the time holds when that message was deleted
+ * since), or all of them without a marker. Token counts are ours (`message_token_counts`, by
+ * origin id); the joins find each message's count for `encoding`.
+ */
+export interface ModelWindowScope {
+  threadId: string;
+  branch: { id: string; memoryThreadId: string };
+  start: { messageId: string; at: Date } | null;
+  encoding: string;
+}
+
+function windowFrom(scope: ModelWindowScope): SQL {
+  const { branch, start, threadId, encoding } = scope;
+  const since = start
+    ? sql`and (m."createdAt", m.id) >= (
+        coalesce(
+          (select "createdAt" from ${MESSAGES} where id = ${start.messageId} and thread_id = ${branch.memoryThreadId}),
+          ${start.at.toISOString()}::timestamptz at time zone 'UTC'),
+        coalesce(
+          (select id from ${MESSAGES} where id = ${start.messageId} and thread_id = ${branch.memoryThreadId}),
+          ''))`
+    : sql``;
+  return sql`
+    from ${MESSAGES} m
+    left join message_origins o on o.branch_id = ${branch.id} and o.message_id = m.id
+    left join message_token_counts c
+      on c.thread_id = ${threadId} and c.message_id = coalesce(o.origin_id, m.id) and c.encoding = ${encoding}
+    where m.thread_id = ${branch.memoryThreadId} and m.role <> 'system' ${since}`;
+}
+
+/** The window's messages that have no token count yet (normally the last turn's), with their content. */
+export async function readUncountedWindowMessages(
+  q: Queryable,
+  scope: ModelWindowScope,
+): Promise<Array<{ originId: string; content: MastraDBMessage['content'] }>> {
+  const rows = await q.execute<{ origin_id: string; content: string }>(sql`
+    select coalesce(o.origin_id, m.id) as origin_id, m.content ${windowFrom(scope)} and c.tokens is null`);
+  return rows.map((row) => ({ originId: row.origin_id, content: parseContent(row.content) }));
+}
+
+/** How many messages the window holds and their tokens (a sum of stored counts; uncounted ones add 0). */
+export async function sumModelWindow(
+  q: Queryable,
+  scope: ModelWindowScope,
+): Promise<{ messages: number; tokens: number }> {
+  const [row] = await q.execute<{ messages: string | number; tokens: string | number | null }>(sql`
+    select count(*) as messages, sum(c.tokens) as tokens ${windowFrom(scope)}`);
+  return { messages: Number(row?.messages ?? 0), tokens: Number(row?.tokens ?? 0) };
+}
+
+/** The window's messages, oldest first, with their counts and content (what a compaction splits). */
+export async function readModelWindow(
+  q: Queryable,
+  scope: ModelWindowScope,
+): Promise<
+  Array<{ id: string; role: string; createdAt: Date; tokens: number; content: MastraDBMessage['content'] }>
+> {
+  const rows = await q.execute<{
+    id: string;
+    role: string;
+    created_at: string;
+    tokens: number | null;
+    content: string;
+  }>(sql`
+    select m.id, m.role, ${CREATED_AT} as created_at,
+      c.tokens, m.content ${windowFrom(scope)}
+    order by m."createdAt" asc, m.id asc`);
+  return rows.map((row) => ({
+    id: row.id,
+    role: row.role,
+    createdAt: new Date(row.created_at),
+    tokens: Number(row.tokens ?? 0),
+    content: parseContent(row.content),
+  }));
+}
+
+function parseContent(text: string): MastraDBMessage['content'] {
+  try {
+    return JSON.parse(text) as MastraDBMessage['content'];
+  } catch {
+    return { format: 2, parts: [{ type: 'text', text }] } as MastraDBMessage['content'];
+  }
+}
+
 /** As `@mastra/pg` parses a row (its `parseRow`): `type` only when it is not the default `v2`. */
 function toStoredMessage(row: MessageRow, memoryThreadId: string): MastraDBMessage {
   let content: unknown = row.content;

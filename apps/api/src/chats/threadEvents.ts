@@ -1,12 +1,14 @@
-import type { ThreadEvent } from '@chat/contracts';
+import type { ContextState, ThreadEvent } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signals, ThreadSignal } from '../platform/notifications';
+import { findBranch } from './branches/repository';
 import { feedbackOfMessages } from './feedback/repository';
 import { requireOwnedThread } from './threads/repository';
 import { listRequests } from './turns/approval/repository';
+import type { ContextWindows } from './turns/context/window';
 import { toTurn } from './turns/dto';
 import { readTurnQueue } from './turns/queue/turnQueue';
 import { findTurn } from './turns/repository';
@@ -14,6 +16,8 @@ import { settledTurnMessages } from './turns/settledMessages';
 
 export interface ThreadEventsDeps {
   db: Database;
+  /** The meter a settle event carries (C2). */
+  windows: ContextWindows;
   signals: Signals;
   logger: Logger;
   memory: Memory;
@@ -53,6 +57,16 @@ export class ThreadEvents {
     return { type: 'queue.changed', threadId, turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
+  /** The meter of the settled turn's branch; left out when it cannot be read (a tab reads the detail). */
+  private async contextOf(branchId: string): Promise<ContextState | undefined> {
+    const branch = await findBranch(this.deps.db, branchId);
+    if (!branch) return undefined;
+    return await this.deps.windows.state(this.deps.db, branch).catch((error: unknown) => {
+      this.deps.logger.warn({ err: error, branchId }, 'could not measure the context window');
+      return undefined;
+    });
+  }
+
   private async toThreadEvent(ownerId: string, signal: ThreadSignal): Promise<ThreadEvent | null> {
     const { threadId } = signal;
     switch (signal.kind) {
@@ -72,9 +86,10 @@ export class ThreadEvents {
       case 'turn.settled': {
         const row = await findTurn(this.deps.db, threadId, signal.turnId);
         if (!row) return null;
-        const [turnQueue, messages] = await Promise.all([
+        const [turnQueue, messages, context] = await Promise.all([
           readTurnQueue(this.deps.db, threadId),
           settledTurnMessages(this.deps.db, this.deps.memory, row),
+          this.contextOf(row.branchId),
         ]);
         return {
           type: signal.kind,
@@ -82,6 +97,7 @@ export class ThreadEvents {
           turn: toTurn(row),
           turnQueue,
           ...(messages ? { messages } : {}),
+          ...(context ? { context } : {}),
         };
       }
       case 'queue.changed':
@@ -99,6 +115,7 @@ export class ThreadEvents {
         return { type: signal.kind, threadId, messageId, feedback: feedback.get(messageId) ?? null };
       }
       case 'thread.changed':
+      case 'context.changed':
       case 'thread.deleted':
         return { type: signal.kind, threadId };
     }

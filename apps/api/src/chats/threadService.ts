@@ -1,4 +1,6 @@
 import type {
+  ContextMarker,
+  ContextState,
   DrainMode,
   Thread,
   ThreadDetail,
@@ -29,6 +31,7 @@ import {
 } from './threads/repository';
 import { snippetAround } from './threads/search';
 import { listRequests } from './turns/approval/repository';
+import type { ContextWindows } from './turns/context/window';
 import type { InterruptService } from './turns/interrupt/interruptService';
 import { readMessageMarks } from './turns/marks';
 import { readTurnQueue } from './turns/queue/turnQueue';
@@ -45,6 +48,8 @@ export interface ThreadServiceDeps {
   logger: Logger;
   /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15). */
   newChatDrainMode: DrainMode;
+  /** The model's window of a branch (C2): the detail's meter and marker. */
+  windows: ContextWindows;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -59,6 +64,11 @@ export function toThread(row: ThreadRow): Thread {
       ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
       : {}),
   };
+}
+
+/** The marker as the message it sits before carries it (the detail's contract shape, C3). */
+function toMessageMarker({ messageId: _, ...marker }: NonNullable<ContextState['marker']>): ContextMarker {
+  return marker;
 }
 
 /** Threads of one owner: every lookup is by (id, owner), so a foreign thread is simply not found (O3). */
@@ -118,17 +128,18 @@ export class ThreadService {
         (error: unknown) =>
           this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
       );
-      const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
+      const [marks, feedback, hitl, turnQueue, notes, context] = await Promise.all([
         readMessageMarks(tx, threadId, shownIds),
         feedbackOfMessages(tx, ownerId, threadId, shownIds),
         listRequests(tx, threadId),
         readTurnQueue(tx, threadId),
         listNotes(tx, threadId),
+        this.deps.windows.state(tx, transcript.branch),
       ]);
-      return { thread, transcript, marks, feedback, hitl, turnQueue, notes };
+      return { thread, transcript, marks, feedback, hitl, turnQueue, notes, context };
     }, SNAPSHOT);
     await repair;
-    const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
+    const { thread, transcript, marks, feedback, hitl, turnQueue, notes, context } = read;
     const { messages: stored, originOf, versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
@@ -136,7 +147,13 @@ export class ThreadService {
       metadataOf: (id) => {
         const version = versions.get(id);
         const rating = feedback.get(id);
-        return { ...marks.get(id), ...(version ? { version } : {}), ...(rating ? { feedback: rating } : {}) };
+        const { marker } = context;
+        return {
+          ...marks.get(id),
+          ...(version ? { version } : {}),
+          ...(rating ? { feedback: rating } : {}),
+          ...(marker?.messageId === id ? { compaction: toMessageMarker(marker) } : {}),
+        };
       },
       approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
@@ -146,6 +163,7 @@ export class ThreadService {
       turnQueue,
       hitl,
       notes,
+      context,
     };
   }
 

@@ -34,6 +34,22 @@ const configSchema = z.object({
   OPENAI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
+  /**
+   * The model's context window in tokens (C2). Unset: 8,000 for the local model (small, so long
+   * chats reach it in tests), 128,000 for `openai:<model>`.
+   */
+  CHAT_CONTEXT_WINDOW: z.preprocess(
+    emptyAsUndefined,
+    z.coerce.number().int().min(1_000).max(10_000_000).optional(),
+  ),
+  /**
+   * C3: the fraction of the window past which a turn first summarizes the older messages; 0 turns
+   * compaction off (the model then gets the newest messages that fit, and the transcript says so).
+   */
+  CONTEXT_COMPACT_AT: z.coerce
+    .number()
+    .refine((value) => value === 0 || (value >= 0.5 && value <= 0.95), 'must be 0 (off) or from 0.5 to 0.95')
+    .default(0.8),
   BETTER_AUTH_SECRET: z.preprocess(emptyAsUndefined, z.string().min(32).optional()),
   /** `false`: no guest accounts; people sign up or sign in first. */
   AUTH_ALLOW_GUESTS: z
@@ -110,6 +126,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   return parsed.data;
+}
+
+/** The context window of the configured model, in tokens (`CHAT_CONTEXT_WINDOW`, or the model's default). */
+export function contextWindowOf(config: Pick<Config, 'CHAT_MODEL' | 'CHAT_CONTEXT_WINDOW'>): number {
+  return config.CHAT_CONTEXT_WINDOW ?? (config.CHAT_MODEL === 'local' ? 8_000 : 128_000);
 }
 
 // OpenAI-compatible local servers (Ollama, vLLM, LM Studio) ignore the key but the client requires one.

@@ -29,6 +29,8 @@ export type ThreadSignal =
   | { kind: 'hitl.changed'; threadId: string }
   | { kind: 'thread.changed'; threadId: string }
   | { kind: 'feedback.changed'; threadId: string; messageId: string }
+  /** A compaction moved where the model's view of one of the thread's branches starts (C3). */
+  | { kind: 'context.changed'; threadId: string }
   | { kind: 'thread.deleted'; threadId: string };
 
 type Listener = (signal: Signal) => void;

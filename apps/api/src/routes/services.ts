@@ -2,6 +2,7 @@ import type { H3Event } from 'h3';
 import type { AccountService } from '../accounts/accountService';
 import type { AttachmentService } from '../chats/attachmentService';
 import type { BranchService } from '../chats/branchService';
+import type { ContextService } from '../chats/contextService';
 import type { FeedbackService } from '../chats/feedbackService';
 import type { PortabilityService } from '../chats/portabilityService';
 import type { ShareService } from '../chats/shareService';
@@ -47,6 +48,8 @@ export interface ApiServices {
   /** Resolves when the database answers; `503 unavailable` otherwise (`GET /api/ready`). */
   ready: () => Promise<void>;
   threads: ThreadService;
+  /** Compact now (C3). */
+  context: ContextService;
   events: ThreadEvents;
   acceptance: TurnAcceptance;
   queue: QueueService;

@@ -1,4 +1,10 @@
-import { createThreadBody, searchThreadsQuery, threadListQuery, updateThreadBody } from '@chat/contracts';
+import {
+  type CompactAnswer,
+  createThreadBody,
+  searchThreadsQuery,
+  threadListQuery,
+  updateThreadBody,
+} from '@chat/contracts';
 import type { H3 } from 'h3';
 import { idParam, readJson, readQuery } from '../platform/http';
 import { authedRoutes } from './route';
@@ -36,6 +42,13 @@ export function registerThreadRoutes(app: H3, services: ApiServices) {
     await threads.remove(userId, idParam(event, 'id'));
     return new Response(null, { status: 204 });
   });
+
+  route(
+    'post',
+    '/api/threads/:id/compact',
+    async (event, userId): Promise<CompactAnswer> =>
+      await services.context.compactNow(userId, idParam(event, 'id')),
+  );
 
   route('get', '/api/threads/:id/events', (event, userId) =>
     services.events.open(userId, idParam(event, 'id'), event.req.signal),

@@ -4,6 +4,7 @@ import { isReconnecting } from '~/threadPage/reducer';
 import type { ThreadPageState } from '~/threadPage/state';
 import {
   composerView,
+  contextMeterView,
   dockView,
   finishedAnnouncement,
   noticeView,
@@ -14,6 +15,7 @@ import {
 } from '~/threadPage/views';
 import { approvalsKey, useApprovals } from './useApprovals';
 import { useAwayFromChat } from './useAwayFromChat';
+import { useContextCommands } from './useContextCommands';
 import { useFeedback } from './useFeedback';
 import { useQueueCommands } from './useQueueCommands';
 import { useThreadEvents } from './useThreadEvents';
@@ -33,6 +35,7 @@ export function useThreadPage(threadId: string) {
   const versions = useVersionCommands(store, streams);
   const feedback = useFeedback(store);
   const away = useAwayFromChat(store);
+  const contextCommands = useContextCommands(store);
   provide(approvalsKey, useApprovals(store, streams));
 
   const events = useThreadEvents(threadId, {
@@ -136,5 +139,15 @@ export function useThreadPage(threadId: string) {
     queue,
     versionCommands: versions,
     feedback,
+    /** The context meter (C2) and where the model's view starts (C3). */
+    meter: viewOf(
+      (current) => [current.context, current.compaction, current.queue.activeTurn],
+      contextMeterView,
+    ),
+    contextMarker: viewOf(
+      (current) => [current.context],
+      (current) => current.context?.marker ?? null,
+    ),
+    compactNow: contextCommands.compactNow,
   };
 }

@@ -95,6 +95,7 @@ export function useTurnStreams(store: ThreadStore) {
             signal: connection.signal,
             continues,
             onSnapshot: (message) => dispatch({ type: 'stream.message', turnId, message }),
+            onCompaction: (progress) => dispatch({ type: 'compaction.progress', turnId, progress }),
           }));
         }
       } catch (cause) {

@@ -1,6 +1,8 @@
 import type {
   Attachment,
   DrainMode,
+  CompactAnswer,
+  CompactionProgress,
   HitlRequest,
   MessageFeedback,
   Thread,
@@ -124,7 +126,14 @@ export type ThreadPageEvent =
    */
   | { type: 'seen.restored'; replyId: string | null }
   /** A notification of the list went out (or was not allowed): it is off the list. */
-  | { type: 'notification.shown'; id: number };
+  | { type: 'notification.shown'; id: number }
+  // --- the model's context (C2, C3) --------------------------------------------------------
+  /** A turn's stream said how the compaction before its reply goes. */
+  | { type: 'compaction.progress'; turnId: string; progress: CompactionProgress }
+  /** Compact now went out, and its answer: the new meter (and marker), or a refusal. */
+  | { type: 'compactNow.requested' }
+  | { type: 'compactNow.answered'; answer: CompactAnswer }
+  | { type: 'compactNow.refused'; error: Refusal };
 
 export interface Facts {
   queue: number;

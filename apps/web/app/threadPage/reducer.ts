@@ -163,6 +163,14 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
       return showNotice(state, event.error, event.prefix);
     case 'notice.dismissed':
       return { ...state, notice: null, streamError: null };
+    case 'compaction.progress':
+      return { ...state, compaction: { turnId: event.turnId, progress: event.progress } };
+    case 'compactNow.requested':
+      return { ...state, compaction: { turnId: null, progress: { status: 'compacting' } }, notice: null };
+    case 'compactNow.answered':
+      return { ...state, context: event.answer.context, compaction: null };
+    case 'compactNow.refused':
+      return showNotice({ ...state, compaction: null }, event.error);
     case 'threadList.refreshed':
       return { ...state, threadListStale: false };
 
@@ -197,6 +205,7 @@ function detailAnswered(
     thread,
     hitl,
     notes,
+    context: event.detail.context ?? null,
     load: { phase: 'ready', error: null, retryScheduled: false },
   };
   // Events that came while the detail was on its way are at least as new as it.
@@ -245,6 +254,9 @@ function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageStat
       };
     case 'thread.changed':
       return { ...state, detail: { ...state.detail, wanted: true }, threadListStale: true };
+    case 'context.changed':
+      // Another tab compacted, or a turn did: the meter and the marker are read again.
+      return { ...state, detail: { ...state.detail, wanted: true } };
     case 'feedback.changed':
       return { ...state, transcript: setFeedback(state.transcript, event.messageId, event.feedback) };
     case 'thread.deleted':
@@ -259,7 +271,7 @@ function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageStat
  */
 function turnSettled(state: ThreadPageState, event: SettledEvent): ThreadPageState {
   const turnId = event.turn.id;
-  let next = state;
+  let next = withSettledContext(state, event);
   if (event.turn.status === 'interrupted') {
     next = { ...next, transcript: markInterrupted(next.transcript, turnId, next.replyIds[turnId]) };
   }
@@ -268,6 +280,17 @@ function turnSettled(state: ThreadPageState, event: SettledEvent): ThreadPageSta
   }
   next = applySettled(next, event);
   return next.settleWait?.turnId === turnId ? { ...next, settleWait: null } : next;
+}
+
+/**
+ * The meter after a settled turn of the shown version (C2); the compaction shown for that turn
+ * ends with it (its marker is in the meter's state now).
+ */
+function withSettledContext(state: ThreadPageState, event: SettledEvent): ThreadPageState {
+  const shown = state.thread?.activeBranchId === event.turn.branchId;
+  const context = event.context && shown ? event.context : state.context;
+  const compaction = state.compaction?.turnId === event.turn.id ? null : state.compaction;
+  return { ...state, context, compaction };
 }
 
 /** Applies a settle event's messages, or asks for the detail when they cannot be applied. */

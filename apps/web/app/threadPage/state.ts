@@ -1,4 +1,13 @@
-import type { DrainMode, HitlRequest, Note, Thread, ThreadEvent, TurnQueue } from '@chat/contracts';
+import type {
+  CompactionProgress,
+  ContextState,
+  DrainMode,
+  HitlRequest,
+  Note,
+  Thread,
+  ThreadEvent,
+  TurnQueue,
+} from '@chat/contracts';
 import type { ChatUIMessage } from '../utils/chatMessages';
 import type { QueueMove } from './queueOrder';
 
@@ -79,6 +88,13 @@ export interface ThreadPageState {
   drainModeWanted: DrainMode | null;
   /** Whether the person sees the page, and what finished while they did not (Q15). */
   away: AwayState;
+  /** The context meter of the shown version (C2) and where the model's view of it starts (C3). */
+  context: ContextState | null;
+  /**
+   * A compaction running or just ended (C3): in a turn (`turnId`) or from Compact now (null). It
+   * shows by the meter until the turn settles (or Compact now answers).
+   */
+  compaction: { turnId: string | null; progress: CompactionProgress } | null;
 }
 
 export interface AwayState {
@@ -205,5 +221,7 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
       notifications: [],
       notificationSeq: 0,
     },
+    context: null,
+    compaction: null,
   };
 }

@@ -1,5 +1,6 @@
 import {
   type DrainMode,
+  CONTEXT_WARN_AT,
   type HitlRequest,
   refusalMessages,
   type Turn,
@@ -230,4 +231,46 @@ export function pageTitle(state: ThreadPageState, title: string): string {
 export function seenReplyToRemember(state: ThreadPageState): string | null | undefined {
   if (!state.away.visible || state.load.phase !== 'ready') return undefined;
   return latestSettledReplyId(state);
+}
+
+/** The context meter by the composer (C2) and the compaction it shows (C3). */
+export interface ContextMeterView {
+  used: number;
+  window: number;
+  /** Whole percent of the window the next call holds before its message (at most 100). */
+  percent: number;
+  /** `warn`: near the limit (amber). */
+  level: 'ok' | 'warn';
+  /** What the meter says in words (its label and tooltip). */
+  label: string;
+  /** A compaction runs now (in a turn, or Compact now). */
+  compacting: boolean;
+  /** The last compaction of a running turn failed: why (the marker says so too once it settles). */
+  failed: string | null;
+  /** Compact now can be pressed: nothing runs, and nothing compacts already. */
+  canCompact: boolean;
+  /** Why Compact now cannot run, or null. */
+  compactLockedReason: string | null;
+}
+
+const tokens = new Intl.NumberFormat('en-US');
+
+export function contextMeterView(state: ThreadPageState): ContextMeterView | null {
+  const { context, compaction } = state;
+  if (!context) return null;
+  const fraction = context.window > 0 ? context.used / context.window : 0;
+  const compacting = compaction?.progress.status === 'compacting';
+  const running = state.queue.activeTurn !== null;
+  const compactLockedReason = compacting ? 'Compacting…' : running ? threadBusyMessages.reply_running : null;
+  return {
+    used: context.used,
+    window: context.window,
+    percent: Math.min(100, Math.round(fraction * 100)),
+    level: fraction >= CONTEXT_WARN_AT ? 'warn' : 'ok',
+    label: `Context: ${tokens.format(context.used)} of ${tokens.format(context.window)} tokens`,
+    compacting,
+    failed: compaction?.progress.status === 'failed' ? (compaction.progress.error ?? null) : null,
+    canCompact: compactLockedReason === null,
+    compactLockedReason,
+  };
 }

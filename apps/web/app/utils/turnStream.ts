@@ -1,4 +1,5 @@
 import { useChat } from '@ai-sdk/vue';
+import { COMPACTION_PART, type CompactionProgress } from '@chat/contracts';
 import { type ChatTransport, parseJsonEventStream, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import { effectScope, watch } from 'vue';
 import type { ChatUIMessage } from './chatMessages';
@@ -17,16 +18,19 @@ class OpenTurnResponse implements ChatTransport<ChatUIMessage> {
   constructor(
     private readonly body: ReadableStream<Uint8Array>,
     private readonly onErrorChunk: (errorText: string) => void,
+    private readonly onCompaction: (progress: CompactionProgress) => void,
   ) {}
 
   async sendMessages(): Promise<ReadableStream<UIMessageChunk>> {
-    const onErrorChunk = this.onErrorChunk;
+    const { onErrorChunk, onCompaction } = this;
     return parseJsonEventStream({ stream: this.body, schema: uiMessageChunkSchema }).pipeThrough(
       new TransformStream<{ success: boolean; value?: UIMessageChunk; error?: unknown }, UIMessageChunk>({
         transform(parsed, controller) {
           if (!parsed.success) throw parsed.error;
           const chunk = parsed.value as UIMessageChunk;
           if (chunk.type === 'error') onErrorChunk(chunk.errorText);
+          // A compaction before the reply (C3) is the page's news, never a part of the reply.
+          else if (chunk.type === COMPACTION_PART) onCompaction((chunk as { data: CompactionProgress }).data);
           else controller.enqueue(chunk);
         },
       }),
@@ -53,6 +57,8 @@ export async function readTurnStream(
     signal: AbortSignal;
     continues?: ChatUIMessage;
     onSnapshot: (message: ChatUIMessage) => void;
+    /** A compaction of the model's context ran before the reply (C3): its progress. */
+    onCompaction?: (progress: CompactionProgress) => void;
   },
 ): Promise<{ error?: string }> {
   const { signal, onSnapshot } = options;
@@ -65,7 +71,11 @@ export async function readTurnStream(
   try {
     await scope.run(async () => {
       const chat = useChat<ChatUIMessage>({
-        transport: new OpenTurnResponse(response.body as ReadableStream<Uint8Array>, keepFirst),
+        transport: new OpenTurnResponse(
+          response.body as ReadableStream<Uint8Array>,
+          keepFirst,
+          options.onCompaction ?? (() => {}),
+        ),
         // The chat writes into the message it continues: give it a copy.
         messages: options.continues ? [structuredClone(options.continues)] : [],
         throttle: SNAPSHOT_INTERVAL_MS,

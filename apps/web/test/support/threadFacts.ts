@@ -1,5 +1,6 @@
 import type {
   ChatMessage,
+  ContextState,
   HitlRequest,
   ThreadDetail,
   ThreadEvent,
@@ -63,10 +64,16 @@ export function exchange(turnId: string, words = 'an answer'): ChatMessage[] {
   ];
 }
 
+/** The context meter as the server says it (C2): `used` of an 8,000-token window. */
+export function contextOf(used: number, marker: ContextState['marker'] = null): ContextState {
+  return { window: 8_000, used, compactAt: 0.8, marker };
+}
+
 export function detail(
   messages: ChatMessage[],
   turnQueue: TurnQueue = queueOf(null),
   hitl: HitlRequest[] = [],
+  context: ContextState = contextOf(100),
 ): ThreadDetail {
   return {
     thread: {
@@ -81,6 +88,7 @@ export function detail(
     turnQueue,
     hitl,
     notes: [],
+    context,
   };
 }
 
@@ -88,8 +96,20 @@ export function server(event: ThreadEvent): ThreadPageEvent {
   return { type: 'server', event };
 }
 
-export function settled(settledTurn: Turn, turnQueue: TurnQueue, messages?: ChatMessage[]): ThreadPageEvent {
-  return server({ type: 'turn.settled', threadId: THREAD, turn: settledTurn, turnQueue, messages });
+export function settled(
+  settledTurn: Turn,
+  turnQueue: TurnQueue,
+  messages?: ChatMessage[],
+  context?: ContextState,
+): ThreadPageEvent {
+  return server({
+    type: 'turn.settled',
+    threadId: THREAD,
+    turn: settledTurn,
+    turnQueue,
+    messages,
+    ...(context ? { context } : {}),
+  });
 }
 
 export function queueChanged(turnQueue: TurnQueue): ThreadPageEvent {

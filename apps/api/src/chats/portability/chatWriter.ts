@@ -257,6 +257,7 @@ async function writeTurns(
       userMessageId: exchange.user ? (chat.idOf.get(exchange.user.id) ?? null) : null,
       assistantMessageId: exchange.reply ? (chat.idOf.get(exchange.reply.id) ?? null) : null,
       model: exchange.reply?.model ?? null,
+      usage: exchange.reply?.usage ?? null,
       attachments: (exchange.user?.parts ?? []).flatMap((part) =>
         'image' in part ? [chat.attachmentOf(part.image)] : [],
       ),

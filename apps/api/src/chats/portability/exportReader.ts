@@ -139,6 +139,7 @@ export async function readChatExport(
     const rating = feedback.get(origin);
     if (mark?.model) message.model = mark.model;
     if (mark?.interrupted) message.interrupted = true;
+    if (mark?.usage) message.usage = mark.usage;
     if (rating) message.feedback = rating;
   }
   const toolCalls = new Set(

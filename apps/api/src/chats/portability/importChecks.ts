@@ -61,7 +61,11 @@ export function checkImport(document: ChatExport): NewChatImage[] {
   document.messages.forEach((message, index) => {
     const where = `messages.${index}`;
     if (!listed.has(message.id)) refuse(where, importProblems.notInAnyVersion);
-    const replyOnly = message.model !== undefined || message.interrupted || message.feedback !== undefined;
+    const replyOnly =
+      message.model !== undefined ||
+      message.interrupted ||
+      message.feedback !== undefined ||
+      message.usage !== undefined;
     if (message.role === 'user' && replyOnly) refuse(where, importProblems.repliesOnly);
     let images = 0;
     let text = '';

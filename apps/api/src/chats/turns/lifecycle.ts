@@ -99,6 +99,8 @@ export async function insertCopiedTurns(
     userMessageId: string | null;
     assistantMessageId: string | null;
     model: string | null;
+    /** The reply's token usage (C1), when the copied chat says. */
+    usage?: TurnRow['usage'];
     attachments: TurnRow['attachments'];
   }>,
 ): Promise<TurnRow[]> {

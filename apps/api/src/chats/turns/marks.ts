@@ -27,6 +27,7 @@ export async function readMessageMarks(
       ...(turn.status === 'interrupted' ? { interrupted: true } : {}),
       ...failed,
       ...(turn.model ? { model: turn.model } : {}),
+      ...(turn.usage ? { usage: turn.usage } : {}),
     });
   }
   return metadata;

@@ -1,4 +1,4 @@
-import type { Attachment, HitlDecision } from '@chat/contracts';
+import type { Attachment, HitlDecision, TokenUsage } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
 
 /**
@@ -49,6 +49,8 @@ export type DriverEvent =
    * the driver can tell (the host checks memory before it calls the turn done either way).
    */
   | { type: 'turn-complete'; saved: boolean }
+  /** The run's token usage as the model reported it (C1), summed over its model calls; before `turn-complete`. */
+  | { type: 'usage'; usage: TokenUsage }
   /** The model call failed; `message` is for a person to read (no stack, no internals). */
   | { type: 'error'; message: string };
 
@@ -67,6 +69,12 @@ export interface DriverTurn {
   /** Hidden instructions for this run only: the interrupt handoff (S5), a steer that missed its reply. */
   instructions: { handoff: boolean; lateSteer: boolean };
   segment: Segment;
+  /**
+   * What of the conversation the model gets besides the message (C3): the stored messages after
+   * the branch's marker (the newest `messages` of them) and the summary of those before it, if any.
+   * The host measured the window; a driver never reads more of the conversation than this.
+   */
+  history: { messages: number; summary: string | null };
   abortSignal: AbortSignal;
   /**
    * Asked by a driver that can steer, at each step boundary: the steers to take in now. The host
@@ -84,8 +92,21 @@ export interface RuntimeConnection {
   close(): void;
 }
 
+/** A compaction's request (C3): the older part of a conversation, to be summarized. */
+export interface SummaryRequest {
+  /** The summary of what came before these messages (the branch's previous compaction), if any. */
+  previousSummary: string | null;
+  messages: Array<{ role: string; text: string }>;
+  abortSignal: AbortSignal;
+}
+
 export interface RuntimeDriver {
   send(turn: DriverTurn): Promise<RuntimeConnection>;
+  /**
+   * The model's summary of the messages (C3); throws when the model call fails. A driver without
+   * it cannot compact: the host falls back to the newest messages that fit.
+   */
+  summarize?(request: SummaryRequest): Promise<string>;
   /** Forgets a suspended run that will never be resumed (its turn was stopped). Best effort. */
   discard(resumeToken: string): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { turnErrorMessages } from '@chat/contracts';
+import { type TokenUsage, turnErrorMessages } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
@@ -18,6 +18,8 @@ export interface RunRecord {
   suspended?: SuspendedCall;
   approvalRequest?: UIMessageChunk & { type: 'tool-approval-request' };
   resumeToken: string | null;
+  /** The run's token usage as the model reported it (C1). */
+  usage?: TokenUsage;
 }
 
 /**

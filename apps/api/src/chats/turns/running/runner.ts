@@ -1,4 +1,4 @@
-import { type HitlDecision, turnErrorMessages } from '@chat/contracts';
+import { COMPACTION_PART, type HitlDecision, turnErrorMessages } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
@@ -6,6 +6,8 @@ import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
+import { type ModelHistory, prepareHistory } from '../context/compaction';
+import type { ContextWindows } from '../context/window';
 import type { DriverEvent, RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
@@ -55,7 +57,15 @@ export interface TurnRunnerDeps {
   modelName: string;
   /** Most turns one account may have running at once, across threads and instances; 0: no limit. */
   maxRunningTurnsPerAccount?: number;
+  /**
+   * The model's window (C2, C3): what of a branch each call gets, compacted first past the
+   * threshold. Without it a call gets the newest `UNMEASURED_HISTORY` messages (tests of the seam).
+   */
+  windows?: ContextWindows;
 }
+
+/** The history a run gets when the runner measures no window (a runner built without `windows`). */
+const UNMEASURED_HISTORY: ModelHistory = { messages: 40, summary: null };
 
 interface RunningTurn {
   threadId: string;
@@ -270,12 +280,15 @@ export class TurnRunner {
     checkpoints: TurnCheckpoints,
   ): Promise<void> {
     try {
+      const history = await this.historyFor(turn, context.branch, segment, controller, stream, record);
+      if (!history) return;
       const connection = await this.deps.driver.send({
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
         message: { id: context.userMessageId, text: turn.text, attachments: turn.attachments },
         instructions: { handoff: turn.handoff, lateSteer: turn.steer },
         segment,
+        history,
         abortSignal: controller.signal,
         takeSteers: async () => {
           const steers = await takeSteersAtBoundary(this.deps, turn);
@@ -311,6 +324,49 @@ export class TurnRunner {
       }
     } catch (error) {
       if (!controller.signal.aborted) record.streamError = failureOf(error);
+    }
+  }
+
+  /**
+   * What of the branch a started run's model call gets (C3): measured from stored counts, and
+   * compacted first past the threshold, its progress streamed to the reply's viewers (not stored:
+   * the marker is). Undefined when the window could not be prepared (the run is failed, or was
+   * stopped meanwhile). A resumed run gets the window as it stands, never a compaction.
+   */
+  private async historyFor(
+    turn: TurnRow,
+    branch: BranchRow,
+    segment: Segment,
+    controller: AbortController,
+    stream: TurnStream,
+    record: RunRecord,
+  ): Promise<ModelHistory | undefined> {
+    const { windows, db, driver, logger } = this.deps;
+    if (!windows) return UNMEASURED_HISTORY;
+    if (segment.kind === 'resume') {
+      // A resumed run continues its snapshot; its recall keeps to the same window (no compaction
+      // in the middle of a reply).
+      return await windows.measure(db, branch).then(
+        (measured) => ({ messages: measured.messages, summary: null }),
+        () => UNMEASURED_HISTORY,
+      );
+    }
+    try {
+      const prepared = await prepareHistory(
+        { db, driver, windows, logger },
+        branch,
+        windows.incomingTokens(turn.text, turn.attachments),
+        controller.signal,
+        (progress) => stream.push({ type: COMPACTION_PART, data: progress, transient: true }),
+      );
+      if (prepared.compacted) await this.announce({ kind: 'context.changed', threadId: turn.threadId });
+      return prepared;
+    } catch (error) {
+      if (controller.signal.aborted) return undefined;
+      logger.warn({ err: error, turnId: turn.id }, "could not prepare the model's context");
+      record.streamError = turnErrorMessages.contextUnavailable;
+      stream.push({ type: 'error', errorText: record.streamError });
+      return undefined;
     }
   }
 
@@ -354,6 +410,7 @@ export class TurnRunner {
       await this.announce({ kind: 'queue.changed', threadId: turn.threadId });
     } else if (event.type === 'suspended') record.suspended = event.call;
     else if (event.type === 'resume-token') record.resumeToken = event.token;
+    else if (event.type === 'usage') record.usage = event.usage;
     else if (event.type === 'error') {
       if (controller.signal.aborted) return;
       record.streamError = event.message || failureOf(undefined);
@@ -409,6 +466,7 @@ export class TurnRunner {
           error,
           assistantMessageId,
           resumeToken: record.resumeToken,
+          ...(record.usage ? { usage: record.usage } : {}),
         });
       },
       () =>

@@ -1,3 +1,4 @@
+import type { TokenUsage } from '@chat/contracts';
 import type { Database, Queryable, SettleOutcome, ThreadRow, TurnRow } from '@chat/db';
 import { writeUserMessageLineage } from '../../../agent/memoryTables';
 import type { Logger } from '../../../platform/logger';
@@ -16,6 +17,8 @@ export interface Settlement {
   assistantMessageId: string | null;
   /** The runtime driver's newest resume token, kept with the final reply (failed turns too). */
   resumeToken?: string | null;
+  /** The reply's token usage as the model reported it (C1). */
+  usage?: TokenUsage | null;
 }
 
 /**

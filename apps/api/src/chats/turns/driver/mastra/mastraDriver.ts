@@ -1,9 +1,10 @@
-import type { SteerBoundaryData } from '@chat/contracts';
+import type { SteerBoundaryData, TokenUsage } from '@chat/contracts';
 import { STEER_BOUNDARY_PART } from '@chat/contracts';
 import { toAISdkStream } from '@mastra/ai-sdk';
-import type { UIMessageChunk } from 'ai';
+import { generateText, type UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../../../agent/chatAgent';
-import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
+import { SUMMARY_INSTRUCTION, summaryRequestText } from '../../../../agent/contextSummary';
+import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver, SummaryRequest } from '../types';
 import { FreshRuns } from './freshRuns';
 import { callModel, describeModelError, suspendedCallOf } from './modelCall';
 import { RunThreads } from './runThreads';
@@ -59,6 +60,17 @@ export class MastraDriver implements RuntimeDriver {
     };
   }
 
+  /** A plain model call (no memory, no tools): the summary request and its one message. */
+  async summarize(request: SummaryRequest): Promise<string> {
+    const { text } = await generateText({
+      model: this.chatAgent.model,
+      system: SUMMARY_INSTRUCTION,
+      prompt: summaryRequestText(request.previousSummary, request.messages),
+      abortSignal: request.abortSignal,
+    });
+    return text.trim();
+  }
+
   async discard(resumeToken: string): Promise<void> {
     const workflows = await this.chatAgent.storage.getStore('workflows');
     await workflows?.deleteWorkflowRunById({ runId: resumeToken, workflowName: AGENT_LOOP_WORKFLOW });
@@ -92,7 +104,11 @@ export class MastraDriver implements RuntimeDriver {
           yield { type: 'error', message: describeModelError(chunk.errorText) };
         } else yield { type: 'chunk', chunk };
       }
-      if (!failed) yield { type: 'turn-complete', saved: await savedAtEnd(output) };
+      if (!failed) {
+        const usage = await usageOf(output);
+        if (usage) yield { type: 'usage', usage };
+        yield { type: 'turn-complete', saved: await savedAtEnd(output) };
+      }
     } catch (error) {
       yield {
         type: 'error',
@@ -114,4 +130,21 @@ export class MastraDriver implements RuntimeDriver {
 async function savedAtEnd(output: { finishReason: Promise<string | undefined>; error: Error | undefined }) {
   const reason = await output.finishReason.catch(() => 'error');
   return reason !== 'error' && output.error === undefined;
+}
+
+/**
+ * The run's token usage as the model reported it, summed over its steps (Mastra's `totalUsage`,
+ * from the AI SDK finish of each model call); undefined when the model reported none.
+ */
+async function usageOf(output: {
+  totalUsage: Promise<{ inputTokens?: number; outputTokens?: number; cachedInputTokens?: number }>;
+}): Promise<TokenUsage | undefined> {
+  const usage = await output.totalUsage.catch(() => undefined);
+  if (usage?.inputTokens === undefined && usage?.outputTokens === undefined) return undefined;
+  const cached = usage.cachedInputTokens;
+  return {
+    inputTokens: usage.inputTokens ?? 0,
+    outputTokens: usage.outputTokens ?? 0,
+    ...(cached ? { cachedInputTokens: cached } : {}),
+  };
 }

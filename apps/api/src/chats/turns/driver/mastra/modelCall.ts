@@ -1,6 +1,7 @@
 import { turnErrorMessages } from '@chat/contracts';
 import type { Agent } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
+import { summaryForModel } from '../../../../agent/contextSummary';
 import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
 import { steerReminder } from '../../../../agent/steerReminder';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
@@ -19,12 +20,14 @@ export async function callModel(
   input: DriverTurn,
   call: { runId: string; stepHooks: InputProcessor[] },
 ) {
-  const { conversation, message, instructions, segment, abortSignal } = input;
+  const { conversation, message, instructions, segment, abortSignal, history } = input;
   const memory = { thread: conversation.id, resource: conversation.ownerId };
   if (segment.kind === 'start') {
     // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
-    // missed the reply it was sent into runs as a turn of its own, with the steer reminder.
+    // missed the reply it was sent into runs as a turn of its own, with the steer reminder. C3: a
+    // compaction's summary stands in for the messages before the branch's marker.
     const hidden = [
+      ...(history.summary !== null ? [summaryForModel(history.summary)] : []),
       ...(instructions.handoff ? [HANDOFF_INSTRUCTION] : []),
       ...(instructions.lateSteer ? [steerReminder([message.text], { late: true })] : []),
     ];
@@ -38,7 +41,9 @@ export async function callModel(
         },
       ],
       {
-        memory,
+        // Recall reads exactly the messages after the marker, newest first (one bounded query).
+        // At least one: with none Mastra leaves out the processor that saves the run's messages.
+        memory: { ...memory, options: { lastMessages: Math.max(1, history.messages) } },
         abortSignal,
         runId: call.runId,
         maxSteps: MAX_MODEL_STEPS,
@@ -50,9 +55,16 @@ export async function callModel(
   // The resume token is Mastra's run id: Mastra resumes the suspended run from its stored
   // snapshot, on any instance, after a restart too.
   const { resumeToken: runId, toolCallId } = segment.call;
+  const bounded = { ...memory, options: { lastMessages: Math.max(1, history.messages) } };
   return segment.decision === 'approve'
-    ? await agent.approveToolCall({ runId, toolCallId, memory, abortSignal })
-    : await agent.declineToolCall({ runId, toolCallId, memory, abortSignal, reason: TOOL_DENIED_REASON });
+    ? await agent.approveToolCall({ runId, toolCallId, memory: bounded, abortSignal })
+    : await agent.declineToolCall({
+        runId,
+        toolCallId,
+        memory: bounded,
+        abortSignal,
+        reason: TOOL_DENIED_REASON,
+      });
 }
 
 /** Mastra's approval chunk (`data-tool-call-approval`) carries the handle to resume the run. */

@@ -1,0 +1,77 @@
+import type { LanguageModelV4Message } from '@ai-sdk/provider';
+import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+
+/**
+ * Token counts (C1, C2): one home for how a text, a stored message and a model prompt are counted,
+ * so the context meter, the compaction threshold and the built-in local model's reported usage
+ * agree. The tokenizer is `gpt-tokenizer` with the encoding of the configured model; a model it
+ * does not know (an OpenAI-compatible server's) is counted with `o200k_base`, an estimate.
+ */
+
+export const tokenEncodings = ['o200k_base', 'cl100k_base'] as const;
+export type TokenEncoding = (typeof tokenEncodings)[number];
+
+/** What each message adds besides its content (role and separators), as chat formats do. */
+export const MESSAGE_OVERHEAD_TOKENS = 4;
+/** An image's share of a message: a fixed estimate (its bytes are not counted as text). */
+export const IMAGE_TOKENS = 85;
+
+// Text a person typed may contain a special token's spelling; it is counted as plain text.
+const asPlainText = { disallowedSpecial: new Set<string>() };
+const counters: Record<TokenEncoding, (text: string) => number> = {
+  o200k_base: (text) => countO200k(text, asPlainText),
+  cl100k_base: (text) => countCl100k(text, asPlainText),
+};
+
+/** The encoding of a configured model (`local`, `openai:<model>`). */
+export function encodingOfModel(model: string): TokenEncoding {
+  const id = model.startsWith('openai:') ? model.slice('openai:'.length) : model;
+  // The GPT-4 and GPT-3.5 families before GPT-4o; everything newer (and unknown) is o200k.
+  return /^(gpt-4(?!o|\.)|gpt-3\.5)/.test(id) ? 'cl100k_base' : 'o200k_base';
+}
+
+export function countTextTokens(text: string, encoding: TokenEncoding): number {
+  return text === '' ? 0 : counters[encoding](text);
+}
+
+/** A system text the model gets (the instructions, a summary) as one message. */
+export function countSystemTokens(text: string, encoding: TokenEncoding): number {
+  return MESSAGE_OVERHEAD_TOKENS + countTextTokens(text, encoding);
+}
+
+function jsonText(value: unknown): string {
+  if (value === undefined) return '';
+  return typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+}
+
+/** A stored message's parts (memory's `format: 2`): text, tool calls with their results, files. */
+export function countStoredParts(
+  parts: ReadonlyArray<{ type: string; [key: string]: unknown }>,
+  encoding: TokenEncoding,
+): number {
+  let tokens = MESSAGE_OVERHEAD_TOKENS;
+  for (const part of parts) {
+    if (part.type === 'text') tokens += countTextTokens(String(part.text ?? ''), encoding);
+    else if (part.type === 'file' || part.type === 'image') tokens += IMAGE_TOKENS;
+    else if (part.type === 'tool-invocation') {
+      const invocation = (part.toolInvocation ?? {}) as { args?: unknown; result?: unknown };
+      tokens += countTextTokens(jsonText(invocation.args), encoding);
+      tokens += countTextTokens(jsonText(invocation.result), encoding);
+    }
+  }
+  return tokens;
+}
+
+/** A message of a model prompt, counted the way its stored form is (the local model's usage). */
+export function countPromptMessage(message: LanguageModelV4Message, encoding: TokenEncoding): number {
+  if (message.role === 'system') return countSystemTokens(message.content, encoding);
+  let tokens = MESSAGE_OVERHEAD_TOKENS;
+  for (const part of message.content) {
+    if (part.type === 'text') tokens += countTextTokens(part.text, encoding);
+    else if (part.type === 'file') tokens += IMAGE_TOKENS;
+    else if (part.type === 'tool-call') tokens += countTextTokens(jsonText(part.input), encoding);
+    else if (part.type === 'tool-result') tokens += countTextTokens(jsonText(part.output), encoding);
+  }
+  return tokens;
+}

@@ -1,0 +1,120 @@
+import type { Attachment, ContextMarker, ContextState } from '@chat/contracts';
+import type { BranchRow, ContextMarkerRow, Queryable } from '@chat/db';
+import { CHAT_INSTRUCTIONS } from '../../../agent/chatAgent';
+import {
+  type ModelWindowScope,
+  readUncountedWindowMessages,
+  sumModelWindow,
+} from '../../../agent/memoryTables';
+import {
+  countStoredParts,
+  countSystemTokens,
+  encodingOfModel,
+  IMAGE_TOKENS,
+  type TokenEncoding,
+} from '../../../agent/tokenCount';
+import { findLatestMarker, insertTokenCounts, originOfMessage } from './repository';
+
+/** The configured model's window (C2) and when a turn compacts first (C3; null: compaction is off). */
+export interface ContextSettings {
+  /** `CHAT_MODEL`: picks the tokenizer's encoding. */
+  model: string;
+  window: number;
+  compactAt: number | null;
+}
+
+/** What the next model call of a branch holds before its new message. */
+export interface MeasuredWindow {
+  marker: ContextMarkerRow | undefined;
+  /** Stored messages after the marker: the model gets them whole. */
+  messages: number;
+  /** Tokens: the instructions, the marker's summary and those messages. */
+  tokens: number;
+}
+
+type StoredParts = Parameters<typeof countStoredParts>[0];
+
+/**
+ * Measures a branch's model window (C2) from stored token counts: each message is counted once,
+ * the first time a window holding it is measured after it was written (normally the last turn's
+ * two messages), and kept; the fill is then a SQL sum over the messages after the branch's
+ * marker, so measuring costs what is new, never the whole branch.
+ */
+export class ContextWindows {
+  readonly encoding: TokenEncoding;
+  /** The agent's instructions, which every call holds. */
+  private readonly fixedTokens: number;
+
+  constructor(readonly settings: ContextSettings) {
+    this.encoding = encodingOfModel(settings.model);
+    this.fixedTokens = countSystemTokens(CHAT_INSTRUCTIONS, this.encoding);
+  }
+
+  scope(branch: BranchRow, marker: ContextMarkerRow | undefined): ModelWindowScope {
+    return {
+      threadId: branch.threadId,
+      branch,
+      start: marker ? { messageId: marker.firstMessageId, at: marker.firstMessageAt } : null,
+      encoding: this.encoding,
+    };
+  }
+
+  async measure(q: Queryable, branch: BranchRow): Promise<MeasuredWindow> {
+    const marker = await findLatestMarker(q, branch.id);
+    const scope = this.scope(branch, marker);
+    const uncounted = await readUncountedWindowMessages(q, scope);
+    if (uncounted.length > 0) {
+      await insertTokenCounts(
+        q,
+        uncounted.map((message) => ({
+          threadId: branch.threadId,
+          messageId: message.originId,
+          encoding: this.encoding,
+          tokens: countStoredParts(partsOf(message.content), this.encoding),
+        })),
+      );
+    }
+    const { messages, tokens } = await sumModelWindow(q, scope);
+    return { marker, messages, tokens: this.fixedTokens + (marker?.summaryTokens ?? 0) + tokens };
+  }
+
+  /** The tokens a new message adds (its text and images), counted like a stored one. */
+  incomingTokens(text: string, attachments: readonly Attachment[]): number {
+    return countStoredParts([{ type: 'text', text }], this.encoding) + attachments.length * IMAGE_TOKENS;
+  }
+
+  /** The tokens of a summary as the model gets it (a system message). */
+  summaryTokens(systemText: string): number {
+    return countSystemTokens(systemText, this.encoding);
+  }
+
+  /** The meter of a branch, for the detail and the settle event. */
+  async state(q: Queryable, branch: BranchRow): Promise<ContextState> {
+    const measured = await this.measure(q, branch);
+    const { marker } = measured;
+    const messageId = marker && (await originOfMessage(q, branch.id, marker.firstMessageId));
+    return {
+      window: this.settings.window,
+      used: measured.tokens,
+      compactAt: this.settings.compactAt,
+      marker: marker && messageId ? { ...toContextMarker(marker), messageId } : null,
+    };
+  }
+}
+
+export function toContextMarker(row: ContextMarkerRow): ContextMarker {
+  return {
+    id: row.id,
+    kind: row.kind,
+    summary: row.summary,
+    error: row.error,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** A stored message's parts (memory's `format: 2`; an older message may hold only `content`). */
+export function partsOf(content: unknown): StoredParts {
+  const { parts, content: text } = (content ?? {}) as { parts?: unknown; content?: unknown };
+  if (Array.isArray(parts) && parts.length > 0) return parts as StoredParts;
+  return typeof text === 'string' ? [{ type: 'text', text }] : [];
+}

@@ -1,0 +1,61 @@
+/**
+ * A reply's token usage (C1), the model's context window as the next call would fill it (C2), and
+ * the compaction of a branch's older messages into a summary the model gets instead (C3).
+ */
+
+/** Token usage of one reply as the model reported it (summed over its model calls). */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens the provider served from its cache, when it says. */
+  cachedInputTokens?: number;
+}
+
+/**
+ * Where the model's view of a branch starts: the first message it still gets whole. Before it, the
+ * model gets `summary` (a compaction), or nothing (a cut: compaction off, or a compaction that
+ * failed and fell back to the newest messages that fit, `error` saying why).
+ */
+export interface ContextMarker {
+  id: string;
+  kind: 'summary' | 'cut';
+  /** What the model gets instead of the messages before the marker (kind `summary`). */
+  summary: string | null;
+  /** A compaction that failed: why, in words a person can read (the marker says it fell back). */
+  error: string | null;
+  createdAt: string;
+}
+
+/** The context meter (C2): how full the model's window would be for the next message. */
+export interface ContextState {
+  /** The model's context window, in tokens. */
+  window: number;
+  /** Tokens the next call holds before the new message: instructions, summary, the messages since the marker. */
+  used: number;
+  /** The fraction of the window past which the next turn compacts first; null when compaction is off. */
+  compactAt: number | null;
+  /** The shown branch's latest marker (what the model sees starts there), if any. */
+  marker: (ContextMarker & { messageId: string }) | null;
+}
+
+/** A compaction's progress, streamed in a turn's reply stream as `data-compaction` (not stored). */
+export interface CompactionProgress {
+  status: 'compacting' | 'done' | 'failed';
+  /** `failed`: why; the turn goes on with the newest messages that fit. */
+  error?: string;
+}
+
+/** The chunk type of compaction progress in a turn's stream (a UI message stream data part). */
+export const COMPACTION_PART = 'data-compaction';
+
+/**
+ * The fraction of the window past which the meter turns amber: near the limit, before the default
+ * compaction threshold (0.8) is reached.
+ */
+export const CONTEXT_WARN_AT = 0.6;
+
+/** `POST /api/threads/:id/compact`'s answer: the new marker (null: nothing older to summarize yet). */
+export interface CompactAnswer {
+  marker: ContextMarker | null;
+  context: ContextState;
+}
