@@ -1,8 +1,8 @@
 import type {
   Attachment,
-  DrainMode,
   CompactAnswer,
   CompactionProgress,
+  DrainMode,
   HitlRequest,
   MessageFeedback,
   Thread,

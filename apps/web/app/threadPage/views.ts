@@ -1,6 +1,6 @@
 import {
-  type DrainMode,
   CONTEXT_WARN_AT,
+  type DrainMode,
   type HitlRequest,
   refusalMessages,
   type Turn,
