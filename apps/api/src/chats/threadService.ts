@@ -128,18 +128,20 @@ export class ThreadService {
         (error: unknown) =>
           this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
       );
-      const [marks, feedback, hitl, turnQueue, notes, context] = await Promise.all([
+      const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
         readMessageMarks(tx, threadId, shownIds),
         feedbackOfMessages(tx, ownerId, threadId, shownIds),
         listRequests(tx, threadId),
         readTurnQueue(tx, threadId),
         listNotes(tx, threadId),
-        this.deps.windows.state(tx, transcript.branch),
       ]);
-      return { thread, transcript, marks, feedback, hitl, turnQueue, notes, context };
+      return { thread, transcript, marks, feedback, hitl, turnQueue, notes };
     }, SNAPSHOT);
     await repair;
-    const { thread, transcript, marks, feedback, hitl, turnQueue, notes, context } = read;
+    const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
+    // After the snapshot, not in it: the meter counts (and stores) the tokens of messages not yet
+    // counted, a write the read-only snapshot refuses; it is a measure, not part of the moment.
+    const context = await this.deps.windows.state(db, transcript.branch);
     const { messages: stored, originOf, versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
