@@ -1,6 +1,5 @@
+import { createRequire } from 'node:module';
 import type { LanguageModelV4Message } from '@ai-sdk/provider';
-import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 
 /**
  * Token counts (C1, C2): one home for how a text, a stored message and a model prompt are counted,
@@ -19,10 +18,18 @@ export const IMAGE_TOKENS = 85;
 
 // Text a person typed may contain a special token's spelling; it is counted as plain text.
 const asPlainText = { disallowedSpecial: new Set<string>() };
-const counters: Record<TokenEncoding, (text: string) => number> = {
-  o200k_base: (text) => countO200k(text, asPlainText),
-  cl100k_base: (text) => countCl100k(text, asPlainText),
-};
+type Counter = (text: string, options: typeof asPlainText) => number;
+const load = createRequire(import.meta.url);
+const counters: Partial<Record<TokenEncoding, Counter>> = {};
+
+/**
+ * An encoding's counter, loaded on its first use: each encoding's ranks hold 40-70 MB for the
+ * life of the process, and a server counts with its model's one only.
+ */
+function counterOf(encoding: TokenEncoding): Counter {
+  counters[encoding] ??= (load(`gpt-tokenizer/encoding/${encoding}`) as { countTokens: Counter }).countTokens;
+  return counters[encoding];
+}
 
 /** The encoding of a configured model (`local`, `openai:<model>`). */
 export function encodingOfModel(model: string): TokenEncoding {
@@ -32,7 +39,7 @@ export function encodingOfModel(model: string): TokenEncoding {
 }
 
 export function countTextTokens(text: string, encoding: TokenEncoding): number {
-  return text === '' ? 0 : counters[encoding](text);
+  return text === '' ? 0 : counterOf(encoding)(text, asPlainText);
 }
 
 /** A system text the model gets (the instructions, a summary) as one message. */
