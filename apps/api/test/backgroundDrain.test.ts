@@ -1,9 +1,7 @@
 import type { HitlRequest, Thread, ThreadDetail, Turn } from '@chat/contracts';
-import { schema } from '@chat/db';
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiClient, readChunks, textOfMessage, waitFor } from './support/client';
-import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
+import { freshDatabase, startTestApi, type TestApi, turnRow } from './support/testApi';
 
 /**
  * Q15: a chat whose choice is `background` drains on the server with no page open, by the rules
@@ -46,14 +44,6 @@ async function sendAndLeave(threadId: string, text: string): Promise<string> {
   expect(response.status).toBe(200);
   await response.body?.cancel();
   return response.headers.get('x-turn-id') ?? '';
-}
-
-async function turnRow(turnId: string) {
-  const [row] = await api.runtime.database.db
-    .select()
-    .from(schema.chatTurnRequests)
-    .where(eq(schema.chatTurnRequests.id, turnId));
-  return row;
 }
 
 const idle = (detail: ThreadDetail) => detail.turnQueue.activeTurn === null;
@@ -152,7 +142,7 @@ describe('a chat with the choice on drains with no page open (Q15)', { timeout: 
       'assistant',
     ]);
     for (const turnId of [first, ...queued.map((turn) => turn.id)]) {
-      expect((await turnRow(turnId))?.status).toBe('completed');
+      expect((await turnRow(api, turnId))?.status).toBe('completed');
     }
   });
 
@@ -201,12 +191,12 @@ describe('a chat with the choice on drains with no page open (Q15)', { timeout: 
       'queued',
     ]);
     // The failed turn ran once: nothing retries it.
-    expect((await turnRow(failing.id))?.status).toBe('failed');
+    expect((await turnRow(api, failing.id))?.status).toBe('failed');
 
     expect((await client.fetch('DELETE', `/api/threads/${threadId}/queue/${failing.id}`)).status).toBe(200);
     const detail = await waitFor(() => client.detail(threadId), drained, 45_000);
     expect(texts(detail).at(-2)).toBe('after the failure [[words:4]]');
-    expect((await turnRow(after.id))?.status).toBe('completed');
+    expect((await turnRow(api, after.id))?.status).toBe('completed');
   });
 
   it('holds while the queue is paused by Stop (S3) and goes on with the handoff once resumed (S5)', async () => {
@@ -215,7 +205,7 @@ describe('a chat with the choice on drains with no page open (Q15)', { timeout: 
     const next = await client.queued(threadId, 'next [[words:4]]');
     await client.queued(threadId, 'last [[words:4]]');
     await waitFor(
-      () => turnRow(first),
+      () => turnRow(api, first),
       (row) => (row?.partialText.length ?? 0) > 0,
       45_000,
     );
@@ -229,7 +219,7 @@ describe('a chat with the choice on drains with no page open (Q15)', { timeout: 
     const resume = await client.fetch('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false });
     expect(resume.status).toBe(200);
     await waitFor(() => client.detail(threadId), drained, 45_000);
-    const ran = await turnRow(next.id);
+    const ran = await turnRow(api, next.id);
     expect(ran?.status).toBe('completed');
     // The first turn after an interrupt gets the hidden handoff, however it was claimed.
     expect(ran?.handoff).toBe(true);
@@ -256,6 +246,6 @@ describe('a chat with the choice on drains with no page open (Q15)', { timeout: 
     expect(decided.status).toBe(200);
     await decided.body?.cancel();
     await waitFor(() => client.detail(threadId), drained, 45_000);
-    expect((await turnRow(waiting.id))?.status).toBe('completed');
+    expect((await turnRow(api, waiting.id))?.status).toBe('completed');
   });
 });

@@ -1,6 +1,5 @@
 import type { ErrorBody, ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
 import { schema } from '@chat/db';
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/branches/transcript';
 import {
@@ -12,7 +11,7 @@ import {
   textOfMessage,
   waitFor,
 } from './support/client';
-import { type TestApi, useTestApi } from './support/testApi';
+import { type TestApi, turnRow, useTestApi } from './support/testApi';
 
 let api: TestApi;
 let client: ApiClient;
@@ -41,14 +40,6 @@ async function claimedHead(head: string) {
   expect(claim.status).toBe(200);
   expect(claim.headers.get('x-turn-id')).toBe(headTurn.id);
   return { threadId, head: headTurn, later, chunks: await readChunks(claim) };
-}
-
-async function turnRow(turnId: string) {
-  const [row] = await api.runtime.database.db
-    .select()
-    .from(schema.chatTurnRequests)
-    .where(eq(schema.chatTurnRequests.id, turnId));
-  return row;
 }
 
 async function claim(threadId: string) {
@@ -92,7 +83,7 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     );
     expect(sendNow.body.error).toMatchObject({ code: 'not_eligible', reason: 'head_failed' });
     // Its reply is in memory, so the checkpoint copy of it is gone.
-    expect((await turnRow(head.id))?.partialText).toBe('');
+    expect((await turnRow(api, head.id))?.partialText).toBe('');
   });
 
   it('shows a head that failed before any text as its user message with the error', async () => {
@@ -185,7 +176,7 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(next.headers.get('x-turn-id')).toBe(later.id);
     expect(textOfChunks(await readChunks(next)).startsWith('History: "first" You said: "later".')).toBe(true);
-    const row = await turnRow(head.id);
+    const row = await turnRow(api, head.id);
     expect([row?.text, row?.partialText]).toEqual(['', '']);
   });
 });
@@ -253,10 +244,10 @@ describe('a failed head where it meets steers and Stop & send', () => {
     const queue = await client.turnQueue(threadId);
     expect(queue.activeTurn).toMatchObject({ id: runningId, status: 'running' });
     await waitFor(
-      async () => (await turnRow(runningId))?.status,
+      async () => (await turnRow(api, runningId))?.status,
       (status) => status !== 'running',
       20_000,
     );
-    expect((await turnRow(runningId))?.status).toBe('completed');
+    expect((await turnRow(api, runningId))?.status).toBe('completed');
   });
 });

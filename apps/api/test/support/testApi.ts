@@ -1,4 +1,6 @@
+import { schema } from '@chat/db';
 import { createTestDatabase, type TestDatabase } from '@chat/db/testing';
+import { eq } from 'drizzle-orm';
 import { serve } from 'h3';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app';
@@ -82,4 +84,13 @@ export function useTestApi(onReady: (started: { api: TestApi; client: ApiClient 
     await api?.close();
     await database?.drop();
   });
+}
+
+/** A turn's row as stored (the tests that look past the API's answers at the turn itself). */
+export async function turnRow(api: TestApi, turnId: string) {
+  const [row] = await api.runtime.database.db
+    .select()
+    .from(schema.chatTurnRequests)
+    .where(eq(schema.chatTurnRequests.id, turnId));
+  return row;
 }
