@@ -111,7 +111,14 @@ export async function createRuntime(
     model: withImages,
     startupLock: (work) => withStartupLock(database.sql, work),
     tools: {
-      saveNote: ({ memoryThreadId, text }) => insertNoteForMemoryThread(db, memoryThreadId, text),
+      // The note and its announcement commit together: open tabs read the detail again and show
+      // it (a settle event carries the turn's messages, not the thread's notes).
+      saveNote: ({ memoryThreadId, text }) =>
+        db.transaction(async (tx) => {
+          const saved = await insertNoteForMemoryThread(tx, memoryThreadId, text);
+          if (saved) await signals.publishWith(tx, { kind: 'hitl.changed', threadId: saved.threadId });
+          return saved?.note ?? null;
+        }),
     },
   });
   const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });

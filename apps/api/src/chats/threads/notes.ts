@@ -16,7 +16,7 @@ export async function insertNoteForMemoryThread(
   q: Queryable,
   memoryThreadId: string,
   text: string,
-): Promise<Note | null> {
+): Promise<{ threadId: string; note: Note } | null> {
   const [branch] = await q
     .select({ threadId: branches.threadId })
     .from(branches)
@@ -24,7 +24,10 @@ export async function insertNoteForMemoryThread(
   if (!branch) return null;
   const [row] = await q.insert(notes).values({ threadId: branch.threadId, text }).returning();
   if (!row) throw new InvariantError('insert returned no note');
-  return { id: row.id, text: row.text, createdAt: row.createdAt.toISOString() };
+  return {
+    threadId: branch.threadId,
+    note: { id: row.id, text: row.text, createdAt: row.createdAt.toISOString() },
+  };
 }
 
 export async function listNotes(q: Queryable, threadId: string): Promise<Note[]> {
