@@ -24,6 +24,38 @@ test.describe('chat', () => {
     expect(await chat.replyText(chat.lastReply())).toBe(full);
   });
 
+  test('the transcript grows between the page scrolling and hearing of it: it stays at the latest message', async ({
+    chat,
+    page,
+  }) => {
+    await chat.startThread('[[words:300]] [[delay:5]] a long story');
+    await chat.waitForIdle();
+    const back = page.getByTestId('scroll-to-latest');
+    await expect(back).toBeHidden();
+    // A busy machine: the pane grows by more than the page's margin after the page scrolled to
+    // the bottom and before it hears that scroll's event. Nobody scrolled up.
+    await chat.transcript.evaluate((element) => {
+      let pane: HTMLElement | null = element.parentElement;
+      while (pane && !/auto|scroll/.test(getComputedStyle(pane).overflowY)) pane = pane.parentElement;
+      if (!pane) throw new Error('no scroll pane');
+      const spacer = document.createElement('div');
+      spacer.style.height = '200px';
+      spacer.style.flexShrink = '0';
+      spacer.dataset.testid = 'late-growth';
+      pane.append(spacer);
+      pane.dispatchEvent(new Event('scroll'));
+    });
+    await page.waitForTimeout(300);
+    await expect(back).toBeHidden();
+    await page.getByTestId('late-growth').evaluate((spacer) => spacer.remove());
+    // The next thing to change size (here the Interrupted badge after Stop) is followed.
+    await chat.send('[[words:400]] [[delay:25]] another');
+    await expect.poll(async () => (await chat.replyText(chat.lastReply())).length).toBeGreaterThan(300);
+    await chat.stopButton.click();
+    await expect(chat.interruptedBadge(chat.lastReply())).toBeInViewport({ ratio: 1 });
+    await expect(back).toBeHidden();
+  });
+
   test('the live region reads the first sentence of a finished reply, never each word', async ({
     chat,
     page,

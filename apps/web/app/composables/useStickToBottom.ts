@@ -12,10 +12,22 @@ export function useStickToBottom(content: () => HTMLElement | null | undefined) 
   let pane: HTMLElement | null = null;
   let observer: ResizeObserver | null = null;
 
+  /** Where the pane was at the last scroll event: only a scroll up leaves the latest message. */
+  let lastTop = 0;
+
   const distance = (element: HTMLElement) => element.scrollHeight - element.scrollTop - element.clientHeight;
 
+  /**
+   * Near the bottom is at the latest message; a scroll up is a person leaving it. Anything else
+   * keeps the state: a reply can grow past the margin between our own scroll to the bottom and
+   * its scroll event (a busy machine, a fast reply), and that is not the person scrolling away.
+   */
   function onScroll(): void {
-    if (pane) atLatest.value = distance(pane) <= AT_LATEST;
+    if (!pane) return;
+    const top = pane.scrollTop;
+    if (distance(pane) <= AT_LATEST) atLatest.value = true;
+    else if (top < lastTop) atLatest.value = false;
+    lastTop = top;
   }
 
   /** The pane or the transcript changed size: one at its latest message stays there. */
@@ -33,6 +45,7 @@ export function useStickToBottom(content: () => HTMLElement | null | undefined) 
     const element = content();
     if (!element) return;
     pane = scrollParentOf(element);
+    lastTop = pane.scrollTop;
     pane.addEventListener('scroll', onScroll, { passive: true });
     observer = new ResizeObserver(onResize);
     observer.observe(pane);
