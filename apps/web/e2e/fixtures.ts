@@ -1,4 +1,4 @@
-import { test as base, expect } from '@playwright/test';
+import { test as base, expect, type Page } from '@playwright/test';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
 import { Sidebar } from './pages/Sidebar';
@@ -24,7 +24,25 @@ interface Fixtures {
  * Every test: the app must work offline, so any request to another host is blocked and
  * fails the test; no page may open a dialog (an injected script would), so one fails it too.
  */
-export const test = base.extend<Fixtures & { offlineGuard: undefined }>({
+export const test = base.extend<Fixtures & { offlineGuard: undefined; browserErrors: undefined }>({
+  /** A failed test shows what the browser reported as errors (uncaught, or logged by Vue). */
+  browserErrors: [
+    async ({ context }, use, testInfo) => {
+      const errors: string[] = [];
+      const watch = (page: Page) => {
+        page.on('pageerror', (error) => errors.push(`uncaught: ${error.stack ?? error.message}`));
+        page.on('console', (message) => {
+          if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+        });
+      };
+      context.pages().forEach(watch);
+      context.on('page', watch);
+      await use(undefined);
+      if (testInfo.status !== testInfo.expectedStatus && errors.length > 0)
+        await testInfo.attach('browser errors', { body: errors.join('\n'), contentType: 'text/plain' });
+    },
+    { auto: true },
+  ],
   offlineGuard: [
     async ({ context }, use) => {
       const foreign: string[] = [];
