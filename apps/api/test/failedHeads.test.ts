@@ -1,7 +1,9 @@
 import type { ErrorBody, ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
 import { schema } from '@chat/db';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { recallBranch } from '../src/chats/branches/transcript';
+import { readTurnQueue } from '../src/chats/turns/queue/turnQueue';
 import {
   type ApiClient,
   iterateChunks,
@@ -249,5 +251,47 @@ describe('a failed head where it meets steers and Stop & send', () => {
       20_000,
     );
     expect((await turnRow(api, runningId))?.status).toBe('completed');
+  });
+});
+
+describe('the queue every answer and event carries (Q6, Q11)', () => {
+  it('is one snapshot: a head that fails while the queue is read is always in it, running or failed', async () => {
+    const threadId = await client.createThread();
+    const first = await client.send(threadId, 'first [[words:3]] [[delay:40]]');
+    const head = await client.queued(threadId, 'the head');
+    await readChunks(first);
+    await waitFor(
+      () => client.turnQueue(threadId),
+      (queue) => queue.activeTurn === null,
+    );
+    const { db } = api.runtime.database;
+    const turns = schema.chatTurnRequests;
+    // The head's last moment as it runs and fails, over and over, while tabs read the queue.
+    let flipping = true;
+    const flips = (async () => {
+      for (
+        let status: 'running' | 'failed' = 'running';
+        flipping;
+        status = status === 'running' ? 'failed' : 'running'
+      )
+        await db
+          .update(turns)
+          // A lease far ahead: no sweep takes the "running" head for a crashed one meanwhile.
+          .set({ status, leaseExpiresAt: new Date(Date.now() + 3_600_000) })
+          .where(eq(turns.id, head.id));
+    })();
+    const missing: TurnQueue[] = [];
+    try {
+      for (let read = 0; read < 400 && missing.length === 0; read += 1) {
+        const queues = await Promise.all([1, 2, 3, 4].map(() => readTurnQueue(db, threadId)));
+        missing.push(
+          ...queues.filter((queue) => queue.activeTurn?.id !== head.id && queue.items[0]?.id !== head.id),
+        );
+      }
+    } finally {
+      flipping = false;
+      await flips;
+    }
+    expect(missing).toEqual([]);
   });
 });

@@ -133,11 +133,6 @@ export async function deleteThreadRow(q: Queryable, threadId: string): Promise<v
   await q.delete(threads).where(eq(threads.id, threadId));
 }
 
-export async function isQueuePaused(q: Queryable, threadId: string): Promise<boolean> {
-  const [row] = await q.select({ paused: threads.queuePaused }).from(threads).where(eq(threads.id, threadId));
-  return row?.paused ?? false;
-}
-
 /** Pausing is not activity: the thread keeps its place in the list. */
 export async function setQueuePaused(q: Queryable, threadId: string, paused: boolean): Promise<void> {
   await q.update(threads).set({ queuePaused: paused }).where(eq(threads.id, threadId));

@@ -1,13 +1,47 @@
-import { refusalMessages } from '@chat/contracts';
+import { inStatusGroup, refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
 import { ApiError, InvariantError, notFound } from '../../../platform/errors';
 import { statusIn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { queueOrder } from './order';
 
 const turns = schema.chatTurnRequests;
+const { threads } = schema;
+
+/** The thread's queue as one snapshot: its active turn, its waiting items in order, and the pause. */
+export interface QueueRows {
+  active: TurnRow | undefined;
+  waiting: TurnRow[];
+  paused: boolean;
+}
+
+/**
+ * The queue in one statement, so one snapshot: read apart, a turn that failed between the reads
+ * was in neither list (the waiting read saw it running, the active read saw it failed), and a tab
+ * showed a Dock without its failed head until the next change. Read by every event and answer
+ * that carries the queue: built once (preparedQuery).
+ */
+export async function readQueueRows(q: Queryable, threadId: string): Promise<QueueRows> {
+  const rows = await selectQueueRows(q, { threadId });
+  const paused = rows[0]?.paused ?? false;
+  const queued = rows.flatMap((row) => (row.turn ? [row.turn] : []));
+  return {
+    active: queued.find((turn) => inStatusGroup('active', turn.status)),
+    waiting: queued.filter((turn) => inStatusGroup('waiting', turn.status)),
+    paused,
+  };
+}
+
+const selectQueueRows = preparedQuery('queue_rows', (q) =>
+  q
+    .select({ paused: threads.queuePaused, turn: turns })
+    .from(threads)
+    .leftJoin(turns, and(eq(turns.threadId, threads.id), or(statusIn('active'), statusIn('waiting'))))
+    .where(eq(threads.id, sql.placeholder('threadId')))
+    .orderBy(...queueOrder()),
+);
 
 /** The thread's waiting items (the Dock), in queue order: the first is the head. */
 export async function listWaitingTurns(q: Queryable, threadId: string): Promise<TurnRow[]> {

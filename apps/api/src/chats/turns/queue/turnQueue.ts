@@ -1,17 +1,11 @@
 import type { TurnQueue } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
-import { isQueuePaused } from '../../threads/repository';
 import { toTurn } from '../dto';
-import { findActiveTurn } from '../repository';
-import { listWaitingTurns } from './repository';
+import { readQueueRows } from './repository';
 
 /** The thread's queue as the contract shows it (Q6): the active turn and the waiting items in order. */
 export async function readTurnQueue(q: Queryable, threadId: string): Promise<TurnQueue> {
-  const [active, waiting, paused] = await Promise.all([
-    findActiveTurn(q, threadId),
-    listWaitingTurns(q, threadId),
-    isQueuePaused(q, threadId),
-  ]);
+  const { active, waiting, paused } = await readQueueRows(q, threadId);
   return toTurnQueue(active, waiting, paused);
 }
 
