@@ -13,7 +13,7 @@ useTestApi((started) => {
   ({ api, client } = started);
 });
 
-const ENCODING = 'o200k_base';
+const ENCODING = 'local_words';
 /** The local model's window (CHAT_CONTEXT_WINDOW unset) and the default threshold. */
 const WINDOW = 8_000;
 const THRESHOLD = 0.8 * WINDOW;

@@ -6,6 +6,7 @@ import { HANDOFF_INSTRUCTION, isHandoffInstruction } from '../src/agent/handoffI
 import { createLocalModel } from '../src/agent/localModel';
 import { parseDirectives } from '../src/agent/localModelDirectives';
 import { resolveChatModel } from '../src/agent/models';
+import { LOCAL_MODEL_ENCODING } from '../src/agent/localModelReply';
 import { countTextTokens, MESSAGE_OVERHEAD_TOKENS } from '../src/agent/tokenCount';
 
 process.env.MASTRA_TELEMETRY_DISABLED = '1';
@@ -98,9 +99,9 @@ describe('local model through streamText', () => {
     expect(deltas).toHaveLength(40);
     expect(await result.finishReason).toBe('stop');
     // Counted like the context meter: the reply's text, and the prompt message with its overhead.
-    expect((await result.usage).outputTokens).toBe(countTextTokens(text, 'o200k_base'));
+    expect((await result.usage).outputTokens).toBe(countTextTokens(text, LOCAL_MODEL_ENCODING));
     expect((await result.usage).inputTokens).toBe(
-      MESSAGE_OVERHEAD_TOKENS + countTextTokens('Tell me about queues', 'o200k_base'),
+      MESSAGE_OVERHEAD_TOKENS + countTextTokens('Tell me about queues', LOCAL_MODEL_ENCODING),
     );
   });
 
@@ -295,8 +296,8 @@ describe('local model stream contract', () => {
       'finish',
     ]);
     const text = parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
-    const input = MESSAGE_OVERHEAD_TOKENS + countTextTokens('Hey [[words:3]]', 'o200k_base');
-    const output = countTextTokens(text, 'o200k_base');
+    const input = MESSAGE_OVERHEAD_TOKENS + countTextTokens('Hey [[words:3]]', LOCAL_MODEL_ENCODING);
+    const output = countTextTokens(text, LOCAL_MODEL_ENCODING);
     expect(parts.at(-1)).toEqual({
       type: 'finish',
       finishReason: { unified: 'stop', raw: 'stop' },

@@ -7,7 +7,7 @@ import { readSteerReminder } from './steerReminder';
 import { countPromptMessage, countTextTokens, type TokenEncoding } from './tokenCount';
 
 /** The local model counts tokens like the meter does, so its reported usage is predictable. */
-export const LOCAL_MODEL_ENCODING: TokenEncoding = 'o200k_base';
+export const LOCAL_MODEL_ENCODING: TokenEncoding = 'local_words';
 
 /**
  * What the built-in local model says: the words of its reply, planned up front from the prompt
