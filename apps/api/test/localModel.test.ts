@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION, isHandoffInstruction } from '../src/agent/handoffInstruction';
 import { createLocalModel } from '../src/agent/localModel';
 import { parseDirectives } from '../src/agent/localModelDirectives';
-import { resolveChatModel } from '../src/agent/models';
 import { LOCAL_MODEL_ENCODING } from '../src/agent/localModelReply';
+import { resolveChatModel } from '../src/agent/models';
 import { countTextTokens, MESSAGE_OVERHEAD_TOKENS } from '../src/agent/tokenCount';
 
 process.env.MASTRA_TELEMETRY_DISABLED = '1';

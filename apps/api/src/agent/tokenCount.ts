@@ -51,7 +51,8 @@ export function countTextTokens(text: string, encoding: TokenEncoding): number {
  * A run of letters or digits, one CJK character (those scripts write words without spaces), or one
  * other visible character.
  */
-const LOCAL_PIECE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}_]+|[^\s]/gu;
+const LOCAL_PIECE =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]|[\p{L}\p{N}_]+|[^\s]/gu;
 /** Letters a token of a long word holds, about as a byte-pair vocabulary splits one. */
 const LOCAL_LETTERS_PER_TOKEN = 6;
 
@@ -62,7 +63,8 @@ const LOCAL_LETTERS_PER_TOKEN = 6;
  */
 function countLocalWords(text: string): number {
   let tokens = 0;
-  for (const [piece] of text.matchAll(LOCAL_PIECE)) tokens += Math.ceil(piece.length / LOCAL_LETTERS_PER_TOKEN);
+  for (const [piece] of text.matchAll(LOCAL_PIECE))
+    tokens += Math.ceil(piece.length / LOCAL_LETTERS_PER_TOKEN);
   return tokens;
 }
 
