@@ -323,7 +323,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
                 const [row] = await watch<{ count: number }[]>`
                   select count(*)::int as count from pg_stat_activity
                   where wait_event_type = 'Lock'
-                    and query ilike '%"chat_turn_requests"."thread_id" = $1%'`;
+                    and query ilike '%left join "chat_turn_requests" on%'`;
                 return row?.count ?? 0;
               }),
             ]),
@@ -385,6 +385,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       const { client, threadId } = await openChat();
       const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');
       await asked.done;
+      // The request is recorded as the run suspends, which may come just after its stream ends.
       const [request] =
         (
           await waitFor(
@@ -393,10 +394,16 @@ describe('what the person saw survives a database outage and a hard kill', () =>
                 .via(lab.baseUrl)
                 .detail(threadId)
                 .catch(() => undefined),
-            (read) => read !== undefined,
+            (read) => read?.hitl.some((pending) => pending.status === 'pending') === true,
             30_000,
           )
         )?.hitl ?? [];
+      if (!request) {
+        const row = await turnRow(asked.turnId);
+        throw new Error(
+          `the approval request was never recorded: the stream ${JSON.stringify({ approvalRequested: asked.approvalRequested, errors: asked.errors, broken: asked.brokenAt !== undefined })}, the turn ${row?.status}`,
+        );
+      }
       const deciding = client
         .via(lab.baseUrl)
         .fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, { decision: 'approve' });
