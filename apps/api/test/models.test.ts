@@ -211,6 +211,12 @@ describe('a model per chat, per reply and per regenerate; custom instructions (M
     expect(detail.thread.model).toBe('openai:alpha');
     expect(detail.messages.at(-1)?.metadata.model).toBe('openai:alpha');
     expect(detail.context.window).toBe(32_000);
+    const compacted = await client.json<{ context: { window: number } }>(
+      'POST',
+      `/api/threads/${threadId}/compact`,
+      {},
+    );
+    expect(compacted.body.context.window).toBe(32_000);
 
     const next = await client.createThread();
     expect((await client.detail(next)).thread.model).toBe('openai:alpha');
