@@ -304,6 +304,11 @@ describe('a model per chat, per reply and per regenerate; custom instructions (M
       instructions: 'CHAT-RULE: be brief.',
     });
     expect(set.body.instructions).toBe('CHAT-RULE: be brief.');
+    expect((await client.detail(threadId)).thread.instructions).toBe('CHAT-RULE: be brief.');
+    // Not with every entry of the list.
+    const listed = (await client.allThreads()).find((thread) => thread.id === threadId);
+    expect(listed?.id).toBe(threadId);
+    expect(listed?.instructions).toBeUndefined();
 
     const before = recorded.length;
     await client.sendAndRead(threadId, 'hi with rules');

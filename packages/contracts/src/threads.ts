@@ -29,7 +29,10 @@ export interface Thread {
    * (the first of `GET /api/models`).
    */
   model?: string;
-  /** The chat's own instructions (M4); absent when none. Only its owner reads them, never a share. */
+  /**
+   * The chat's own instructions (M4), in the detail and a `PATCH`'s answer (not in the list);
+   * absent when none. Only its owner reads them, never a share.
+   */
   instructions?: string;
 }
 

@@ -58,7 +58,11 @@ export interface ThreadServiceDeps {
   models: ModelRegistry;
 }
 
-export function toThread(row: ThreadRow): Thread {
+/**
+ * A thread as its owner reads it. The chat's instructions (up to a page of text) come with the
+ * detail and a change's answer only (`withInstructions`), not with every entry of the list.
+ */
+export function toThread(row: ThreadRow, options: { withInstructions?: boolean } = {}): Thread {
   return {
     id: row.id,
     title: row.title,
@@ -67,7 +71,7 @@ export function toThread(row: ThreadRow): Thread {
     updatedAt: row.updatedAt.toISOString(),
     drainMode: row.drainMode,
     ...(row.model ? { model: row.model } : {}),
-    ...(row.instructions ? { instructions: row.instructions } : {}),
+    ...(options.withInstructions && row.instructions ? { instructions: row.instructions } : {}),
     ...(row.forkedFromThreadId && row.forkedFromMessageId
       ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
       : {}),
@@ -171,7 +175,7 @@ export class ThreadService {
       approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
     return {
-      thread: toThread(thread),
+      thread: toThread(thread, { withInstructions: true }),
       messages,
       turnQueue,
       hitl,
@@ -209,7 +213,7 @@ export class ThreadService {
       return thread;
     });
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    return toThread(row);
+    return toThread(row, { withInstructions: true });
   }
 
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */
