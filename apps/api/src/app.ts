@@ -10,6 +10,7 @@ import { registerBranchRoutes } from './routes/branches';
 import { registerFeedbackRoutes } from './routes/feedback';
 import { registerPortabilityRoutes } from './routes/portability';
 import type { ApiServices } from './routes/services';
+import { registerSettingsRoutes } from './routes/settings';
 import { registerShareRoutes } from './routes/shares';
 import { registerThreadRoutes } from './routes/threads';
 import { registerTurnRoutes } from './routes/turns';
@@ -44,6 +45,7 @@ export function createApp(services: ApiServices): H3 {
   registerApprovalRoutes(app, services);
   registerAttachmentRoutes(app, services);
   registerPortabilityRoutes(app, services);
+  registerSettingsRoutes(app, services);
   app.all('/**', () => {
     throw noSuchRoute();
   });

@@ -41,7 +41,7 @@ async function main() {
     {
       url: server.url,
       embeddedPostgres: runtime.database.embedded,
-      model: config.CHAT_MODEL,
+      models: config.models.map((model) => model.id),
       runner: runtime.runnerId,
     },
     'api listening',

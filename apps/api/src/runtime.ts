@@ -6,7 +6,7 @@ import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
-import { resolveChatModel } from './agent/models';
+import { ModelRegistry } from './agent/models';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { SessionCache } from './auth/sessionCache';
@@ -19,6 +19,7 @@ import { BranchService } from './chats/branchService';
 import { ContextService } from './chats/contextService';
 import { FeedbackService } from './chats/feedbackService';
 import { PortabilityService } from './chats/portabilityService';
+import { SettingsService } from './chats/settingsService';
 import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
@@ -36,7 +37,7 @@ import { TurnStreams } from './chats/turns/running/attach';
 import { HeadClaims } from './chats/turns/running/headClaim';
 import { startOrphanSweeper } from './chats/turns/running/recovery';
 import { TurnRunner } from './chats/turns/running/runner';
-import { type Config, contextWindowOf, trustedOrigins } from './platform/config';
+import { type Config, trustedOrigins } from './platform/config';
 import { DatabaseCircuit } from './platform/databaseCircuit';
 import { type Logger, withoutQuotedValue } from './platform/logger';
 import { Signals } from './platform/notifications';
@@ -93,22 +94,20 @@ export async function createRuntime(
     },
   });
   const { db } = database;
-  const model = resolveChatModel({
-    chatModel: config.CHAT_MODEL,
-    openaiApiKey: config.OPENAI_API_KEY,
-    openaiBaseUrl: config.OPENAI_BASE_URL,
-    localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
-  });
   const storage = postgresAttachmentStorage(db);
-  // The model gets image bytes resolved from memory's references just before each call.
-  const withImages = withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
-    window: config.ATTACHMENT_CONTEXT_MESSAGES,
-    describe: (ids) => describeAttachments(db, ids),
-    bytes: (ids) => storage.getMany(ids),
+  // Every configured model (M1) gets image bytes resolved from memory's references just before each call.
+  const models = new ModelRegistry(config.models, {
+    localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
+    wrap: (model) =>
+      withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
+        window: config.ATTACHMENT_CONTEXT_MESSAGES,
+        describe: (ids) => describeAttachments(db, ids),
+        bytes: (ids) => storage.getMany(ids),
+      }),
   });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
-    model: withImages,
+    models,
     startupLock: (work) => withStartupLock(database.sql, work),
     tools: {
       // The note and its announcement commit together: open tabs read the detail again and show
@@ -131,8 +130,9 @@ export async function createRuntime(
   const driver = await (options.driver?.(chatAgent) ?? MastraDriver.create(chatAgent));
   const { memory } = chatAgent;
   const windows = new ContextWindows({
-    model: config.CHAT_MODEL,
-    window: contextWindowOf(config),
+    model: models.defaultId,
+    window: models.contextWindow(null),
+    windowOf: (id) => models.contextWindow(id),
     compactAt: config.CONTEXT_COMPACT_AT === 0 ? null : config.CONTEXT_COMPACT_AT,
   });
   const runner = new TurnRunner({
@@ -148,7 +148,7 @@ export async function createRuntime(
     runnerId,
     leaseMs,
     idleMs: config.TURN_IDLE_MS,
-    modelName: config.CHAT_MODEL,
+    modelName: models.defaultId,
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });
@@ -189,6 +189,7 @@ export async function createRuntime(
     logger,
     newChatDrainMode,
     windows,
+    models,
   });
   const origins = trustedOrigins(config);
   auth = createAuth({
@@ -250,11 +251,12 @@ export async function createRuntime(
     interrupts,
     streams,
     approvals: new ApprovalService({ db, signals, runner, logger }),
-    branches: new BranchService({ db, chatAgent, signals, acceptance }),
+    branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({ db, storage }),
     portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN, newChatDrainMode }),
+    settings: new SettingsService({ db, models }),
   };
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
   const stopSweeper = startOrphanSweeper(

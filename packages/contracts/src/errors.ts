@@ -163,6 +163,7 @@ export const refusalMessages = {
     tooManyParts: (otherFields: number) =>
       `An upload holds one file and at most ${otherFields} other fields.`,
     nestedTooDeep: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`,
+    unknownModel: (id: string) => `No model "${id}" is offered here; GET /api/models lists them.`,
   },
   too_large: {
     text: `Message text is longer than ${MAX_TEXT_LENGTH} characters.`,
@@ -240,6 +241,9 @@ export const turnErrorMessages = {
   modelIdle: 'The model stopped responding; the reply was cut off.',
   /** The model's context could not be read or made to fit (the database did not answer). */
   contextUnavailable: 'The conversation could not be prepared for the model; try again.',
+  /** The chat's model was removed from the configuration (M2): the turn fails, no other model answers. */
+  modelRemoved: (id: string) =>
+    `The model "${id}" is no longer offered here. Pick another model for this chat, then retry.`,
 } as const;
 
 /** What a compaction of the model's context (C3) says when it cannot run or fails. */

@@ -8,6 +8,7 @@ export * from './events';
 export * from './feedback';
 export * from './hitl';
 export * from './limits';
+export * from './models';
 export * from './requestPath';
 export * from './shares';
 export * from './text';

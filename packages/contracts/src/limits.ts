@@ -62,3 +62,9 @@ export const MAX_EXPORT_TEXT_LENGTH = 1_000_000;
 /** Default and largest page of `GET /api/threads`. */
 export const THREAD_PAGE_DEFAULT = 50;
 export const THREAD_PAGE_MAX = 200;
+
+/**
+ * The longest custom instructions (M4, per chat or per account), in UTF-16 units: a page of text,
+ * well inside any model's window, and small enough to give with every call.
+ */
+export const MAX_INSTRUCTIONS_LENGTH = 4_000;

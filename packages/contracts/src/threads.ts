@@ -4,6 +4,7 @@ import type { ContextMarker, ContextState, TokenUsage } from './context';
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
 import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX } from './limits';
+import { customInstructions, modelId } from './models';
 import { hasVisibleText } from './text';
 import type { TurnQueue } from './turns';
 
@@ -23,6 +24,16 @@ export interface Thread {
    * server does, with no page open ("Keep going when I leave").
    */
   drainMode: DrainMode;
+  /**
+   * The chat's model (M2): the id its next turn runs with when claimed. Absent: the default model
+   * (the first of `GET /api/models`).
+   */
+  model?: string;
+  /**
+   * The chat's own instructions (M4), in the detail and a `PATCH`'s answer (not in the list);
+   * absent when none. Only its owner reads them, never a share.
+   */
+  instructions?: string;
 }
 
 /** Who claims a chat's queue head (Q15). New chats take `QUEUE_DRAIN` of the API's configuration. */
@@ -46,8 +57,15 @@ export type CreateThreadBody = z.infer<typeof createThreadBody>;
  * nothing is refused, like any other bad body.
  */
 export const updateThreadBody = z
-  .object({ title: threadTitle.optional(), drainMode: z.enum(drainModes).optional() })
-  .refine((body) => body.title !== undefined || body.drainMode !== undefined, 'nothing to change');
+  .object({
+    title: threadTitle.optional(),
+    drainMode: z.enum(drainModes).optional(),
+    /** M2: one of `GET /api/models`; an unknown id is refused and nothing changes. */
+    model: modelId.optional(),
+    /** M4: '' clears them. */
+    instructions: customInstructions.optional(),
+  })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), 'nothing to change');
 export type UpdateThreadBody = z.infer<typeof updateThreadBody>;
 
 /** `GET /api/threads?limit&cursor`: the query of one page of the thread list. */
@@ -130,7 +148,11 @@ export const editMessageBody = z.object({
 export type EditMessageBody = z.infer<typeof editMessageBody>;
 
 /** `POST /api/threads/:id/messages/:messageId/regenerate`: a new version of the latest reply. */
-export const regenerateReplyBody = z.object({ clientRequestId: z.string().min(1).max(200) });
+export const regenerateReplyBody = z.object({
+  clientRequestId: z.string().min(1).max(200),
+  /** M3: the model this new version is written by (default: the chat's model, which stays as it was). */
+  model: modelId.optional(),
+});
 export type RegenerateReplyBody = z.infer<typeof regenerateReplyBody>;
 
 export const switchBranchBody = z.object({ branchId: z.uuid() });

@@ -57,6 +57,13 @@ export const threads = pgTable(
       onDelete: 'set null',
     }),
     forkedFromMessageId: text('forked_from_message_id'),
+    /**
+     * The chat's model (M2), an id of the API's configured models; null: the default model. Read
+     * when a turn is claimed, so a queued turn runs with the model chosen by then.
+     */
+    model: text('model'),
+    /** The chat's own instructions (M4), given to the model after the account's; '' when none. */
+    instructions: text('instructions').notNull().default(''),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -191,8 +198,10 @@ export const chatTurnRequests = pgTable(
     resumeToken: text('resume_token'),
     userMessageId: text('user_message_id'),
     assistantMessageId: text('assistant_message_id'),
-    /** The model that wrote the reply (`CHAT_MODEL` of the instance that claimed it). */
+    /** The model that wrote the reply (M2): its id, fixed when the turn is claimed. */
     model: text('model'),
+    /** A regenerate's own model (M3); null: the chat's model when the turn is claimed. */
+    requestedModel: text('requested_model'),
     /**
      * Visible reply text checkpointed while running; what a crash leaves behind. Cleared once the
      * reply is safely in memory.

@@ -3,6 +3,7 @@
  * The table files import each other downwards only (chat tables from the auth ones, attachments and
  * lineage from the chat ones); this file only gathers them.
  */
+export * from './accountSettingsSchema';
 export * from './attachmentSchema';
 export * from './authSchema';
 export * from './chatSchema';

@@ -83,6 +83,11 @@ export async function stillRunning(q: Queryable, turnIds: string[]): Promise<str
  * Mastra's rows under the guest's resource id. Running it again moves nothing more.
  */
 export async function moveUserRows(q: Queryable, from: string, to: string): Promise<void> {
+  // One settings row per person (M2, M4): an account that has its own keeps it, and the guest's
+  // goes (moving it would break the key and with it the whole link).
+  await q.execute(
+    sql`DELETE FROM account_settings WHERE owner_id = ${from} AND EXISTS (SELECT 1 FROM account_settings WHERE owner_id = ${to})`,
+  );
   for (const ref of await columnsReferencingUser(q)) {
     const column = sql.identifier(ref.column);
     await q.execute(sql`UPDATE ${qualified(ref)} SET ${column} = ${to} WHERE ${column} = ${from}`);

@@ -6,7 +6,15 @@ import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
 import pg from 'pg';
+import type { ModelRegistry } from './models';
 import { type ChatToolPorts, createChatTools } from './tools';
+
+/**
+ * The request-context key naming the model a call runs with (M2): the agent's model is resolved
+ * per call from it, so one agent (one memory, one set of tools, one place approvals resume from)
+ * serves every configured model.
+ */
+export const CHAT_MODEL_KEY = 'chat-model';
 
 export const CHAT_INSTRUCTIONS = [
   'You are a helpful, concise assistant in a web chat.',
@@ -23,8 +31,10 @@ export interface ChatAgent {
   memory: Memory;
   /** Mastra's storage (the driver keeps suspended runs' snapshots in its workflow store). */
   storage: PostgresStore;
-  /** The agent's model, for the calls that are not turns (a compaction's summary, C3). */
+  /** The default model, for the calls that are not turns (a compaction's summary, C3). */
   model: LanguageModelV4;
+  /** The configured models (M1); a call names its own by `CHAT_MODEL_KEY`. */
+  models: ModelRegistry;
   close(): Promise<void>;
 }
 
@@ -34,7 +44,7 @@ export interface ChatAgent {
  */
 export async function createChatAgent(options: {
   databaseUrl: string;
-  model: LanguageModelV4;
+  models: ModelRegistry;
   /** Serialises schema creation with other instances starting at the same time. */
   startupLock: <T>(work: () => Promise<T>) => Promise<T>;
   /** What the built-in tools write through (the API's own tables). */
@@ -73,11 +83,17 @@ export async function createChatAgent(options: {
     // default only bounds a recall that names no window.
     options: { lastMessages: 40, semanticRecall: false, generateTitle: false },
   });
+  const { models } = options;
   const agent = new Agent({
     id: 'chat',
     name: 'Chat',
     instructions: CHAT_INSTRUCTIONS,
-    model: options.model,
+    // The call's own model (M2); a call that names none (or one no longer configured, which the
+    // driver refuses before calling) gets the default.
+    model: ({ requestContext }) => {
+      const id = requestContext.get(CHAT_MODEL_KEY);
+      return (typeof id === 'string' ? models.model(id) : undefined) ?? models.defaultModel();
+    },
     memory,
     tools: createChatTools(options.tools),
   });
@@ -95,7 +111,8 @@ export async function createChatAgent(options: {
     agent,
     memory,
     storage,
-    model: options.model,
+    model: models.defaultModel(),
+    models,
     // The store does not end a pool it was given.
     close: async () => {
       await storage.close();

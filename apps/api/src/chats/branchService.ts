@@ -9,6 +9,7 @@ import {
   readUserMessageBefore,
   writeBranchLineage,
 } from '../agent/memoryTables';
+import type { ModelRegistry } from '../agent/models';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
 import { attachmentsForMessage } from './attachments/repository';
@@ -37,6 +38,8 @@ export interface BranchServiceDeps {
   chatAgent: ChatAgent;
   signals: Signals;
   acceptance: TurnAcceptance;
+  /** The configured models (M1): a regenerate's model must be one of them. */
+  models: ModelRegistry;
 }
 
 /**
@@ -77,8 +80,12 @@ export class BranchService {
     ownerId: string,
     threadId: string,
     replyId: string,
-    input: { clientRequestId: string },
+    input: { clientRequestId: string; model?: string },
   ): Promise<SendResult> {
+    // M3: another model writes this version only; the chat's own choice stays.
+    const { model } = input;
+    if (model !== undefined && !this.deps.models.has(model))
+      throw new ApiError('bad_request', refusalMessages.bad_request.unknownModel(model));
     return await this.startVersion(ownerId, threadId, input.clientRequestId, async (tx, thread) => {
       const branch = thread.activeBranchId
         ? await findThreadBranch(tx, thread.id, thread.activeBranchId)
@@ -95,7 +102,11 @@ export class BranchService {
         throw new ApiError('not_latest_turn', refusalMessages.not_latest_turn.regenerate);
       const asked = await readUserMessageBefore(tx, branch.memoryThreadId, storedId);
       if (!asked) throw notFound('message');
-      return { messageId: origins.get(asked.id) ?? asked.id, text: validMessageText(textOf(asked)) };
+      return {
+        messageId: origins.get(asked.id) ?? asked.id,
+        text: validMessageText(textOf(asked)),
+        ...(model !== undefined ? { requestedModel: model } : {}),
+      };
     });
   }
 
@@ -112,7 +123,7 @@ export class BranchService {
     pick: (
       tx: Queryable,
       thread: ThreadRow,
-    ) => Promise<{ messageId: string; text: string; attachmentIds?: string[] }>,
+    ) => Promise<{ messageId: string; text: string; attachmentIds?: string[]; requestedModel?: string }>,
   ): Promise<SendResult> {
     const newBranchId = crypto.randomUUID();
     const clone = { made: false };
@@ -121,7 +132,7 @@ export class BranchService {
       {
         decide: async (tx, thread) => {
           await assertQuiet(tx, threadId);
-          const { messageId, text, attachmentIds } = await pick(tx, thread);
+          const { messageId, text, attachmentIds, requestedModel } = await pick(tx, thread);
           // The new version keeps the original message's images unless the edit names others.
           const attachments = attachmentIds
             ? await attachmentsForMessage(tx, threadId, ownerId, attachmentIds)
@@ -134,6 +145,7 @@ export class BranchService {
             text,
             attachments: attachments ?? [],
             joins: 'run',
+            ...(requestedModel ? { requestedModel } : {}),
             thread: { activeBranchId: newBranchId },
             announce: true,
           };

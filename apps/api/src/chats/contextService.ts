@@ -27,15 +27,17 @@ export class ContextService {
   constructor(private readonly deps: ContextServiceDeps) {}
 
   async compactNow(ownerId: string, threadId: string): Promise<CompactAnswer> {
-    const { db, windows } = this.deps;
+    const { db } = this.deps;
     const thread = await requireOwnedThread(db, threadId, ownerId);
+    // The window of the chat's model (M2).
+    const windows = this.deps.windows.forModel(thread.model);
     if (await findActiveTurn(db, threadId)) throw threadBusy('reply_running');
     const branch = thread.activeBranchId
       ? await findThreadBranch(db, threadId, thread.activeBranchId)
       : undefined;
-    if (!branch) return { marker: null, context: await this.emptyState() };
+    if (!branch) return { marker: null, context: this.emptyState(windows) };
     const measured = await windows.measure(db, branch);
-    const marker = await compact(this.deps, branch, measured, {
+    const marker = await compact({ ...this.deps, windows }, branch, measured, {
       force: true,
       signal: new AbortController().signal,
       onProgress: () => {},
@@ -53,8 +55,8 @@ export class ContextService {
     };
   }
 
-  private async emptyState() {
-    const { window, compactAt } = this.deps.windows.settings;
+  private emptyState(windows: ContextWindows) {
+    const { window, compactAt } = windows.settings;
     return { window, used: 0, compactAt, marker: null };
   }
 }

@@ -6,6 +6,7 @@ import type { Logger } from '../platform/logger';
 import type { Signals, ThreadSignal } from '../platform/notifications';
 import { findBranch } from './branches/repository';
 import { feedbackOfMessages } from './feedback/repository';
+import { readThreadModel } from './threads/choices';
 import { requireOwnedThread } from './threads/repository';
 import { listRequests } from './turns/approval/repository';
 import type { ContextWindows } from './turns/context/window';
@@ -58,10 +59,15 @@ export class ThreadEvents {
   }
 
   /** The meter of the settled turn's branch; left out when it cannot be read (a tab reads the detail). */
-  private async contextOf(branchId: string): Promise<ContextState | undefined> {
-    const branch = await findBranch(this.deps.db, branchId);
+  private async contextOf(threadId: string, branchId: string): Promise<ContextState | undefined> {
+    const [branch, model] = await Promise.all([
+      findBranch(this.deps.db, branchId),
+      readThreadModel(this.deps.db, threadId),
+    ]);
     if (!branch) return undefined;
-    return await this.deps.windows.state(this.deps.db, branch).catch((error: unknown) => {
+    // Against the window of the chat's model (M2), as the detail's meter is.
+    const windows = this.deps.windows.forModel(model);
+    return await windows.state(this.deps.db, branch).catch((error: unknown) => {
       this.deps.logger.warn({ err: error, branchId }, 'could not measure the context window');
       return undefined;
     });
@@ -89,7 +95,7 @@ export class ThreadEvents {
         const [turnQueue, messages, context] = await Promise.all([
           readTurnQueue(this.deps.db, threadId),
           settledTurnMessages(this.deps.db, this.deps.memory, row),
-          this.contextOf(row.branchId),
+          this.contextOf(threadId, row.branchId),
         ]);
         return {
           type: signal.kind,

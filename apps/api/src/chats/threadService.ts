@@ -1,16 +1,19 @@
-import type {
-  ContextMarker,
-  ContextState,
-  DrainMode,
-  Thread,
-  ThreadDetail,
-  ThreadListQuery,
-  ThreadPage,
-  ThreadSearchAnswer,
-  UpdateThreadBody,
+import {
+  type ContextMarker,
+  type ContextState,
+  type DrainMode,
+  refusalMessages,
+  type Thread,
+  type ThreadDetail,
+  type ThreadListQuery,
+  type ThreadPage,
+  type ThreadSearchAnswer,
+  type UpdateThreadBody,
 } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
+import type { ModelRegistry } from '../agent/models';
+import { ApiError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
@@ -18,6 +21,7 @@ import { repairBranchLineage } from './branches/lineageRepository';
 import { listBranches } from './branches/repository';
 import { toChatMessages } from './branches/transcript';
 import { feedbackOfMessages } from './feedback/repository';
+import { readAccountSettings, saveAccountSettings, setThreadChoices } from './threads/choices';
 import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
 import { listNotes } from './threads/notes';
 import {
@@ -50,9 +54,15 @@ export interface ThreadServiceDeps {
   newChatDrainMode: DrainMode;
   /** The model's window of a branch (C2): the detail's meter and marker. */
   windows: ContextWindows;
+  /** The configured models (M1): a chat's choice must be one of them. */
+  models: ModelRegistry;
 }
 
-export function toThread(row: ThreadRow): Thread {
+/**
+ * A thread as its owner reads it. The chat's instructions (up to a page of text) come with the
+ * detail and a change's answer only (`withInstructions`), not with every entry of the list.
+ */
+export function toThread(row: ThreadRow, options: { withInstructions?: boolean } = {}): Thread {
   return {
     id: row.id,
     title: row.title,
@@ -60,6 +70,8 @@ export function toThread(row: ThreadRow): Thread {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     drainMode: row.drainMode,
+    ...(row.model ? { model: row.model } : {}),
+    ...(options.withInstructions && row.instructions ? { instructions: row.instructions } : {}),
     ...(row.forkedFromThreadId && row.forkedFromMessageId
       ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
       : {}),
@@ -76,11 +88,14 @@ export class ThreadService {
   constructor(private readonly deps: ThreadServiceDeps) {}
 
   async create(ownerId: string, input: { title?: string }): Promise<Thread> {
+    // M2: a new chat starts with the model its owner picked last, while it is still offered.
+    const { lastModel } = await readAccountSettings(this.deps.db, ownerId);
     const { thread } = await insertThreadWithRootBranch(this.deps.db, {
       ownerId,
       title: input.title ?? 'New chat',
       titled: input.title !== undefined,
       drainMode: this.deps.newChatDrainMode,
+      ...(lastModel && this.deps.models.has(lastModel) ? { model: lastModel } : {}),
     });
     return toThread(thread);
   }
@@ -141,7 +156,7 @@ export class ThreadService {
     const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
     // After the snapshot, not in it: the meter counts (and stores) the tokens of messages not yet
     // counted, a write the read-only snapshot refuses; it is a measure, not part of the moment.
-    const context = await this.deps.windows.state(db, transcript.branch);
+    const context = await this.deps.windows.forModel(thread.model).state(db, transcript.branch);
     const { messages: stored, originOf, versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
@@ -160,7 +175,7 @@ export class ThreadService {
       approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
     return {
-      thread: toThread(thread),
+      thread: toThread(thread, { withInstructions: true }),
       messages,
       turnQueue,
       hitl,
@@ -175,16 +190,30 @@ export class ThreadService {
    * same signal and takes the head if it may run.
    */
   async update(ownerId: string, threadId: string, changes: UpdateThreadBody): Promise<Thread> {
+    const { model, instructions } = changes;
+    // M2: only a configured model; refused before anything changes.
+    if (model !== undefined && !this.deps.models.has(model))
+      throw new ApiError('bad_request', refusalMessages.bad_request.unknownModel(model));
     const row = await this.deps.db.transaction(async (tx) => {
       let thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       if (changes.title !== undefined)
         thread = await updateThread(tx, threadId, { title: changes.title, titled: true });
       if (changes.drainMode !== undefined && changes.drainMode !== thread.drainMode)
         thread = await setDrainMode(tx, threadId, changes.drainMode);
+      if (model !== undefined || instructions !== undefined) {
+        // Read when the chat's next turn is claimed (its model) or starts (its instructions): a
+        // running reply keeps what it started with.
+        thread = await setThreadChoices(tx, threadId, {
+          ...(model !== undefined ? { model } : {}),
+          ...(instructions !== undefined ? { instructions: instructions.trim() } : {}),
+        });
+        // M2: the person's latest pick is what their next new chat starts with.
+        if (model !== undefined) await saveAccountSettings(tx, ownerId, { lastModel: model });
+      }
       return thread;
     });
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
-    return toThread(row);
+    return toThread(row, { withInstructions: true });
   }
 
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */

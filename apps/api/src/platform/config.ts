@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { drainModes } from '@chat/contracts';
 import { z } from 'zod';
+import { ModelListError, type ModelSpec, openaiApiKey, parseModelList, singleModel } from './modelList';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -31,6 +32,11 @@ const configSchema = z.object({
     .string()
     .regex(/^(local|openai:.+)$/, 'must be "local" or "openai:<model>"')
     .default('local'),
+  /**
+   * Several models (M1), the first the default; the entry format is in `modelList.ts` and the
+   * README. Unset: `CHAT_MODEL` (with `OPENAI_*` and `CHAT_CONTEXT_WINDOW`) is the one model.
+   */
+  CHAT_MODELS: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
@@ -108,7 +114,10 @@ const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type Config = z.infer<typeof configSchema>;
+export type Config = z.infer<typeof configSchema> & {
+  /** The models offered (M1), the default first: `CHAT_MODELS`, or `CHAT_MODEL` alone. */
+  models: ModelSpec[];
+};
 
 export class ConfigError extends Error {}
 
@@ -119,29 +128,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  const { CHAT_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL } = parsed.data;
-  if (CHAT_MODEL.startsWith('openai:') && !openaiApiKey(OPENAI_API_KEY, OPENAI_BASE_URL)) {
+  const { CHAT_MODEL, CHAT_MODELS, OPENAI_API_KEY, OPENAI_BASE_URL, CHAT_CONTEXT_WINDOW } = parsed.data;
+  if (!CHAT_MODELS && CHAT_MODEL.startsWith('openai:') && !openaiApiKey(OPENAI_API_KEY, OPENAI_BASE_URL)) {
     throw new ConfigError(
       'Invalid configuration:\n  OPENAI_API_KEY: required when CHAT_MODEL is openai:<model>',
     );
   }
-  return parsed.data;
-}
-
-/** The context window of the configured model, in tokens (`CHAT_CONTEXT_WINDOW`, or the model's default). */
-export function contextWindowOf(config: Pick<Config, 'CHAT_MODEL' | 'CHAT_CONTEXT_WINDOW'>): number {
-  return config.CHAT_CONTEXT_WINDOW ?? (config.CHAT_MODEL === 'local' ? 8_000 : 128_000);
-}
-
-// OpenAI-compatible local servers (Ollama, vLLM, LM Studio) ignore the key but the client requires one.
-const PLACEHOLDER_API_KEY = 'not-needed';
-
-/**
- * The key an `openai:<model>` is called with: OPENAI_API_KEY, else a placeholder when
- * OPENAI_BASE_URL names a compatible server; undefined when there is neither (a config error).
- */
-export function openaiApiKey(apiKey: string | undefined, baseUrl: string | undefined): string | undefined {
-  return apiKey?.trim() || (baseUrl?.trim() ? PLACEHOLDER_API_KEY : undefined);
+  try {
+    const models = CHAT_MODELS
+      ? parseModelList(CHAT_MODELS, env)
+      : [
+          singleModel({
+            chatModel: CHAT_MODEL,
+            openaiApiKey: OPENAI_API_KEY,
+            openaiBaseUrl: OPENAI_BASE_URL,
+            contextWindow: CHAT_CONTEXT_WINDOW,
+          }),
+        ];
+    return { ...parsed.data, models };
+  } catch (error) {
+    if (error instanceof ModelListError) throw new ConfigError(`Invalid configuration:\n  ${error.message}`);
+    throw error;
+  }
 }
 
 /**

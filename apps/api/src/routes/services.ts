@@ -5,6 +5,7 @@ import type { BranchService } from '../chats/branchService';
 import type { ContextService } from '../chats/contextService';
 import type { FeedbackService } from '../chats/feedbackService';
 import type { PortabilityService } from '../chats/portabilityService';
+import type { SettingsService } from '../chats/settingsService';
 import type { ShareService } from '../chats/shareService';
 import type { ThreadEvents } from '../chats/threadEvents';
 import type { ThreadService } from '../chats/threadService';
@@ -62,4 +63,6 @@ export interface ApiServices {
   approvals: ApprovalService;
   attachments: AttachmentService;
   portability: PortabilityService;
+  /** The configured models and the person's own settings (M1, M4). */
+  settings: SettingsService;
 }

@@ -15,6 +15,7 @@ import {
 } from '~/threadPage/views';
 import { approvalsKey, useApprovals } from './useApprovals';
 import { useAwayFromChat } from './useAwayFromChat';
+import { useChatSettings } from './useChatSettings';
 import { useContextCommands } from './useContextCommands';
 import { useFeedback } from './useFeedback';
 import { useQueueCommands } from './useQueueCommands';
@@ -35,6 +36,7 @@ export function useThreadPage(threadId: string) {
   const versions = useVersionCommands(store, streams);
   const feedback = useFeedback(store);
   const away = useAwayFromChat(store);
+  const chatSettings = useChatSettings(store);
   const contextCommands = useContextCommands(store);
   provide(approvalsKey, useApprovals(store, streams));
 
@@ -132,6 +134,9 @@ export function useThreadPage(threadId: string) {
     /** The "While you were away" divider goes above this reply (Q15). */
     awayDivider: computed(() => awayDividerBefore(state.value)),
     setDrainMode: away.setDrainMode,
+    /** The chat's model and instructions (M2, M4). */
+    setModel: chatSettings.setModel,
+    setInstructions: chatSettings.setInstructions,
     send: streams.send,
     stop: streams.stop,
     retryNotice: streams.retryNotice,

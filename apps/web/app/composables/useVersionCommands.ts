@@ -37,16 +37,18 @@ export function useVersionCommands(store: ThreadStore, streams: TurnStreams) {
   /**
    * Regenerates the latest reply: the server makes a new version of the user message it answers,
    * with the same text, so the transcript becomes the messages before that message, the message
-   * again, and the new reply as it streams.
+   * again, and the new reply as it streams. With `model`, that model writes it (M3); the chat
+   * keeps its own.
    */
-  async function regenerateReply(replyId: string): Promise<void> {
+  async function regenerateReply(replyId: string, model?: string): Promise<void> {
     const messages = store.state.value.transcript.messages;
     const replyIndex = messages.findLastIndex((message) => message.id === replyId);
     const askedIndex = messages.slice(0, Math.max(replyIndex, 0)).findLastIndex((m) => m.role === 'user');
     const asked = messages[askedIndex];
     if (replyIndex < 0 || !asked) return;
     const path = `${base}/messages/${encodeURIComponent(replyId)}/regenerate`;
-    await postVersion(path, {}, textOfMessage(asked), messages.slice(0, askedIndex), crypto.randomUUID());
+    const body = model ? { model } : {};
+    await postVersion(path, body, textOfMessage(asked), messages.slice(0, askedIndex), crypto.randomUUID());
   }
 
   async function postVersion(

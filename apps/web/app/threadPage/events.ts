@@ -118,6 +118,10 @@ export type ThreadPageEvent =
   | { type: 'drainMode.requested'; mode: DrainMode }
   | { type: 'drainMode.answered'; thread: Thread }
   | { type: 'drainMode.refused'; error: Refusal }
+  // --- the chat's model and instructions (M2, M4) --------------------------------------------
+  /** The picker or the instructions dialog changed the chat: the server's answer, or its refusal. */
+  | { type: 'chatSettings.answered'; thread: Thread }
+  | { type: 'chatSettings.refused'; error: Refusal }
   /** The page became visible or hidden. */
   | { type: 'page.visibility'; visible: boolean }
   /**

@@ -180,6 +180,11 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
       return { ...state, drainModeWanted: null, thread: event.thread };
     case 'drainMode.refused':
       return showNotice({ ...state, drainModeWanted: null }, event.error);
+    case 'chatSettings.answered':
+      // The meter is read again: its window is the chosen model's (C2).
+      return { ...state, thread: event.thread, detail: { ...state.detail, wanted: true } };
+    case 'chatSettings.refused':
+      return showNotice(state, event.error);
     case 'page.visibility':
       return visibilityChanged(state, event.visible);
     case 'seen.restored':

@@ -8,7 +8,7 @@ const { threads, branches, chatTurnRequests: turns } = schema;
 
 export async function insertThreadWithRootBranch(
   q: Queryable,
-  values: { ownerId: string; title: string; titled: boolean; drainMode: DrainMode },
+  values: { ownerId: string; title: string; titled: boolean; drainMode: DrainMode; model?: string },
 ): Promise<{ thread: ThreadRow; branch: BranchRow }> {
   const [created] = await q.insert(threads).values(values).returning();
   if (!created) throw new InvariantError('insert returned no thread');

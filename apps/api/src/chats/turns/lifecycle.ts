@@ -69,6 +69,8 @@ export async function insertTurn(
     attachments?: TurnRow['attachments'];
     /** Its place in the queue; left out, it goes last (a merge gives it the first item's, Q14). */
     queuePosition?: number;
+    /** A regenerate's own model (M3); left out, the chat's when claimed. */
+    requestedModel?: string;
   },
   changes: TurnChanges = {},
 ): Promise<TurnRow> {

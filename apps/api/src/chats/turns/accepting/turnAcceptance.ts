@@ -51,6 +51,8 @@ export interface Joining {
   joins: 'run' | 'queue' | 'steer';
   /** Queued as a steer the running reply could not take in: its run gets the steer reminder. */
   steer?: boolean;
+  /** A regenerate's own model (M3): the turn runs with it instead of the chat's. */
+  requestedModel?: string;
   /** Thread columns written with the turn (its title, its shown version). */
   thread?: Partial<Pick<ThreadRow, 'title' | 'titled' | 'activeBranchId'>>;
   /** Other tabs must read the thread again (its title or its shown version changed). */
@@ -153,6 +155,7 @@ export class TurnAcceptance {
           clientRequestId,
           text: joining.text,
           attachments: joining.attachments,
+          ...(joining.requestedModel ? { requestedModel: joining.requestedModel } : {}),
         };
         const touchThread = updateThread(tx, threadId, joining.thread ?? {});
         // What other tabs hear of it goes out with the writes, delivered at the commit.

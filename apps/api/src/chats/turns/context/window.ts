@@ -21,6 +21,11 @@ export interface ContextSettings {
   model: string;
   window: number;
   compactAt: number | null;
+  /**
+   * The window of a chat's model (M2), by its id (null: the default model); without it every chat
+   * has `window`.
+   */
+  windowOf?: (model: string | null) => number;
 }
 
 /** What the next model call of a branch holds before its new message. */
@@ -45,9 +50,26 @@ export class ContextWindows {
   /** The agent's instructions, which every call holds. */
   private readonly fixedTokens: number;
 
+  private readonly siblings = new Map<number, ContextWindows>();
+
   constructor(readonly settings: ContextSettings) {
     this.encoding = encodingOfModel(settings.model);
     this.fixedTokens = countSystemTokens(CHAT_INSTRUCTIONS, this.encoding);
+  }
+
+  /**
+   * The windows of a chat whose model is `model` (M2): the same counts (one tokenizer for every
+   * model, so a stored count serves them all), measured against that model's window.
+   */
+  forModel(model: string | null | undefined): ContextWindows {
+    const window = this.settings.windowOf?.(model ?? null) ?? this.settings.window;
+    if (window === this.settings.window) return this;
+    let sibling = this.siblings.get(window);
+    if (!sibling) {
+      sibling = new ContextWindows({ ...this.settings, window, windowOf: undefined });
+      this.siblings.set(window, sibling);
+    }
+    return sibling;
   }
 
   scope(branch: BranchRow, marker: ContextMarkerRow | undefined): ModelWindowScope {

@@ -66,8 +66,18 @@ export interface DriverTurn {
   conversation: { id: string; ownerId: string };
   /** The user message this run answers, under the id the transcript keeps. */
   message: { id: string; text: string; attachments: Attachment[] };
-  /** Hidden instructions for this run only: the interrupt handoff (S5), a steer that missed its reply. */
-  instructions: { handoff: boolean; lateSteer: boolean };
+  /**
+   * Hidden instructions for this run only: the interrupt handoff (S5), a steer that missed its
+   * reply; and the person's own (M4: their account's, then the chat's, '' when none), which come
+   * right after the built-in instructions.
+   */
+  instructions: { handoff: boolean; lateSteer: boolean; custom?: string };
+  /**
+   * The id of the configured model the run is written by (M2), fixed when the turn was claimed.
+   * A driver fails the run (an `error` event) when the id is no longer configured; it never calls
+   * another model instead.
+   */
+  model?: string;
   segment: Segment;
   /**
    * What of the conversation the model gets besides the message (C3): the stored messages after

@@ -2,6 +2,7 @@ import { refusalMessages } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
 import { sql } from 'drizzle-orm';
 import { ApiError } from '../../../platform/errors';
+import { readThreadModel } from '../../threads/choices';
 import { insertTurn, type TurnChanges, transitionTurn } from '../lifecycle';
 import {
   countRunningTurnsOf,
@@ -16,6 +17,7 @@ const RUNNING_TURNS_RETRY_S = 5;
 export interface ClaimDeps {
   runnerId: string;
   leaseMs: number;
+  /** The default model's id (M1): a chat that chose none runs with it. */
   modelName: string;
   maxRunningTurnsPerAccount?: number;
 }
@@ -28,12 +30,14 @@ export async function claimTurn(
   deps: ClaimDeps,
 ): Promise<TurnRow> {
   const limit = deps.maxRunningTurnsPerAccount ?? 0;
-  const [running, lastSettled] = await Promise.all([
+  const [running, lastSettled, chatModel] = await Promise.all([
     limit > 0 ? countRunningTurnsOfOwner(tx, turn.threadId) : 0,
     lastSettledTurnOnBranch(tx, branchId),
+    turn.requestedModel ? null : readThreadModel(tx, turn.threadId),
   ]);
   assertUnderRunningCap(running, limit);
-  return await transitionTurn(tx, turn, 'running', claimColumns(branchId, lastSettled, deps));
+  const model = turn.requestedModel ?? chatModel ?? deps.modelName;
+  return await transitionTurn(tx, turn, 'running', claimColumns(branchId, lastSettled, model, deps));
 }
 
 /** A turn accepted and claimed at once: what it is recorded with (`insertTurn`'s values). */
@@ -51,16 +55,18 @@ export async function claimNewTurn(
   deps: ClaimDeps,
 ): Promise<TurnRow> {
   const limit = deps.maxRunningTurnsPerAccount ?? 0;
-  const [running, lastSettled] = await Promise.all([
+  const [running, lastSettled, chatModel] = await Promise.all([
     limit > 0 ? countRunningTurnsOf(tx, known.ownerId) : 0,
     known.lastSettled !== undefined ? known.lastSettled : lastSettledTurnOnBranch(tx, values.branchId),
+    values.requestedModel ? null : readThreadModel(tx, values.threadId),
   ]);
   assertUnderRunningCap(running, limit);
+  const model = values.requestedModel ?? chatModel ?? deps.modelName;
   return await insertTurn(
     tx,
     'running',
     values,
-    claimColumns(values.branchId, lastSettled ?? undefined, deps),
+    claimColumns(values.branchId, lastSettled ?? undefined, model, deps),
   );
 }
 
@@ -77,10 +83,17 @@ function assertUnderRunningCap(running: number, limit: number): void {
 }
 
 /**
- * What a claim writes: this instance's lease, a new user message id, and the hidden handoff (S5)
- * when the branch's last settled turn was interrupted.
+ * What a claim writes: this instance's lease, a new user message id, the hidden handoff (S5)
+ * when the branch's last settled turn was interrupted, and the model that writes the reply (M2:
+ * a regenerate's own, else the chat's as it is now, else the default). A model no longer configured
+ * is written too: the run fails on it at the head (Q11), it never falls back to another.
  */
-function claimColumns(branchId: string, lastSettled: TurnRow | undefined, deps: ClaimDeps): TurnChanges {
+function claimColumns(
+  branchId: string,
+  lastSettled: TurnRow | undefined,
+  model: string,
+  deps: ClaimDeps,
+): TurnChanges {
   return {
     branchId,
     handoff: lastSettled?.status === 'interrupted',
@@ -93,7 +106,7 @@ function claimColumns(branchId: string, lastSettled: TurnRow | undefined, deps: 
     finishedAt: null,
     userMessageId: crypto.randomUUID(),
     assistantMessageId: null,
-    model: deps.modelName,
+    model,
     partialText: '',
     error: null,
   };

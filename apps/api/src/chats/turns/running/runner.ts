@@ -6,6 +6,7 @@ import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
+import { readRunInstructions } from '../../threads/choices';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
 import type { ContextWindows } from '../context/window';
 import type { DriverEvent, RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
@@ -62,6 +63,11 @@ export interface TurnRunnerDeps {
    * threshold. Without it a call gets the newest `UNMEASURED_HISTORY` messages (tests of the seam).
    */
   windows?: ContextWindows;
+}
+
+/** The person's instructions as one system text: the account's, then the chat's (M4). */
+function customInstructions(texts: { account: string; chat: string }): string {
+  return [texts.account.trim(), texts.chat.trim()].filter((text) => text !== '').join('\n\n');
 }
 
 /** The history a run gets when the runner measures no window (a runner built without `windows`). */
@@ -282,11 +288,17 @@ export class TurnRunner {
     try {
       const history = await this.historyFor(turn, context.branch, segment, controller, stream, record);
       if (!history) return;
+      // M4: read as the run starts, so a change reaches the next turn, never one already running.
+      const custom =
+        segment.kind === 'start'
+          ? customInstructions(await readRunInstructions(this.deps.db, turn.threadId))
+          : '';
       const connection = await this.deps.driver.send({
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
         message: { id: context.userMessageId, text: turn.text, attachments: turn.attachments },
-        instructions: { handoff: turn.handoff, lateSteer: turn.steer },
+        instructions: { handoff: turn.handoff, lateSteer: turn.steer, ...(custom ? { custom } : {}) },
+        ...(turn.model ? { model: turn.model } : {}),
         segment,
         history,
         abortSignal: controller.signal,
@@ -341,7 +353,9 @@ export class TurnRunner {
     stream: TurnStream,
     record: RunRecord,
   ): Promise<ModelHistory | undefined> {
-    const { windows, db, driver, logger } = this.deps;
+    const { db, driver, logger } = this.deps;
+    // C2 with M2: measured against the window of the model this turn was claimed with.
+    const windows = this.deps.windows?.forModel(turn.model);
     if (!windows) return UNMEASURED_HISTORY;
     if (segment.kind === 'resume') {
       // A resumed run continues its snapshot; its recall keeps to the same window (no compaction

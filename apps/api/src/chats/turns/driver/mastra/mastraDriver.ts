@@ -1,5 +1,5 @@
 import type { SteerBoundaryData, TokenUsage } from '@chat/contracts';
-import { STEER_BOUNDARY_PART } from '@chat/contracts';
+import { STEER_BOUNDARY_PART, turnErrorMessages } from '@chat/contracts';
 import { toAISdkStream } from '@mastra/ai-sdk';
 import { generateText, type UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../../../agent/chatAgent';
@@ -77,6 +77,11 @@ export class MastraDriver implements RuntimeDriver {
   }
 
   private async *run(input: DriverTurn, steering: SteerDelivery | undefined): AsyncGenerator<DriverEvent> {
+    // M2: a chat whose model was removed from the configuration fails here, never on another model.
+    if (input.model && !this.chatAgent.models.has(input.model)) {
+      yield { type: 'error', message: turnErrorMessages.modelRemoved(input.model) };
+      return;
+    }
     const fresh = this.runs.begin();
     const releaseThread = this.threads.begin(input.conversation.id);
     try {

@@ -1,6 +1,8 @@
 import { turnErrorMessages } from '@chat/contracts';
 import type { Agent } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
+import { RequestContext } from '@mastra/core/request-context';
+import { CHAT_MODEL_KEY } from '../../../../agent/chatAgent';
 import { summaryForModel } from '../../../../agent/contextSummary';
 import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
 import { steerReminder } from '../../../../agent/steerReminder';
@@ -22,11 +24,16 @@ export async function callModel(
 ) {
   const { conversation, message, instructions, segment, abortSignal, history } = input;
   const memory = { thread: conversation.id, resource: conversation.ownerId };
+  // M2: the agent resolves its model per call from this (chatAgent.ts).
+  const requestContext = new RequestContext();
+  if (input.model) requestContext.set(CHAT_MODEL_KEY, input.model);
   if (segment.kind === 'start') {
     // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
     // missed the reply it was sent into runs as a turn of its own, with the steer reminder. C3: a
     // compaction's summary stands in for the messages before the branch's marker.
+    // M4: the person's own instructions come first, right after the built-in ones.
     const hidden = [
+      ...(instructions.custom ? [instructions.custom] : []),
       ...(history.summary !== null ? [summaryForModel(history.summary)] : []),
       ...(instructions.handoff ? [HANDOFF_INSTRUCTION] : []),
       ...(instructions.lateSteer ? [steerReminder([message.text], { late: true })] : []),
@@ -46,6 +53,7 @@ export async function callModel(
         memory: { ...memory, options: { lastMessages: Math.max(1, history.messages) } },
         abortSignal,
         runId: call.runId,
+        requestContext,
         maxSteps: MAX_MODEL_STEPS,
         inputProcessors: call.stepHooks,
         ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),
@@ -57,11 +65,12 @@ export async function callModel(
   const { resumeToken: runId, toolCallId } = segment.call;
   const bounded = { ...memory, options: { lastMessages: Math.max(1, history.messages) } };
   return segment.decision === 'approve'
-    ? await agent.approveToolCall({ runId, toolCallId, memory: bounded, abortSignal })
+    ? await agent.approveToolCall({ runId, toolCallId, memory: bounded, abortSignal, requestContext })
     : await agent.declineToolCall({
         runId,
         toolCallId,
         memory: bounded,
+        requestContext,
         abortSignal,
         reason: TOOL_DENIED_REASON,
       });

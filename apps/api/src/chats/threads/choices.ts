@@ -1,0 +1,68 @@
+import type { Queryable, ThreadRow } from '@chat/db';
+import { schema } from '@chat/db';
+import { eq, sql } from 'drizzle-orm';
+import { InvariantError } from '../../platform/errors';
+
+const { threads, accountSettings } = schema;
+
+/**
+ * A chat's and its owner's choices about the model (M2) and the instructions (M4): the SQL of the
+ * chat's columns and of the owner's settings row.
+ */
+
+/** Sets the chat's model and/or instructions (not activity: the chat keeps its place in the list). */
+export async function setThreadChoices(
+  q: Queryable,
+  threadId: string,
+  changes: { model?: string; instructions?: string },
+): Promise<ThreadRow> {
+  const [row] = await q
+    .update(threads)
+    .set({ ...changes, updatedAt: sql`${threads.updatedAt}` })
+    .where(eq(threads.id, threadId))
+    .returning();
+  if (!row) throw new InvariantError(`thread ${threadId} vanished`);
+  return row;
+}
+
+/** The chat's model as chosen (null: the default), read when a turn is claimed. */
+export async function readThreadModel(q: Queryable, threadId: string): Promise<string | null> {
+  const [row] = await q.select({ model: threads.model }).from(threads).where(eq(threads.id, threadId));
+  return row?.model ?? null;
+}
+
+/** The custom instructions a run of the chat gets (M4): the owner's, then the chat's; '' when none. */
+export async function readRunInstructions(
+  q: Queryable,
+  threadId: string,
+): Promise<{ account: string; chat: string }> {
+  const [row] = await q
+    .select({ chat: threads.instructions, account: accountSettings.instructions })
+    .from(threads)
+    .leftJoin(accountSettings, eq(accountSettings.ownerId, threads.ownerId))
+    .where(eq(threads.id, threadId));
+  return { account: row?.account ?? '', chat: row?.chat ?? '' };
+}
+
+export async function readAccountSettings(
+  q: Queryable,
+  ownerId: string,
+): Promise<{ instructions: string; lastModel: string | null }> {
+  const [row] = await q
+    .select({ instructions: accountSettings.instructions, lastModel: accountSettings.lastModel })
+    .from(accountSettings)
+    .where(eq(accountSettings.ownerId, ownerId));
+  return { instructions: row?.instructions ?? '', lastModel: row?.lastModel ?? null };
+}
+
+/** Writes the owner's settings (a row is made on the first change). */
+export async function saveAccountSettings(
+  q: Queryable,
+  ownerId: string,
+  changes: { instructions?: string; lastModel?: string },
+): Promise<void> {
+  await q
+    .insert(accountSettings)
+    .values({ ownerId, ...changes })
+    .onConflictDoUpdate({ target: accountSettings.ownerId, set: changes });
+}

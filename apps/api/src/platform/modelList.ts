@@ -1,0 +1,151 @@
+/**
+ * The models the API offers (M1), read once at start from `CHAT_MODELS`, or from the single-model
+ * settings (`CHAT_MODEL`, `OPENAI_*`, `CHAT_CONTEXT_WINDOW`) when it is unset.
+ *
+ * `CHAT_MODELS` is a comma-separated list; the first entry is the default model. An entry is
+ *   `local` | `openai:<model>[@<base URL>]`
+ * followed by optional `;name=value` settings:
+ *   `id=`     the id people and the API use (default: the entry without its base URL)
+ *   `label=`  what the picker shows (default: the id)
+ *   `window=` the context window in tokens (default: 8000 for `local`, 128000 otherwise)
+ *   `key=`    the environment variable holding the API key (default: `OPENAI_API_KEY`)
+ * e.g. `local;label=Local,openai:gpt-4.1-mini;label=GPT-4.1 mini,openai:qwen3@http://127.0.0.1:8000/v1;key=VLLM_KEY`.
+ * A bad entry stops the API at start with a message that names it.
+ */
+
+export type ModelSpec =
+  | { kind: 'local'; id: string; label: string; contextWindow: number }
+  | {
+      kind: 'openai';
+      id: string;
+      label: string;
+      contextWindow: number;
+      /** The model name the server is asked for. */
+      model: string;
+      baseUrl?: string;
+      apiKey: string;
+    };
+
+export class ModelListError extends Error {}
+
+const LOCAL_WINDOW = 8_000;
+const REMOTE_WINDOW = 128_000;
+const MIN_WINDOW = 1_000;
+const MAX_WINDOW = 10_000_000;
+const ID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,99}$/;
+const SETTINGS = new Set(['id', 'label', 'window', 'key']);
+
+// OpenAI-compatible local servers (Ollama, vLLM, LM Studio) ignore the key but the client requires one.
+const PLACEHOLDER_API_KEY = 'not-needed';
+
+/**
+ * The key an `openai:` model is called with: the key, else a placeholder when a base URL names a
+ * compatible server; undefined when there is neither (a configuration error).
+ */
+export function openaiApiKey(apiKey: string | undefined, baseUrl: string | undefined): string | undefined {
+  return apiKey?.trim() || (baseUrl?.trim() ? PLACEHOLDER_API_KEY : undefined);
+}
+
+/** Parses `CHAT_MODELS`; throws ModelListError naming the first bad entry. */
+export function parseModelList(value: string, env: Record<string, string | undefined>): ModelSpec[] {
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (entries.length === 0) throw new ModelListError('CHAT_MODELS: lists no model');
+  const specs: ModelSpec[] = [];
+  for (const entry of entries) {
+    const spec = parseEntry(entry, env);
+    if (specs.some((known) => known.id === spec.id))
+      throw new ModelListError(`CHAT_MODELS entry "${entry}": the id "${spec.id}" is used twice`);
+    specs.push(spec);
+  }
+  return specs;
+}
+
+function parseEntry(entry: string, env: Record<string, string | undefined>): ModelSpec {
+  const fail = (why: string) => new ModelListError(`CHAT_MODELS entry "${entry}": ${why}`);
+  const [head = '', ...rest] = entry.split(';').map((part) => part.trim());
+  const settings = new Map<string, string>();
+  for (const part of rest) {
+    const at = part.indexOf('=');
+    const name = at < 0 ? part : part.slice(0, at).trim();
+    if (!SETTINGS.has(name)) throw fail(`unknown setting "${name}" (expected id, label, window or key)`);
+    if (settings.has(name)) throw fail(`"${name}" is set twice`);
+    const setting = part.slice(at + 1).trim();
+    if (at < 0 || setting === '') throw fail(`"${name}" has no value`);
+    settings.set(name, setting);
+  }
+  const window = settings.get('window');
+  const contextWindow = window === undefined ? undefined : Number(window);
+  if (
+    contextWindow !== undefined &&
+    (!Number.isInteger(contextWindow) || contextWindow < MIN_WINDOW || contextWindow > MAX_WINDOW)
+  )
+    throw fail(`window must be a whole number of tokens from ${MIN_WINDOW} to ${MAX_WINDOW}`);
+
+  if (head === 'local') {
+    if (settings.has('key')) throw fail('the local model takes no key');
+    const id = idOf(settings.get('id') ?? 'local', fail);
+    return {
+      kind: 'local',
+      id,
+      label: settings.get('label') ?? id,
+      contextWindow: contextWindow ?? LOCAL_WINDOW,
+    };
+  }
+  if (!head.startsWith('openai:')) throw fail('expected "local" or "openai:<model>[@<base URL>]"');
+  const at = head.indexOf('@');
+  const model = (at < 0 ? head.slice('openai:'.length) : head.slice('openai:'.length, at)).trim();
+  if (!model) throw fail('names no model');
+  const baseUrl = at < 0 ? undefined : head.slice(at + 1).trim();
+  if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw fail(`"${baseUrl}" is not a URL`);
+  const keyVariable = settings.get('key') ?? 'OPENAI_API_KEY';
+  const apiKey = openaiApiKey(env[keyVariable], baseUrl);
+  if (!apiKey) throw fail(`needs ${keyVariable} (or a base URL of an OpenAI-compatible server)`);
+  const id = idOf(settings.get('id') ?? `openai:${model}`, fail);
+  return {
+    kind: 'openai',
+    id,
+    label: settings.get('label') ?? id,
+    contextWindow: contextWindow ?? REMOTE_WINDOW,
+    model,
+    ...(baseUrl ? { baseUrl } : {}),
+    apiKey,
+  };
+}
+
+function idOf(id: string, fail: (why: string) => Error): string {
+  if (!ID.test(id)) throw fail(`the id "${id}" must be letters, digits and . _ : / - (at most 100)`);
+  return id;
+}
+
+/** Today's single model (`CHAT_MODEL` and its settings), as the one entry of the list. */
+export function singleModel(settings: {
+  chatModel: string;
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+  contextWindow?: number;
+}): ModelSpec {
+  const { chatModel } = settings;
+  if (chatModel === 'local')
+    return {
+      kind: 'local',
+      id: 'local',
+      label: 'local',
+      contextWindow: settings.contextWindow ?? LOCAL_WINDOW,
+    };
+  const model = chatModel.slice('openai:'.length).trim();
+  const apiKey = openaiApiKey(settings.openaiApiKey, settings.openaiBaseUrl);
+  if (!model || !apiKey)
+    throw new ModelListError(`CHAT_MODEL "${chatModel}" needs a model name and OPENAI_API_KEY`);
+  return {
+    kind: 'openai',
+    id: chatModel,
+    label: chatModel,
+    contextWindow: settings.contextWindow ?? REMOTE_WINDOW,
+    model,
+    ...(settings.openaiBaseUrl ? { baseUrl: settings.openaiBaseUrl } : {}),
+    apiKey,
+  };
+}

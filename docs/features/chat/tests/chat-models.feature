@@ -1,0 +1,46 @@
+# Models and instructions per chat, in Gherkin.
+# Automated in apps/web/e2e/models.spec.ts (browser; the suite's API offers `local` and `Local B`),
+# apps/api/test/models.test.ts (API, with a recording OpenAI-compatible server started by the test)
+# and apps/web/test/threadPage/chatSettings.test.ts (page state).
+
+Feature: Models and instructions per chat
+  The server offers several models; each chat has its own, each reply says which model wrote it,
+  a reply can be written again by another model, and a person can give the model instructions for
+  every chat and for one chat.
+
+  Background:
+    Given the server offers the models "local" (the default) and "Local B"
+    And a new guest visits the start page
+    And the page is interactive
+
+  Scenario: The picker chooses the model of the next reply
+    Given I sent "first question [[words:6]]" and its reply says "· local"
+    When I pick "Local B" in the composer's model picker
+    And I send "second question [[words:6]]"
+    Then its reply says "· Local B"
+
+  Scenario: Regenerate with another model
+    Given the latest reply was written by "Local B"
+    When I open Regenerate's menu and choose "local"
+    Then the question shows "2 / 2"
+    And the new reply says "· local"
+    And the picker still shows "Local B"
+
+  Scenario: A queued message runs with the model chosen by the time it starts
+    Given a reply is running with "local" and a message waits in the queue
+    When I pick "Local B"
+    Then the queued message's reply is written by "Local B"
+
+  Scenario: A removed model fails the turn, never another model
+    Given my chat's model was removed from the server's list
+    When I send a message
+    Then it waits as the failed head with "The model … is no longer offered here. Pick another model for this chat, then retry."
+
+  Scenario: Instructions for this chat and for every chat
+    When I open the chat menu and choose "Instructions for this chat"
+    And I save "Answer like a pirate."
+    Then after a reload the chat menu offers "Edit instructions for this chat" holding that text
+    When I save "I prefer short answers." on the account page
+    Then after a reload the account page holds that text
+    And the model gets both after its built-in instructions, from the next reply on
+    And neither is in a share or an export of the chat

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { MAX_INSTRUCTIONS_LENGTH } from './limits';
+
+/** One model the API offers (M1): never its key or URL. */
+export interface ChatModel {
+  /** What a chat, a reply's metadata and a regenerate name it by. */
+  id: string;
+  label: string;
+  /** Its context window in tokens (C2's meter uses the chat's model's). */
+  contextWindow: number;
+}
+
+/** `GET /api/models`: the configured models, the default first. */
+export interface ModelList {
+  models: ChatModel[];
+}
+
+/** A model id as a body names it; whether it is configured is the API's check. */
+export const modelId = z.string().trim().min(1).max(100);
+
+/**
+ * Custom instructions (M4), per chat or per account: given to the model after the built-in ones.
+ * An empty string clears them.
+ */
+export const customInstructions = z.string().max(MAX_INSTRUCTIONS_LENGTH);
+
+/** `GET`/`PATCH /api/account/settings`: the person's own settings. */
+export interface AccountSettings {
+  /** Given to every chat's model after the built-in instructions (M4); '' when none. */
+  instructions: string;
+  /** The model the person picked last: a new chat starts with it (M2); null before any pick. */
+  lastModel: string | null;
+}
+
+export const updateAccountSettingsBody = z
+  .object({ instructions: customInstructions.optional() })
+  .refine((body) => body.instructions !== undefined, 'nothing to change');
+export type UpdateAccountSettingsBody = z.infer<typeof updateAccountSettingsBody>;
