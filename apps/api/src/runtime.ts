@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { MAX_DOCUMENT_PAGES, MAX_DOCUMENT_TEXT_CHARS, MAX_PDF_INFLATED_BYTES } from '@chat/contracts';
 import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { resolveChatModel } from './agent/models';
+import { countTextTokens, encodingOfModel } from './agent/tokenCount';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { SessionCache } from './auth/sessionCache';
@@ -100,11 +102,18 @@ export async function createRuntime(
     localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
   });
   const storage = postgresAttachmentStorage(db);
-  // The model gets image bytes resolved from memory's references just before each call.
+  // The model gets image bytes and documents' text resolved from memory's references just before
+  // each call.
   const withImages = withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
     window: config.ATTACHMENT_CONTEXT_MESSAGES,
     describe: (ids) => describeAttachments(db, ids),
     bytes: (ids) => storage.getMany(ids),
+    texts: (ids) => storage.getTexts(ids),
+    documentBudget: {
+      perMessage: config.DOCUMENT_TOKENS_PER_MESSAGE,
+      perTurn: config.DOCUMENT_TOKENS_PER_TURN,
+      countTokens: (text) => countTextTokens(text, encodingOfModel(config.CHAT_MODEL)),
+    },
   });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
@@ -253,7 +262,17 @@ export async function createRuntime(
     branches: new BranchService({ db, chatAgent, signals, acceptance }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
-    attachments: new AttachmentService({ db, storage }),
+    attachments: new AttachmentService({
+      db,
+      storage,
+      pdfLimits: {
+        timeoutMs: config.PDF_READ_TIMEOUT_MS,
+        maxHeapMb: config.PDF_READ_HEAP_MB,
+        maxPages: MAX_DOCUMENT_PAGES,
+        maxChars: MAX_DOCUMENT_TEXT_CHARS,
+        maxInflatedBytes: MAX_PDF_INFLATED_BYTES,
+      },
+    }),
     portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN, newChatDrainMode }),
   };
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);

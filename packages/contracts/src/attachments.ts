@@ -7,10 +7,34 @@ import { MAX_ATTACHMENTS_PER_MESSAGE } from './limits';
  */
 
 /** The image kinds accepted, recognised by their bytes (never by a name or declared type). */
-export const attachmentMediaTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] as const;
+export const imageMediaTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] as const;
+export type ImageMediaType = (typeof imageMediaTypes)[number];
+
+/**
+ * The document kinds accepted (D1). A PDF is recognised by its header; anything else that is valid
+ * UTF-8 without a NUL byte is text, and only then does its name choose which kind of text
+ * (`.md` Markdown, `.csv` CSV, `.json` JSON, any other name, source code included, plain text).
+ */
+export const documentMediaTypes = [
+  'application/pdf',
+  'text/plain',
+  'text/markdown',
+  'text/csv',
+  'application/json',
+] as const;
+export type DocumentMediaType = (typeof documentMediaTypes)[number];
+
+export const attachmentMediaTypes = [...imageMediaTypes, ...documentMediaTypes] as const;
 export type AttachmentMediaType = (typeof attachmentMediaTypes)[number];
 
-/** One uploaded image, as the API describes it. */
+export function isDocumentMediaType(mediaType: string): mediaType is DocumentMediaType {
+  return (documentMediaTypes as readonly string[]).includes(mediaType);
+}
+
+/**
+ * One uploaded image or document, as the API describes it. A document has no pixels (`width` and
+ * `height` are 0); it says how many words its text holds and, for a PDF, how many pages.
+ */
 export interface Attachment {
   id: string;
   name: string;
@@ -18,6 +42,17 @@ export interface Attachment {
   size: number;
   width: number;
   height: number;
+  /** A PDF's page count. */
+  pages?: number;
+  /** How many words a document's extracted text holds. */
+  words?: number;
+}
+
+/** An attachment that is an image (the kinds an export carries). */
+export type ImageAttachment = Attachment & { mediaType: ImageMediaType };
+
+export function isImageAttachment(attachment: Attachment): attachment is ImageAttachment {
+  return (imageMediaTypes as readonly string[]).includes(attachment.mediaType);
 }
 
 /** `POST /api/threads/:id/attachments` answers `201 { attachment }`. */
