@@ -27,6 +27,39 @@ export type DocumentMediaType = (typeof documentMediaTypes)[number];
 export const attachmentMediaTypes = [...imageMediaTypes, ...documentMediaTypes] as const;
 export type AttachmentMediaType = (typeof attachmentMediaTypes)[number];
 
+/**
+ * What a file picker offers: the image kinds, PDF, text of any kind, and the names of common text
+ * and source-code files a system may not call text (`.ts` is "video/mp2t" to some). The server
+ * decides by the bytes whatever is picked.
+ */
+export const attachmentAccept = [
+  ...imageMediaTypes,
+  'application/pdf',
+  'text/*',
+  ...['md', 'markdown', 'csv', 'json', 'txt', 'log', 'yaml', 'yml', 'toml', 'xml', 'html', 'css', 'sql', 'sh']
+    .concat([
+      'ts',
+      'tsx',
+      'js',
+      'jsx',
+      'mjs',
+      'vue',
+      'py',
+      'rb',
+      'go',
+      'rs',
+      'java',
+      'kt',
+      'c',
+      'h',
+      'cpp',
+      'cs',
+      'php',
+      'swift',
+    ])
+    .map((extension) => `.${extension}`),
+].join(',');
+
 export function isDocumentMediaType(mediaType: string): mediaType is DocumentMediaType {
   return (documentMediaTypes as readonly string[]).includes(mediaType);
 }
