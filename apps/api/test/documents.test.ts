@@ -2,6 +2,7 @@ import type { Attachment } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentPrompt } from '../src/agent/documentPrompt';
 import { documentTexts } from '../src/chats/attachments/documentContext';
+import { resolveImages } from '../src/chats/attachments/modelContext';
 import { sweepUnsentAttachments } from '../src/chats/attachments/sweep';
 import { type ApiClient, readChunks, textOfChunks } from './support/client';
 import { pdfBomb, pdfBytes } from './support/documents';
@@ -322,5 +323,31 @@ describe('the model reads documents', () => {
     expect(documentTexts([{ message: 0, id: 'z' }], described, texts, budget).get('0:z')).toBe(
       '[document not available]',
     );
+  });
+
+  it('reads a document whose row is gone as a document not available, by the type its reference names', async () => {
+    const id = crypto.randomUUID();
+    const prompt = await resolveImages(
+      [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what about this?' },
+            { type: 'file', mediaType: 'application/pdf', data: { type: 'data', data: `/api/media/${id}` } },
+          ],
+        },
+      ],
+      {
+        window: 10,
+        describe: async () => new Map(),
+        bytes: async () => new Map(),
+        texts: async () => new Map(),
+        documentBudget: { perMessage: 100, perTurn: 100, countTokens: () => 1 },
+      },
+    );
+    expect(prompt[0]?.content).toEqual([
+      { type: 'text', text: 'what about this?' },
+      { type: 'text', text: '[document not available]' },
+    ]);
   });
 });

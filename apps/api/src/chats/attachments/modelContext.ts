@@ -76,20 +76,20 @@ export async function resolveImages(
   prompt: LanguageModelV4Prompt,
   options: AttachmentContextOptions,
 ): Promise<LanguageModelV4Prompt> {
-  const referenced: Array<{ message: number; id: string }> = [];
+  const referenced: Array<{ message: number; id: string; mediaType: string }> = [];
   for (const [index, message] of prompt.entries()) {
     if (message?.role !== 'user') continue;
     for (const part of message.content) {
       const id = referenceOf(part);
-      if (id) referenced.push({ message: index, id });
+      if (id && part.type === 'file') referenced.push({ message: index, id, mediaType: part.mediaType });
     }
   }
   if (referenced.length === 0) return prompt;
   const described = await options.describe(referenced.map((reference) => reference.id));
-  const documents = referenced.filter(({ id }) => {
-    const mediaType = described.get(id)?.mediaType;
-    return mediaType !== undefined && isDocumentMediaType(mediaType);
-  });
+  // A document by its description, or, once it is gone, by the type its reference names.
+  const documents = referenced.filter(({ id, mediaType }) =>
+    isDocumentMediaType(described.get(id)?.mediaType ?? mediaType),
+  );
   const images = referenced.filter((reference) => !documents.includes(reference));
   // The window counts messages with images, newest first.
   const inWindow = new Set(
