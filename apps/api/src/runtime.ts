@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import { MAX_DOCUMENT_PAGES, MAX_DOCUMENT_TEXT_CHARS, MAX_PDF_INFLATED_BYTES } from '@chat/contracts';
 import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
-import { ModelRegistry } from './agent/models';
+import { ModelRegistry, tokenEncodingOf } from './agent/models';
+import { countTextTokens } from './agent/tokenCount';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { SessionCache } from './auth/sessionCache';
@@ -95,14 +97,21 @@ export async function createRuntime(
   });
   const { db } = database;
   const storage = postgresAttachmentStorage(db);
-  // Every configured model (M1) gets image bytes resolved from memory's references just before each call.
+  // Every configured model (M1) gets image bytes and documents' text resolved from memory's
+  // references just before each call; a document's budget is counted in that model's tokens.
   const models = new ModelRegistry(config.models, {
     localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
-    wrap: (model) =>
+    wrap: (model, spec) =>
       withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
         window: config.ATTACHMENT_CONTEXT_MESSAGES,
         describe: (ids) => describeAttachments(db, ids),
         bytes: (ids) => storage.getMany(ids),
+        texts: (ids) => storage.getTexts(ids),
+        documentBudget: {
+          perMessage: config.DOCUMENT_TOKENS_PER_MESSAGE,
+          perTurn: config.DOCUMENT_TOKENS_PER_TURN,
+          countTokens: (text) => countTextTokens(text, tokenEncodingOf(spec)),
+        },
       }),
   });
   const chatAgent = await createChatAgent({
@@ -130,7 +139,7 @@ export async function createRuntime(
   const driver = await (options.driver?.(chatAgent) ?? MastraDriver.create(chatAgent));
   const { memory } = chatAgent;
   const windows = new ContextWindows({
-    model: models.defaultId,
+    encoding: models.encoding(),
     window: models.contextWindow(null),
     windowOf: (id) => models.contextWindow(id),
     compactAt: config.CONTEXT_COMPACT_AT === 0 ? null : config.CONTEXT_COMPACT_AT,
@@ -254,7 +263,17 @@ export async function createRuntime(
     branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
-    attachments: new AttachmentService({ db, storage }),
+    attachments: new AttachmentService({
+      db,
+      storage,
+      pdfLimits: {
+        timeoutMs: config.PDF_READ_TIMEOUT_MS,
+        maxHeapMb: config.PDF_READ_HEAP_MB,
+        maxPages: MAX_DOCUMENT_PAGES,
+        maxChars: MAX_DOCUMENT_TEXT_CHARS,
+        maxInflatedBytes: MAX_PDF_INFLATED_BYTES,
+      },
+    }),
     portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN, newChatDrainMode }),
     settings: new SettingsService({ db, models }),
   };

@@ -74,19 +74,20 @@ test.describe('images in chat', () => {
     await expect(page.getByTestId('image-viewer')).toBeVisible();
   });
 
-  test('a file that is not an image is refused with a clear error, and nothing is sent with it', async ({
+  test('a file that is neither an image nor a document is refused with a clear error, and nothing is sent with it', async ({
     chat,
     page,
   }) => {
     await chat.startThread('[[words:3]] hello');
     await expect(chat.stopButton).toBeHidden({ timeout: 20_000 });
+    // Binary bytes (a NUL, not UTF-8) under an image's name: no image, no PDF, no text.
     await page.getByTestId('attach-input').setInputFiles({
       name: 'notes.png',
       mimeType: 'image/png',
-      buffer: Buffer.from('#!/bin/sh\necho not an image\n'),
+      buffer: Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe]),
     });
     await expect(page.getByTestId('attachment-error')).toContainText(
-      'Only PNG, JPEG, WebP and GIF images can be attached.',
+      'Only PNG, JPEG, WebP and GIF images, PDFs and text files (Markdown, CSV, JSON, code) can be attached.',
     );
     await expect(chat.composer.getByTestId('attachment-thumb')).toHaveAttribute('data-state', 'error');
   });

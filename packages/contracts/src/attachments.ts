@@ -7,10 +7,67 @@ import { MAX_ATTACHMENTS_PER_MESSAGE } from './limits';
  */
 
 /** The image kinds accepted, recognised by their bytes (never by a name or declared type). */
-export const attachmentMediaTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] as const;
+export const imageMediaTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] as const;
+export type ImageMediaType = (typeof imageMediaTypes)[number];
+
+/**
+ * The document kinds accepted (D1). A PDF is recognised by its header; anything else that is valid
+ * UTF-8 without a NUL byte is text, and only then does its name choose which kind of text
+ * (`.md` Markdown, `.csv` CSV, `.json` JSON, any other name, source code included, plain text).
+ */
+export const documentMediaTypes = [
+  'application/pdf',
+  'text/plain',
+  'text/markdown',
+  'text/csv',
+  'application/json',
+] as const;
+export type DocumentMediaType = (typeof documentMediaTypes)[number];
+
+export const attachmentMediaTypes = [...imageMediaTypes, ...documentMediaTypes] as const;
 export type AttachmentMediaType = (typeof attachmentMediaTypes)[number];
 
-/** One uploaded image, as the API describes it. */
+/**
+ * What a file picker offers: the image kinds, PDF, text of any kind, and the names of common text
+ * and source-code files a system may not call text (`.ts` is "video/mp2t" to some). The server
+ * decides by the bytes whatever is picked.
+ */
+export const attachmentAccept = [
+  ...imageMediaTypes,
+  'application/pdf',
+  'text/*',
+  ...['md', 'markdown', 'csv', 'json', 'txt', 'log', 'yaml', 'yml', 'toml', 'xml', 'html', 'css', 'sql', 'sh']
+    .concat([
+      'ts',
+      'tsx',
+      'js',
+      'jsx',
+      'mjs',
+      'vue',
+      'py',
+      'rb',
+      'go',
+      'rs',
+      'java',
+      'kt',
+      'c',
+      'h',
+      'cpp',
+      'cs',
+      'php',
+      'swift',
+    ])
+    .map((extension) => `.${extension}`),
+].join(',');
+
+export function isDocumentMediaType(mediaType: string): mediaType is DocumentMediaType {
+  return (documentMediaTypes as readonly string[]).includes(mediaType);
+}
+
+/**
+ * One uploaded image or document, as the API describes it. A document has no pixels (`width` and
+ * `height` are 0); it says how many words its text holds and, for a PDF, how many pages.
+ */
 export interface Attachment {
   id: string;
   name: string;
@@ -18,6 +75,17 @@ export interface Attachment {
   size: number;
   width: number;
   height: number;
+  /** A PDF's page count. */
+  pages?: number;
+  /** How many words a document's extracted text holds. */
+  words?: number;
+}
+
+/** An attachment that is an image (the kinds an export carries). */
+export type ImageAttachment = Attachment & { mediaType: ImageMediaType };
+
+export function isImageAttachment(attachment: Attachment): attachment is ImageAttachment {
+  return (imageMediaTypes as readonly string[]).includes(attachment.mediaType);
 }
 
 /** `POST /api/threads/:id/attachments` answers `201 { attachment }`. */

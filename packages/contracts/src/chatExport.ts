@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { attachmentMediaTypes } from './attachments';
+import { imageMediaTypes } from './attachments';
 import { refusalMessages } from './errors';
 import { feedbackRatings } from './feedback';
 import {
@@ -72,7 +72,7 @@ export const exportedPart = z.union([
   z.strictObject({ type: z.literal('reasoning'), text }),
   z.strictObject({
     type: z.literal('file'),
-    mediaType: z.enum(attachmentMediaTypes),
+    mediaType: z.enum(imageMediaTypes),
     /** The key of the image in `images`. */
     image: key,
     filename: z.string().max(255).optional(),
@@ -149,7 +149,7 @@ export type ExportedVersion = z.infer<typeof exportedVersion>;
 export const exportedImage = z.strictObject({
   id: key,
   name: z.string().min(1).max(255),
-  mediaType: z.enum(attachmentMediaTypes),
+  mediaType: z.enum(imageMediaTypes),
   /** The image's bytes, base64. */
   data: z.base64().max(Math.ceil(MAX_ATTACHMENT_BYTES / 3) * 4),
 });

@@ -1,7 +1,9 @@
-import { attachmentMediaTypes } from './attachments';
+import { imageMediaTypes } from './attachments';
 import {
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS_PER_MESSAGE,
+  MAX_DOCUMENT_BYTES,
+  MAX_DOCUMENT_PAGES,
   MAX_FEEDBACK_COMMENT_LENGTH,
   MAX_IMAGE_PIXELS,
   MAX_IMAGE_SIDE,
@@ -140,7 +142,7 @@ export type NotFoundSubject = keyof typeof notFoundMessages;
 
 /** The names of the accepted image kinds, as a person reads them ("PNG, JPEG, WebP and GIF"). */
 const imageKinds = (() => {
-  const names = attachmentMediaTypes.map((type) => {
+  const names = imageMediaTypes.map((type) => {
     const kind = type.slice('image/'.length);
     return kind === 'webp' ? 'WebP' : kind.toUpperCase();
   });
@@ -169,6 +171,8 @@ export const refusalMessages = {
     text: `Message text is longer than ${MAX_TEXT_LENGTH} characters.`,
     comment: `A comment can be at most ${MAX_FEEDBACK_COMMENT_LENGTH} characters.`,
     image: `Images can be at most ${MAX_ATTACHMENT_BYTES / (1024 * 1024)} MB.`,
+    document: `Documents can be at most ${MAX_DOCUMENT_BYTES / (1024 * 1024)} MB.`,
+    pages: `PDFs can have at most ${MAX_DOCUMENT_PAGES} pages.`,
     images: `A message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE} images.`,
     mergedText: `The merged message would be longer than ${MAX_TEXT_LENGTH} characters.`,
     mergedImages: `The merged message would carry more than ${MAX_ATTACHMENTS_PER_MESSAGE} images; a message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE}.`,
@@ -179,6 +183,8 @@ export const refusalMessages = {
   },
   unsupported_media_type: {
     image: `Only ${imageKinds} images can be attached.`,
+    attachment: `Only ${imageKinds} images, PDFs and text files (Markdown, CSV, JSON, code) can be attached.`,
+    unreadablePdf: (reason: string) => `This PDF could not be read: ${reason}.`,
     json: 'Send the request body as application/json.',
     multipart: 'Upload the image as multipart/form-data.',
   },

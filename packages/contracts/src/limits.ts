@@ -25,7 +25,27 @@ export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_IMAGE_SIDE = 16_384;
 export const MAX_IMAGE_PIXELS = 50_000_000;
 
-/** Most images one message carries. */
+/** Largest document (PDF, text) accepted, counted as it arrives (`413 too_large` past it). */
+export const MAX_DOCUMENT_BYTES = 20 * 1024 * 1024;
+
+/** Most pages a PDF may have (`413 too_large` past it): its text is extracted page by page at upload. */
+export const MAX_DOCUMENT_PAGES = 500;
+
+/** Most characters of text kept from one document's PDF (a few bytes can expand to a lot of text). */
+export const MAX_DOCUMENT_TEXT_CHARS = 4_000_000;
+
+/** Most bytes a PDF's compressed streams may expand to, together (a "PDF bomb" is refused). */
+export const MAX_PDF_INFLATED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How much of documents' text the model gets, in tokens: all documents of one message together,
+ * and all documents of one model call (the newest messages first). What does not fit is cut, with
+ * a note saying what was read.
+ */
+export const DOCUMENT_TOKENS_PER_MESSAGE = 24_000;
+export const DOCUMENT_TOKENS_PER_TURN = 48_000;
+
+/** Most images and documents one message carries, together. */
 export const MAX_ATTACHMENTS_PER_MESSAGE = 4;
 
 /**

@@ -8,7 +8,7 @@ import { createdAt } from './columns';
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' });
 
 /**
- * An uploaded image: what it is (checked from its bytes) and whose. History holds references to
+ * An uploaded image or document (D1): what it is (checked from its bytes) and whose. History holds references to
  * it (`/api/media/:id`), never its bytes. Deleting the thread deletes it; an upload no message
  * ever carried (`sent_at` null) is removed after a day.
  */
@@ -27,6 +27,10 @@ export const attachments = pgTable(
     size: integer('size').notNull(),
     width: integer('width').notNull(),
     height: integer('height').notNull(),
+    /** A PDF's page count; null for anything else. */
+    pages: integer('pages'),
+    /** The words of a document's extracted text; null for an image. */
+    words: integer('words'),
     createdAt: createdAt(),
     /** When a send or an edit first carried it; null: an upload nobody sent (swept after 24 h). */
     sentAt: timestamp('sent_at', { withTimezone: true }),
@@ -46,6 +50,17 @@ export const attachmentBlobs = pgTable('attachment_blobs', {
     .primaryKey()
     .references(() => attachments.id, { onDelete: 'cascade' }),
   bytes: bytea('bytes').notNull(),
+});
+
+/**
+ * A document's text, extracted once at upload (a PDF's pages apart by form feeds). The model gets
+ * it, within a budget, from here just before each call; memory holds only the reference.
+ */
+export const attachmentTexts = pgTable('attachment_texts', {
+  attachmentId: uuid('attachment_id')
+    .primaryKey()
+    .references(() => attachments.id, { onDelete: 'cascade' }),
+  text: text('text').notNull(),
 });
 
 export type AttachmentRow = typeof attachments.$inferSelect;

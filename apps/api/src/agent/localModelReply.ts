@@ -1,7 +1,9 @@
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import { isSummaryRequest, readSummaryForModel, readSummaryRequest } from './contextSummary';
+import { parseDocumentPrompt } from './documentPrompt';
 import { isHandoffInstruction } from './handoffInstruction';
 import { type LocalModelDirectives, parseDirectives } from './localModelDirectives';
+import { documentSentence } from './localModelDocuments';
 import { imageSentence } from './localModelImages';
 import { readSteerReminder } from './steerReminder';
 import { countPromptMessage, countTextTokens, type TokenEncoding } from './tokenCount';
@@ -87,7 +89,8 @@ function textOf(message: LanguageModelV4Message): string {
   if (message.role === 'system') return message.content;
   const texts: string[] = [];
   for (const part of message.content) {
-    if (part.type === 'text') texts.push(part.text);
+    // A document's text is what the person attached, not what they wrote (no quote, no directives).
+    if (part.type === 'text' && !parseDocumentPrompt(part.text)) texts.push(part.text);
   }
   return texts.join('\n');
 }
@@ -198,6 +201,8 @@ export function planReply(prompt: LanguageModelV4Prompt, toolSentence?: string):
   if (toolSentence) opening.push(toolSentence);
   const images = imageSentence(prompt);
   if (images) opening.push(images);
+  const documents = documentSentence(prompt);
+  if (documents) opening.push(documents);
   if (directives.history) {
     // The summary a compaction gave this call (C3), then the user messages it still sees whole.
     const summary = prompt

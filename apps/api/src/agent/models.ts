@@ -3,6 +3,12 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { ChatModel } from '@chat/contracts';
 import { type ModelSpec, openaiApiKey } from '../platform/modelList';
 import { createLocalModel } from './localModel';
+import { encodingOfModel, type TokenEncoding } from './tokenCount';
+
+/** The tokens a configured model counts in: the local model its words, an OpenAI model its encoding. */
+export function tokenEncodingOf(spec: ModelSpec): TokenEncoding {
+  return spec.kind === 'local' ? encodingOfModel('local') : encodingOfModel(`openai:${spec.model}`);
+}
 
 /** The language model of one configured entry (M1). */
 function languageModelOf(spec: ModelSpec, localModelDelayMs: number): LanguageModelV4 {
@@ -24,7 +30,10 @@ export class ModelRegistry {
 
   constructor(
     specs: ModelSpec[],
-    options: { localModelDelayMs: number; wrap?: (model: LanguageModelV4) => LanguageModelV4 },
+    options: {
+      localModelDelayMs: number;
+      wrap?: (model: LanguageModelV4, spec: ModelSpec) => LanguageModelV4;
+    },
   ) {
     const [first] = specs;
     if (!first) throw new Error('no model is configured');
@@ -32,7 +41,7 @@ export class ModelRegistry {
     this.byId = new Map(
       specs.map((spec) => {
         const model = languageModelOf(spec, options.localModelDelayMs);
-        return [spec.id, { spec, model: options.wrap ? options.wrap(model) : model }];
+        return [spec.id, { spec, model: options.wrap ? options.wrap(model, spec) : model }];
       }),
     );
   }
@@ -64,6 +73,15 @@ export class ModelRegistry {
   contextWindow(id: string | null | undefined): number {
     const spec = (id ? this.byId.get(id) : undefined) ?? this.byId.get(this.defaultId);
     return spec?.spec.contextWindow ?? 0;
+  }
+
+  /**
+   * The encoding the context meter counts every chat in: the default model's (stored counts are
+   * kept per encoding, so one for all models lets a count serve every chat; ADR-027).
+   */
+  encoding(): TokenEncoding {
+    const spec = this.byId.get(this.defaultId)?.spec;
+    return spec ? tokenEncodingOf(spec) : encodingOfModel('local');
   }
 
   /** The id a chat with `choice` runs with: its own choice, or the default when it made none. */

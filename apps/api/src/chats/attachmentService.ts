@@ -1,8 +1,10 @@
-import type { Attachment } from '@chat/contracts';
+import { type Attachment, refusalMessages } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import { notFound } from '../platform/errors';
+import { ApiError, notFound } from '../platform/errors';
 import type { UploadedFile } from '../platform/multipartBody';
-import { checkImage } from './attachments/imageCheck';
+import { checkDocument } from './attachments/documentCheck';
+import { checkedImage } from './attachments/imageCheck';
+import type { PdfReadLimits } from './attachments/pdfText';
 import {
   findOwnedAttachment,
   findThreadAttachment,
@@ -17,6 +19,8 @@ import { requireOwnedThread } from './threads/repository';
 export interface AttachmentServiceDeps {
   db: Database;
   storage: AttachmentStorage;
+  /** How a PDF is read at upload. */
+  pdfLimits: PdfReadLimits;
 }
 
 /** An image to serve: its bytes and what the response says about them. */
@@ -37,15 +41,28 @@ export class AttachmentService {
   async upload(ownerId: string, threadId: string, file: UploadedFile): Promise<Attachment> {
     const { db, storage } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
-    const image = checkImage(file.bytes, file.name);
+    const { text, ...described } = await this.check(file);
     const row = await db.transaction(async (tx) => {
       // Locked so the thread cannot be deleted in between (its cascade would miss this upload).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      const created = await insertAttachment(tx, { threadId, ownerId, ...image });
+      const created = await insertAttachment(tx, { threadId, ownerId, ...described });
       await storage.put(tx, created.id, file.bytes);
+      if (text !== undefined) await storage.putText(tx, created.id, text);
       return created;
     });
     return toAttachment(row);
+  }
+
+  /**
+   * An image, else a document (its text extracted once, here), else `415 unsupported_media_type`:
+   * by the bytes, never by a name or a declared type.
+   */
+  private async check(file: UploadedFile) {
+    const image = checkedImage(file.bytes, file.name);
+    if (image) return { ...image, pages: null, words: null, text: undefined };
+    const document = await checkDocument(file.bytes, file.name, this.deps.pdfLimits);
+    if (document) return document;
+    throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.attachment);
   }
 
   /** The owner's image; anyone else (and a missing one) gets 404. */

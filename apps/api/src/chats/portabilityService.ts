@@ -1,4 +1,11 @@
-import type { ChatExport, DrainMode, ExportFormat, SharedMessage, Thread } from '@chat/contracts';
+import {
+  type ChatExport,
+  type DrainMode,
+  type ExportFormat,
+  isImageAttachment,
+  type SharedMessage,
+  type Thread,
+} from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { notFound } from '../platform/errors';
 import { describeAttachments } from './attachments/repository';
@@ -122,7 +129,7 @@ export class PortabilityService {
     );
     const kept = images.flatMap(({ key, attachmentId }) => {
       const attachment = described.get(attachmentId);
-      return attachment ? [{ key, attachment }] : [];
+      return attachment && isImageAttachment(attachment) ? [{ key, attachment }] : [];
     });
     const keptKeys = new Set(kept.map((image) => image.key));
     return await this.write({

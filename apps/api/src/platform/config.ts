@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { drainModes } from '@chat/contracts';
+import { DOCUMENT_TOKENS_PER_MESSAGE, DOCUMENT_TOKENS_PER_TURN, drainModes } from '@chat/contracts';
 import { z } from 'zod';
 import { ModelListError, type ModelSpec, openaiApiKey, parseModelList, singleModel } from './modelList';
 
@@ -102,6 +102,20 @@ const configSchema = z.object({
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */
   ATTACHMENT_CONTEXT_MESSAGES: z.coerce.number().int().min(0).max(100).default(10),
+  /**
+   * How many tokens of documents' text the model gets (D1): all documents of one message, and of
+   * one call (newest messages first); past them the text is cut with a note saying what was read.
+   */
+  DOCUMENT_TOKENS_PER_MESSAGE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000_000)
+    .default(DOCUMENT_TOKENS_PER_MESSAGE),
+  DOCUMENT_TOKENS_PER_TURN: z.coerce.number().int().min(0).max(10_000_000).default(DOCUMENT_TOKENS_PER_TURN),
+  /** How long and how much heap reading one PDF's text may take at upload before it is refused. */
+  PDF_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  PDF_READ_HEAP_MB: z.coerce.number().int().min(16).max(4096).default(192),
   /** Image uploads read at once per account, and in all (per API instance); more wait their turn. */
   UPLOADS_AT_ONCE_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(2),
   UPLOADS_AT_ONCE: z.coerce.number().int().min(1).max(1000).default(4),

@@ -1,8 +1,8 @@
-import type { AttachmentMediaType } from '@chat/contracts';
+import type { ImageMediaType } from '@chat/contracts';
 
 /** What an image's own header says it is. */
 export interface ImageInfo {
-  mediaType: AttachmentMediaType;
+  mediaType: ImageMediaType;
   width: number;
   height: number;
 }

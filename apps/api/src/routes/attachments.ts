@@ -1,5 +1,5 @@
-import { type AttachmentAnswer, MAX_ATTACHMENT_BYTES } from '@chat/contracts';
-import { getRouterParam, type H3 } from 'h3';
+import { type AttachmentAnswer, isDocumentMediaType, MAX_DOCUMENT_BYTES } from '@chat/contracts';
+import { getRouterParam, type H3, type H3Event } from 'h3';
 import type { MediaFile } from '../chats/attachmentService';
 import { idParam } from '../platform/http';
 import { readUploadedFile } from '../platform/multipartBody';
@@ -11,7 +11,8 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
   const publicRoute = publicRoutes(app);
   const { attachments } = services;
 
-  // Multipart, one file; the request guard leaves this body to the route (bounded as it arrives).
+  // Multipart, one file (an image, or a document: the larger bound is read, each kind then keeps
+  // its own); the request guard leaves this body to the route (bounded as it arrives).
   // It is read only once one of the account's upload slots is free (`platform/uploadSlots.ts`).
   route(
     'post',
@@ -20,7 +21,7 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
       const threadId = idParam(event, 'id');
       const release = await services.http.uploads.acquire(userId, event.req.signal);
       try {
-        const file = await readUploadedFile(event, MAX_ATTACHMENT_BYTES);
+        const file = await readUploadedFile(event, MAX_DOCUMENT_BYTES);
         const answer: AttachmentAnswer = { attachment: await attachments.upload(userId, threadId, file) };
         return Response.json(answer, { status: 201 });
       } finally {
@@ -32,7 +33,7 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
 
   route('get', '/api/media/:id', async (event, userId) => {
     const file = await attachments.media(userId, idParam(event, 'id', 'image'));
-    return mediaResponse(event.req.headers, file, 'private, max-age=86400');
+    return mediaResponse(event, file, 'private, max-age=86400');
   });
 
   // Anyone with the share link; not cached, so a revoked share stops serving at once.
@@ -41,23 +42,44 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
       getRouterParam(event, 'token') ?? '',
       idParam(event, 'id', 'image'),
     );
-    return mediaResponse(event.req.headers, file, 'no-store');
+    return mediaResponse(event, file, 'no-store');
   });
 }
 
 /**
- * The bytes with the stored media type (never sniffed by the browser), shown inline, with an ETag
- * (an attachment's bytes never change, so its id is its version).
+ * What a served file may do when opened on its own: nothing. Text runs in a sandbox (no script,
+ * no same origin, whatever it holds); a PDF only loads the browser's own viewer (a sandboxed
+ * document would not get one), and nothing else.
  */
-function mediaResponse(request: Headers, file: MediaFile, cacheControl: string): Response {
+const TEXT_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox";
+const PDF_POLICY = "default-src 'none'; object-src 'self'; frame-ancestors 'none'";
+
+/** Every kind of text is served as plain text: shown as it is, never rendered (HTML, SVG, ...). */
+function servedType(mediaType: string): string {
+  return isDocumentMediaType(mediaType) && mediaType !== 'application/pdf'
+    ? 'text/plain; charset=utf-8'
+    : mediaType;
+}
+
+/**
+ * The bytes with the stored media type (never sniffed by the browser), shown inline under a strict
+ * content security policy, with an ETag (an attachment's bytes never change, so its id is its
+ * version).
+ */
+function mediaResponse(event: H3Event, file: MediaFile, cacheControl: string): Response {
   const etag = `"${file.id}"`;
   const headers = {
-    'content-type': file.mediaType,
+    'content-type': servedType(file.mediaType),
     'x-content-type-options': 'nosniff',
     'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(file.name)}`,
     'cache-control': cacheControl,
     etag,
   };
-  if (request.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
+  // In place of the API's own policy (set on every response before the route runs).
+  event.res.headers.set(
+    'content-security-policy',
+    file.mediaType === 'application/pdf' ? PDF_POLICY : TEXT_POLICY,
+  );
+  if (event.req.headers.get('if-none-match') === etag) return new Response(null, { status: 304, headers });
   return new Response(file.bytes, { status: 200, headers });
 }

@@ -74,13 +74,13 @@ function postUntilAnswered(
 
 /**
  * POSTs a chunked body that never ends (1 MiB chunks) and resolves with the answer. The writer
- * stops at `pauseAt` (15 MiB: past every bound of the API) and waits; a server that reads the
+ * stops at `pauseAt` (25 MiB: past every bound of the API, the 20 MB of a document upload too) and waits; a server that reads the
  * whole body before answering never answers, and the promise rejects.
  */
 export function postEndlessBody(
   url: string,
   headers: Record<string, string>,
-  pauseAt = 15 * 1024 * 1024,
+  pauseAt = 25 * 1024 * 1024,
 ): Promise<EndlessBodyResult> {
   const chunk = Buffer.alloc(1024 * 1024, 'a');
   return postUntilAnswered(url, headers, { pauseAt, piece: () => chunk });

@@ -72,12 +72,15 @@ export async function startTestApi(
  * Gives the calling test file its own database and API instance for all its tests, with a
  * signed-in guest; `onReady` receives them before the first test.
  */
-export function useTestApi(onReady: (started: { api: TestApi; client: ApiClient }) => void): void {
+export function useTestApi(
+  onReady: (started: { api: TestApi; client: ApiClient }) => void,
+  overrides: Record<string, string> = {},
+): void {
   let database: TestDatabase | undefined;
   let api: TestApi | undefined;
   beforeAll(async () => {
     database = await freshDatabase();
-    api = await startTestApi(database.url);
+    api = await startTestApi(database.url, overrides);
     onReady({ api, client: await api.client() });
   });
   afterAll(async () => {

@@ -1,17 +1,22 @@
 import {
   type Attachment,
   type AttachmentAnswer,
-  attachmentMediaTypes,
+  imageMediaTypes,
+  isDocumentMediaType,
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS_PER_MESSAGE,
+  MAX_DOCUMENT_BYTES,
   mediaUrl,
   refusalMessages,
 } from '@chat/contracts';
 
-/** An image on its way into a message: uploading, uploaded, or refused. */
+/** An image or a document on its way into a message: uploading, uploaded, or refused. */
 export interface PendingAttachment {
   key: string;
   name: string;
+  /** What the picked file says it is (the upload's answer says what it is). */
+  mediaType?: string;
+  size?: number;
   /** A local preview (an object URL of the file itself): shown before the upload is done. */
   previewUrl: string;
   /** Uploaded fraction, 0 to 1. */
@@ -22,8 +27,12 @@ export interface PendingAttachment {
 }
 
 const TOO_LARGE = refusalMessages.too_large.image;
-const NOT_AN_IMAGE = refusalMessages.unsupported_media_type.image;
+const DOCUMENT_TOO_LARGE = refusalMessages.too_large.document;
+const NOT_ACCEPTED = refusalMessages.unsupported_media_type.attachment;
 const GONE = 'This image is no longer available; remove it and attach it again.';
+
+/** A picked file the server would take as an image (else it may be a document, D1). */
+const isImageFile = (file: File) => file.type.startsWith('image/');
 
 /** Where the uploaded, unsent images of one composer wait across a reload. */
 function storageKey(key: string): string {
@@ -74,16 +83,20 @@ export function useAttachments(thread: string | (() => Promise<string>), options
       const item: PendingAttachment = {
         key: crypto.randomUUID(),
         name: file.name || 'image',
+        ...(file.type ? { mediaType: file.type } : {}),
+        size: file.size,
         previewUrl: URL.createObjectURL(file),
         progress: 0,
         state: 'uploading',
       };
       if (live >= MAX_ATTACHMENTS_PER_MESSAGE) {
         fail(item, refusalMessages.too_large.images);
-      } else if (file.type && !(attachmentMediaTypes as readonly string[]).includes(file.type)) {
-        fail(item, NOT_AN_IMAGE);
-      } else if (file.size > MAX_ATTACHMENT_BYTES) {
+      } else if (isImageFile(file) && !(imageMediaTypes as readonly string[]).includes(file.type)) {
+        fail(item, NOT_ACCEPTED);
+      } else if (isImageFile(file) && file.size > MAX_ATTACHMENT_BYTES) {
         fail(item, TOO_LARGE);
+      } else if (file.size > MAX_DOCUMENT_BYTES) {
+        fail(item, DOCUMENT_TOO_LARGE);
       } else {
         items.value.push(item);
         void upload(item.key, file);
@@ -105,9 +118,13 @@ export function useAttachments(thread: string | (() => Promise<string>), options
   function restored(attachment: Attachment): PendingAttachment {
     const key = crypto.randomUUID();
     const previewUrl = mediaUrl(attachment.id);
-    const probe = new Image();
-    probe.onerror = () => update(key, { state: 'error', error: GONE, attachment: undefined });
-    probe.src = previewUrl;
+    // An image is probed by loading it; a document is not fetched (it may be megabytes): a swept
+    // one is refused by the send, which says so.
+    if (!isDocumentMediaType(attachment.mediaType)) {
+      const probe = new Image();
+      probe.onerror = () => update(key, { state: 'error', error: GONE, attachment: undefined });
+      probe.src = previewUrl;
+    }
     return { key, name: attachment.name, previewUrl, progress: 1, state: 'ready', attachment };
   }
 
@@ -128,7 +145,7 @@ export function useAttachments(thread: string | (() => Promise<string>), options
     } catch (cause) {
       update(key, {
         state: 'error',
-        error: `The image could not be uploaded: ${ApiRequestError.fromUnknown(cause).message}`,
+        error: `The file could not be uploaded: ${ApiRequestError.fromUnknown(cause).message}`,
       });
       return;
     }
@@ -152,7 +169,7 @@ export function useAttachments(thread: string | (() => Promise<string>), options
     };
     request.onerror = () => {
       requests.delete(key);
-      update(key, { state: 'error', error: 'The image could not be uploaded. Check the connection.' });
+      update(key, { state: 'error', error: 'The file could not be uploaded. Check the connection.' });
     };
     const form = new FormData();
     form.append('file', file, file.name);
@@ -199,15 +216,16 @@ export function useAttachments(thread: string | (() => Promise<string>), options
 }
 
 function refusalOf(request: XMLHttpRequest): string {
-  if (request.status === 413) return TOO_LARGE;
-  if (request.status === 415) return NOT_AN_IMAGE;
   try {
     const body = JSON.parse(request.responseText) as { error?: { message?: string } };
     if (body.error?.message) return body.error.message;
   } catch {
     // Not JSON: say what happened in general.
   }
-  return `The image could not be uploaded (${request.status}).`;
+  // The server's words say which bound or why a PDF could not be read; without them, the general one.
+  if (request.status === 413) return TOO_LARGE;
+  if (request.status === 415) return NOT_ACCEPTED;
+  return `The file could not be uploaded (${request.status}).`;
 }
 
 /** The files of a paste or a drop (a text paste has none); `add` says why one is refused. */

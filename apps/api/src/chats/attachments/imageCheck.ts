@@ -1,5 +1,5 @@
 import {
-  type AttachmentMediaType,
+  type ImageMediaType,
   MAX_ATTACHMENT_BYTES,
   MAX_IMAGE_PIXELS,
   MAX_IMAGE_SIDE,
@@ -11,7 +11,7 @@ import { sniffImage } from '../../platform/imageInfo';
 /** An image that passed the checks, described from its own bytes. */
 export interface CheckedImage {
   name: string;
-  mediaType: AttachmentMediaType;
+  mediaType: ImageMediaType;
   size: number;
   width: number;
   height: number;
@@ -24,10 +24,20 @@ export interface CheckedImage {
  * dimension bounds its own header states (`413 too_large`). The name is made safe to show.
  */
 export function checkImage(bytes: Uint8Array, name: string): CheckedImage {
+  const image = checkedImage(bytes, name);
+  if (!image) throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.image);
+  return image;
+}
+
+/**
+ * The same checks for bytes that may be something else (an upload that may be a document):
+ * undefined when they are not an image at all.
+ */
+export function checkedImage(bytes: Uint8Array, name: string): CheckedImage | undefined {
+  const info = sniffImage(bytes);
+  if (!info) return undefined;
   if (bytes.byteLength > MAX_ATTACHMENT_BYTES)
     throw new ApiError('too_large', refusalMessages.too_large.image);
-  const info = sniffImage(bytes);
-  if (!info) throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.image);
   if (!withinImageBounds(info)) throw new ApiError('too_large', refusalMessages.too_large.imageDimensions);
   return {
     name: cleanName(name, info.mediaType),
@@ -52,6 +62,11 @@ const EXTENSIONS: Record<string, string> = {
   'image/jpeg': 'jpg',
   'image/webp': 'webp',
   'image/gif': 'gif',
+  'application/pdf': 'pdf',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'text/csv': 'csv',
+  'application/json': 'json',
 };
 
 /** A file name safe to show and to send back in a header: no path, no control characters, bounded. */
@@ -61,5 +76,6 @@ export function cleanName(name: string, mediaType: string): string {
     .replace(/[\u0000-\u001f\u007f"]/g, '')
     .trim()
     .slice(0, 200);
-  return base || `image.${EXTENSIONS[mediaType] ?? 'img'}`;
+  const stem = mediaType.startsWith('image/') ? 'image' : 'document';
+  return base || `${stem}.${EXTENSIONS[mediaType] ?? 'bin'}`;
 }

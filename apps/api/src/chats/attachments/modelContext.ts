@@ -1,7 +1,8 @@
 import type { LanguageModelV4, LanguageModelV4Message, LanguageModelV4Prompt } from '@ai-sdk/provider';
-import { type Attachment, attachmentIdOfUrl } from '@chat/contracts';
+import { type Attachment, attachmentIdOfUrl, isDocumentMediaType } from '@chat/contracts';
 import { wrapLanguageModel } from 'ai';
 import { imageKind } from '../../platform/imageInfo';
+import { type DocumentBudget, documentTexts } from './documentContext';
 
 /** What a reference whose bytes are gone (deleted, a failed upload) reads as, to the model and in the page. */
 export const IMAGE_NOT_AVAILABLE = '[image not available]';
@@ -11,6 +12,10 @@ export interface AttachmentContextOptions {
   window: number;
   describe(ids: readonly string[]): Promise<Map<string, Attachment>>;
   bytes(ids: readonly string[]): Promise<Map<string, Uint8Array>>;
+  /** Documents' extracted texts (D1); without it a document reads as not available. */
+  texts?(ids: readonly string[]): Promise<Map<string, string>>;
+  /** How much of documents' text a call holds. */
+  documentBudget?: DocumentBudget;
 }
 
 /** How a stored reference reaches the model call: it ends with the media route. */
@@ -37,7 +42,13 @@ export function withAttachmentContext(
       // server could fetch): the model "supports" them.
       overrideSupportedUrls: async ({ model: inner }) => {
         const supported = await inner.supportedUrls;
-        return { ...supported, 'image/*': [...(supported['image/*'] ?? []), MEDIA_REFERENCE] };
+        const withReference = (type: string) => [...(supported[type] ?? []), MEDIA_REFERENCE];
+        return {
+          ...supported,
+          'image/*': withReference('image/*'),
+          'application/*': withReference('application/*'),
+          'text/*': withReference('text/*'),
+        };
       },
       transformParams: async ({ params }) => ({
         ...params,
@@ -56,32 +67,54 @@ function referenceOf(part: UserPart): string | undefined {
   return undefined;
 }
 
+/**
+ * Resolves the prompt's references: images of the last `window` messages with images into their
+ * bytes (older ones a note), documents into their text within the document budget
+ * (`documentContext.ts`).
+ */
 export async function resolveImages(
   prompt: LanguageModelV4Prompt,
   options: AttachmentContextOptions,
 ): Promise<LanguageModelV4Prompt> {
-  const inWindow = new Set<number>();
-  const referenced: string[] = [];
-  const windowed: string[] = [];
-  for (let index = prompt.length - 1; index >= 0; index--) {
-    const message = prompt[index];
+  const referenced: Array<{ message: number; id: string; mediaType: string }> = [];
+  for (const [index, message] of prompt.entries()) {
     if (message?.role !== 'user') continue;
-    const ids = message.content.flatMap((part) => referenceOf(part) ?? []);
-    if (ids.length === 0) continue;
-    referenced.push(...ids);
-    if (inWindow.size < options.window) {
-      inWindow.add(index);
-      windowed.push(...ids);
+    for (const part of message.content) {
+      const id = referenceOf(part);
+      if (id && part.type === 'file') referenced.push({ message: index, id, mediaType: part.mediaType });
     }
   }
   if (referenced.length === 0) return prompt;
-  const [described, bytes] = await Promise.all([options.describe(referenced), options.bytes(windowed)]);
+  const described = await options.describe(referenced.map((reference) => reference.id));
+  // A document by its description, or, once it is gone, by the type its reference names.
+  const documents = referenced.filter(({ id, mediaType }) =>
+    isDocumentMediaType(described.get(id)?.mediaType ?? mediaType),
+  );
+  const images = referenced.filter((reference) => !documents.includes(reference));
+  // The window counts messages with images, newest first.
+  const inWindow = new Set(
+    [...new Set(images.map((image) => image.message))].sort((a, b) => b - a).slice(0, options.window),
+  );
+  const windowed = images.filter((image) => inWindow.has(image.message)).map((image) => image.id);
+  const documentIds = documents.map((document) => document.id);
+  const [bytes, texts] = await Promise.all([
+    options.bytes(windowed),
+    documentIds.length > 0 && options.texts ? options.texts(documentIds) : new Map<string, string>(),
+  ]);
+  const documentText = documentTexts(
+    documents,
+    described,
+    texts,
+    options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
+  );
   return prompt.map((message, index) => {
     if (message.role !== 'user') return message;
     const content = message.content.map((part): UserPart => {
       const id = referenceOf(part);
       if (!id || part.type !== 'file') return part;
       const attachment = described.get(id);
+      const text = documentText.get(`${index}:${id}`);
+      if (text !== undefined) return { type: 'text', text };
       const data = bytes.get(id);
       if (!attachment) return { type: 'text', text: IMAGE_NOT_AVAILABLE };
       if (!inWindow.has(index)) return { type: 'text', text: olderImageNote(attachment) };

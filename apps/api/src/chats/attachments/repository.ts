@@ -9,8 +9,17 @@ const { attachments } = schema;
 
 /** The columns that describe an attachment (never its bytes, which live in the storage). */
 export function toAttachment(row: AttachmentRow): Attachment {
-  const { id, name, mediaType, size, width, height } = row;
-  return { id, name, mediaType, size, width, height };
+  const { id, name, mediaType, size, width, height, pages, words } = row;
+  return {
+    id,
+    name,
+    mediaType,
+    size,
+    width,
+    height,
+    ...(pages === null ? {} : { pages }),
+    ...(words === null ? {} : { words }),
+  };
 }
 
 export async function insertAttachment(

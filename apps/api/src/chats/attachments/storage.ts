@@ -13,11 +13,15 @@ export interface AttachmentStorage {
   get(attachmentId: string): Promise<Uint8Array<ArrayBuffer> | undefined>;
   /** The bytes of several attachments; missing ones are absent from the map. */
   getMany(attachmentIds: readonly string[]): Promise<Map<string, Uint8Array>>;
+  /** Stores a document's extracted text, once, beside its bytes. */
+  putText(q: Queryable, attachmentId: string, text: string): Promise<void>;
+  /** The extracted texts of several documents; missing ones are absent from the map. */
+  getTexts(attachmentIds: readonly string[]): Promise<Map<string, string>>;
 }
 
-const { attachmentBlobs } = schema;
+const { attachmentBlobs, attachmentTexts } = schema;
 
-/** Bytes in PostgreSQL (`attachment_blobs`), deleted with their attachment row (cascade). */
+/** Bytes in PostgreSQL (`attachment_blobs`, a document's text in `attachment_texts`), deleted with their attachment row (cascade). */
 export function postgresAttachmentStorage(db: Queryable): AttachmentStorage {
   return {
     put: async (q, attachmentId, bytes) => {
@@ -37,6 +41,17 @@ export function postgresAttachmentStorage(db: Queryable): AttachmentStorage {
         .from(attachmentBlobs)
         .where(inArray(attachmentBlobs.attachmentId, [...attachmentIds]));
       return new Map(rows.map((row) => [row.attachmentId, new Uint8Array(row.bytes)]));
+    },
+    putText: async (q, attachmentId, text) => {
+      await q.insert(attachmentTexts).values({ attachmentId, text });
+    },
+    getTexts: async (attachmentIds) => {
+      if (attachmentIds.length === 0) return new Map();
+      const rows = await db
+        .select()
+        .from(attachmentTexts)
+        .where(inArray(attachmentTexts.attachmentId, [...attachmentIds]));
+      return new Map(rows.map((row) => [row.attachmentId, row.text]));
     },
   };
 }

@@ -1,4 +1,9 @@
-import type { Attachment, ChatExport, ExportedMessage } from '@chat/contracts';
+import {
+  type ChatExport,
+  type ExportedMessage,
+  type ImageAttachment,
+  isImageAttachment,
+} from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { readBranchMessages } from '../../agent/memoryTables';
 import { InvariantError, notFound, threadBusy } from '../../platform/errors';
@@ -23,7 +28,7 @@ export interface ChatExportSource {
   title: string;
   createdAt: Date;
   content: ChatContent;
-  images: Array<{ key: string; attachment: Attachment }>;
+  images: Array<{ key: string; attachment: ImageAttachment }>;
 }
 
 /** The whole chat (an export), or the shown version up to one message (a fork, P3). */
@@ -88,11 +93,12 @@ export async function readChatExport(
     const newImageIds = fresh
       .flatMap((message) => (message.parts as UIPart[]).flatMap((part) => attachmentIdOfPart(part) ?? []))
       .filter((id) => !keyOfImage.has(id));
-    // Only this chat's own images go along; a reference whose image is gone is left out.
+    // Only this chat's own images go along; a reference whose image is gone is left out, and so
+    // is a document (D1): the export format carries images only, so far.
     const described = await describeAttachments(q, newImageIds, thread.id);
     for (const id of newImageIds) {
       const attachment = described.get(id);
-      if (!attachment || keyOfImage.has(id)) continue;
+      if (!attachment || !isImageAttachment(attachment) || keyOfImage.has(id)) continue;
       const key = `i${keyOfImage.size + 1}`;
       keyOfImage.set(attachment.id, key);
       images.push({ key, attachment });

@@ -1,4 +1,10 @@
-import { type Attachment, type ExportedPart, exportedToolStates, mediaUrl } from '@chat/contracts';
+import {
+  type Attachment,
+  type ExportedPart,
+  exportedToolStates,
+  type ImageAttachment,
+  mediaUrl,
+} from '@chat/contracts';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { AIV6Adapter } from '@mastra/core/agent/message-list';
 import { attachmentIdOfPart } from '../attachments/parts';
@@ -38,7 +44,7 @@ export function toExportedPart(
       if (!image || !mediaType) return null;
       return {
         type: 'file',
-        mediaType: mediaType as Attachment['mediaType'],
+        mediaType: mediaType as ImageAttachment['mediaType'],
         image,
         ...optional('filename', string('filename')),
       };

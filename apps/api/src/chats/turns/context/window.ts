@@ -9,7 +9,6 @@ import {
 import {
   countStoredParts,
   countSystemTokens,
-  encodingOfModel,
   IMAGE_TOKENS,
   type TokenEncoding,
 } from '../../../agent/tokenCount';
@@ -17,8 +16,8 @@ import { findLatestMarker, insertTokenCounts, originOfMessage } from './reposito
 
 /** The configured model's window (C2) and when a turn compacts first (C3; null: compaction is off). */
 export interface ContextSettings {
-  /** `CHAT_MODEL`: picks the tokenizer's encoding. */
-  model: string;
+  /** The tokens every window is counted in (the default model's). */
+  encoding: TokenEncoding;
   window: number;
   compactAt: number | null;
   /**
@@ -53,7 +52,7 @@ export class ContextWindows {
   private readonly siblings = new Map<number, ContextWindows>();
 
   constructor(readonly settings: ContextSettings) {
-    this.encoding = encodingOfModel(settings.model);
+    this.encoding = settings.encoding;
     this.fixedTokens = countSystemTokens(CHAT_INSTRUCTIONS, this.encoding);
   }
 

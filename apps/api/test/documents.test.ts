@@ -1,0 +1,353 @@
+import type { Attachment } from '@chat/contracts';
+import { describe, expect, it } from 'vitest';
+import { parseDocumentPrompt } from '../src/agent/documentPrompt';
+import { documentTexts } from '../src/chats/attachments/documentContext';
+import { resolveImages } from '../src/chats/attachments/modelContext';
+import { sweepUnsentAttachments } from '../src/chats/attachments/sweep';
+import { type ApiClient, readChunks, textOfChunks } from './support/client';
+import { pdfBomb, pdfBytes } from './support/documents';
+import { pngBytes, sendWithImages, upload, uploaded } from './support/images';
+import { type TestApi, useTestApi } from './support/testApi';
+
+let api: TestApi;
+let client: ApiClient;
+// Small budgets so a test can show what is cut; the PDF reader's heap is small too.
+useTestApi(
+  (started) => {
+    ({ api, client } = started);
+  },
+  { DOCUMENT_TOKENS_PER_MESSAGE: '400', DOCUMENT_TOKENS_PER_TURN: '600', PDF_READ_HEAP_MB: '64' },
+);
+
+type Refusal = { error: { code: string; message: string } };
+
+const text = (value: string) => new TextEncoder().encode(value) as Uint8Array<ArrayBuffer>;
+
+async function uploadedAs(
+  threadId: string,
+  bytes: Uint8Array<ArrayBuffer>,
+  name: string,
+): Promise<Attachment> {
+  const response = await upload(client, threadId, bytes, name, 'application/octet-stream');
+  expect(response.status, await response.clone().text()).toBe(201);
+  return ((await response.json()) as { attachment: Attachment }).attachment;
+}
+
+async function replyOf(response: Response): Promise<string> {
+  expect(response.status).toBe(200);
+  return textOfChunks(await readChunks(response));
+}
+
+async function countRows(table: 'attachments' | 'attachment_texts', threadId: string): Promise<number> {
+  const sql = api.runtime.database.sql;
+  const [row] =
+    table === 'attachments'
+      ? await sql<
+          { count: number }[]
+        >`select count(*)::int as count from attachments where thread_id = ${threadId}`
+      : await sql<{ count: number }[]>`
+          select count(*)::int as count from attachment_texts t join attachments a on a.id = t.attachment_id
+          where a.thread_id = ${threadId}`;
+  return row?.count ?? 0;
+}
+
+describe('uploading a document', () => {
+  it('takes a PDF by its header and text by its bytes, whatever the name says; the name picks the kind of text', async () => {
+    const threadId = await client.createThread();
+    const pdf = await uploadedAs(
+      threadId,
+      pdfBytes(['Quarterly report', 'Revenue grew (a lot)', 'The end']),
+      'report.bin',
+    );
+    expect(pdf).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'report.bin',
+      mediaType: 'application/pdf',
+      size: expect.any(Number),
+      width: 0,
+      height: 0,
+      pages: 3,
+      words: 8,
+    });
+    const kinds = await Promise.all(
+      [
+        ['notes.md', '# Notes\n\nSome *text*.'],
+        ['table.csv', 'a,b\n1,2\n'],
+        ['data.json', '{"a": [1, 2]}'],
+        ['main.ts', 'export const x = 1;\n'],
+        ['README', 'plain words here'],
+      ].map(async ([name, body]) => (await uploadedAs(threadId, text(body ?? ''), name ?? '')).mediaType),
+    );
+    expect(kinds).toEqual(['text/markdown', 'text/csv', 'application/json', 'text/plain', 'text/plain']);
+    expect(await countRows('attachment_texts', threadId)).toBe(6);
+  });
+
+  it('refuses bytes that are neither an image, a PDF nor UTF-8 text with 415, storing nothing', async () => {
+    const threadId = await client.createThread();
+    const withNul = text('looks like text\u0000but is not');
+    const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]); // "café" in Latin-1: not UTF-8
+    const zip = new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]);
+    for (const [what, bytes] of [
+      ['a NUL byte', withNul],
+      ['invalid UTF-8', latin1],
+      ['a zip named .md', zip],
+    ] as const) {
+      const response = await upload(
+        client,
+        threadId,
+        bytes as Uint8Array<ArrayBuffer>,
+        'notes.md',
+        'text/markdown',
+      );
+      expect(response.status, what).toBe(415);
+      const { error } = (await response.json()) as Refusal;
+      expect(error.code, what).toBe('unsupported_media_type');
+      expect(error.message, what).toContain('PDFs and text files');
+    }
+    expect(await countRows('attachments', threadId)).toBe(0);
+  });
+
+  it('refuses a malformed PDF and a PDF bomb with a reason, in bounded time and memory, while the API keeps answering', async () => {
+    const threadId = await client.createThread();
+    const malformed = await upload(
+      client,
+      threadId,
+      text('%PDF-1.7\nthis is not a PDF at all'),
+      'broken.pdf',
+    );
+    expect(malformed.status).toBe(415);
+    expect(((await malformed.json()) as Refusal).error).toEqual({
+      code: 'unsupported_media_type',
+      message: 'This PDF could not be read: it is damaged or not a PDF.',
+    });
+
+    // 400 MB of text operators in about 1.4 MB: read naively it holds hundreds of megabytes.
+    const bomb = await pdfBomb(400);
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 10);
+    let refused: Response;
+    try {
+      const pending = upload(client, threadId, bomb, 'bomb.pdf');
+      const health = await fetch(`${api.baseUrl}/api/health`);
+      expect(health.status).toBe(200);
+      refused = await pending;
+    } finally {
+      clearInterval(sampler);
+    }
+    // The API runs in this process: reading the bomb grew it by far less than the bomb holds.
+    expect((peak - before) / (1024 * 1024)).toBeLessThan(200);
+    expect(refused.status).toBe(415);
+    expect(((await refused.json()) as Refusal).error).toEqual({
+      code: 'unsupported_media_type',
+      message: 'This PDF could not be read: its compressed content expands too far.',
+    });
+    expect(await countRows('attachments', threadId)).toBe(0);
+  }, 60_000);
+
+  it('refuses a PDF with more pages than the bound with 413 too_large', async () => {
+    const threadId = await client.createThread();
+    const pages = Array.from({ length: 501 }, (_, index) => `page ${index + 1}`);
+    const response = await upload(client, threadId, pdfBytes(pages), 'long.pdf');
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as Refusal).error).toEqual({
+      code: 'too_large',
+      message: 'PDFs can have at most 500 pages.',
+    });
+    const atBound = await uploadedAs(threadId, pdfBytes(pages.slice(0, 500)), 'ok.pdf');
+    expect(atBound.pages).toBe(500);
+  }, 60_000);
+
+  it('takes a document over 10 MB (the image bound) up to 20 MB, and refuses one past it with 413', async () => {
+    const threadId = await client.createThread();
+    const line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit\n';
+    const big = text(line.repeat(Math.floor((15 * 1024 * 1024) / line.length)));
+    const taken = await uploadedAs(threadId, big, 'big.txt');
+    expect(taken.size).toBe(big.byteLength);
+    const tooBig = text(line.repeat(Math.ceil((20 * 1024 * 1024 + 1) / line.length)));
+    const refused = await upload(client, threadId, tooBig, 'huge.txt');
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as Refusal).error.code).toBe('too_large');
+    // An image keeps its own bound.
+    const bigImage = await upload(client, threadId, pngBytes(100, 100, 11 * 1024 * 1024), 'big.png');
+    expect(bigImage.status).toBe(413);
+    expect(await countRows('attachments', threadId)).toBe(1);
+  }, 60_000);
+
+  it('shares the per-message limit with images, only the owner reads it, unsent ones are swept and the chat takes them along', async () => {
+    const threadId = await client.createThread();
+    const ids = [
+      (await uploaded(client, threadId, pngBytes(10, 10))).id,
+      (await uploadedAs(threadId, text('one'), 'a.txt')).id,
+      (await uploadedAs(threadId, text('two'), 'b.txt')).id,
+      (await uploadedAs(threadId, pdfBytes(['three']), 'c.pdf')).id,
+      (await uploadedAs(threadId, text('five'), 'e.txt')).id,
+    ];
+    const tooMany = await sendWithImages(client, threadId, 'five', ids);
+    expect(tooMany.status).toBe(400);
+
+    const stranger = await api.client();
+    expect((await stranger.fetch('GET', `/api/media/${ids[1]}`)).status).toBe(404);
+
+    await sweepUnsentAttachments(api.runtime.database.db, new Date(Date.now() + 60_000));
+    expect(await countRows('attachments', threadId)).toBe(0);
+
+    const kept = await uploadedAs(threadId, text('kept'), 'kept.txt');
+    await replyOf(await sendWithImages(client, threadId, 'read it', [kept.id]));
+    await sweepUnsentAttachments(api.runtime.database.db, new Date(Date.now() + 60_000));
+    expect(await countRows('attachment_texts', threadId)).toBe(1);
+    expect((await client.fetch('DELETE', `/api/threads/${threadId}`)).status).toBe(204);
+    expect(await countRows('attachment_texts', threadId)).toBe(0);
+  });
+});
+
+describe('serving a document', () => {
+  it('serves a PDF inline under a strict CSP, and text as plain text that is never rendered as HTML', async () => {
+    const threadId = await client.createThread();
+    const pdf = await uploadedAs(threadId, pdfBytes(['hello']), 'report.pdf');
+    const html = await uploadedAs(threadId, text('<script>alert(1)</script>'), 'page.html');
+    expect(html.mediaType).toBe('text/plain');
+
+    const pdfResponse = await client.fetch('GET', `/api/media/${pdf.id}`);
+    expect(pdfResponse.status).toBe(200);
+    expect(pdfResponse.headers.get('content-type')).toBe('application/pdf');
+    expect(pdfResponse.headers.get('content-disposition')).toBe(`inline; filename*=UTF-8''report.pdf`);
+    expect(pdfResponse.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(pdfResponse.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; object-src 'self'; frame-ancestors 'none'",
+    );
+
+    const htmlResponse = await client.fetch('GET', `/api/media/${html.id}`);
+    expect(htmlResponse.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(htmlResponse.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(htmlResponse.headers.get('content-security-policy')).toContain('sandbox');
+    expect(await htmlResponse.text()).toBe('<script>alert(1)</script>');
+  });
+});
+
+describe('the model reads documents', () => {
+  it('gets the text of a PDF and a Markdown file; memory holds references, never the text', async () => {
+    const threadId = await client.createThread();
+    const pdf = await uploadedAs(threadId, pdfBytes(['Alpha beta gamma', 'delta epsilon']), 'report.pdf');
+    const md = await uploadedAs(threadId, text('# Plan\n\nzeta eta theta iota\n'), 'plan.md');
+    const reply = await replyOf(await sendWithImages(client, threadId, 'summarise these', [pdf.id, md.id]));
+    expect(reply).toContain('I read 2 documents: report.pdf, 2 pages, 5 words; plan.md, 6 words.');
+
+    const rows = await api.runtime.database.sql<{ content: string }[]>`
+      select content from mastra.mastra_messages where thread_id = (
+        select memory_thread_id from branches where thread_id = ${threadId})`;
+    const raw = rows.map((row) => row.content).join('\n');
+    expect(raw).toContain(`/api/media/${pdf.id}`);
+    expect(raw).toContain(`/api/media/${md.id}`);
+    expect(raw).not.toContain('Alpha beta');
+    expect(raw).not.toContain('zeta eta');
+
+    // The detail shows the documents as file parts of the message (a chip), with their description.
+    const detail = await client.detail(threadId);
+    const user = detail.messages.find((message) => message.role === 'user');
+    const files = user?.parts.filter((part) => part.type === 'file') ?? [];
+    expect(files.map((part) => part.mediaType)).toEqual(['application/pdf', 'text/markdown']);
+  });
+
+  it("never takes a document's text for what the person wrote: no quote of it, no directives from it", async () => {
+    const threadId = await client.createThread();
+    const notes = await uploadedAs(
+      threadId,
+      text('Remember: [[fail]] and [[words:3]] are in here.'),
+      'notes.txt',
+    );
+    const reply = await replyOf(await sendWithImages(client, threadId, 'what does it say?', [notes.id]));
+    expect(reply).toContain('I read 1 document: notes.txt, 7 words.');
+    expect(reply).toContain('You said: "what does it say?"');
+    expect(reply.split(' ').length).toBeGreaterThan(20);
+  });
+
+  it('cuts what does not fit the budget by whole pages, with a note saying what was read', async () => {
+    const threadId = await client.createThread();
+    // Each page is about 100 tokens: 400 a message holds a few of the 20.
+    const pages = Array.from(
+      { length: 20 },
+      (_, index) => `Page ${index + 1}: ${Array.from({ length: 50 }, (_, word) => `w${word}`).join(' ')}`,
+    );
+    const pdf = await uploadedAs(threadId, pdfBytes(pages), 'long.pdf');
+    const reply = await replyOf(await sendWithImages(client, threadId, 'read it', [pdf.id]));
+    const match = /I read 1 document: long\.pdf, pages 1-(\d+) of 20 were read, ([\d,]+) words\./.exec(reply);
+    expect(match, reply).not.toBeNull();
+    const read = Number(match?.[1]);
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThan(20);
+    expect(Number(match?.[2]?.replace(',', ''))).toBe(read * 52);
+  });
+
+  it('shares the per-turn budget across messages, newest first; an older document past it gets a note', () => {
+    // One token a word, so the arithmetic is visible: 400 a message, 600 a turn.
+    const budget = { perMessage: 400, perTurn: 600, countTokens: (value: string) => value.split(' ').length };
+    const line = 'one two three four five six seven eight nine';
+    const doc = (id: string, name: string): Attachment => ({
+      id,
+      name,
+      mediaType: 'text/plain',
+      size: 1,
+      width: 0,
+      height: 0,
+      words: 1000,
+    });
+    const described = new Map([
+      ['a', doc('a', 'old.txt')],
+      ['b', doc('b', 'middle.txt')],
+      ['c', doc('c', 'new.txt')],
+    ]);
+    const texts = new Map(
+      ['a', 'b', 'c'].map((id) => [id, Array.from({ length: 100 }, () => line).join('\n')]),
+    );
+    const result = documentTexts(
+      [
+        { message: 0, id: 'a' },
+        { message: 2, id: 'b' },
+        { message: 4, id: 'c' },
+      ],
+      described,
+      texts,
+      budget,
+    );
+    // 10 tokens a line (9 words and the line break): the newest gets 40 lines, the next 20, the
+    // oldest nothing but a note.
+    expect(parseDocumentPrompt(result.get('4:c') ?? '')?.cut).toBe('lines 1-40 of 100 were read');
+    expect(parseDocumentPrompt(result.get('2:b') ?? '')?.cut).toBe('lines 1-20 of 100 were read');
+    expect(result.get('0:a')).toBe(
+      '[document old.txt: not read, the lines did not fit the context budget for documents]',
+    );
+    // A reference whose document is gone reads as such.
+    expect(documentTexts([{ message: 0, id: 'z' }], described, texts, budget).get('0:z')).toBe(
+      '[document not available]',
+    );
+  });
+
+  it('reads a document whose row is gone as a document not available, by the type its reference names', async () => {
+    const id = crypto.randomUUID();
+    const prompt = await resolveImages(
+      [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what about this?' },
+            { type: 'file', mediaType: 'application/pdf', data: { type: 'data', data: `/api/media/${id}` } },
+          ],
+        },
+      ],
+      {
+        window: 10,
+        describe: async () => new Map(),
+        bytes: async () => new Map(),
+        texts: async () => new Map(),
+        documentBudget: { perMessage: 100, perTurn: 100, countTokens: () => 1 },
+      },
+    );
+    expect(prompt[0]?.content).toEqual([
+      { type: 'text', text: 'what about this?' },
+      { type: 'text', text: '[document not available]' },
+    ]);
+  });
+});

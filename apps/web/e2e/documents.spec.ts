@@ -1,0 +1,65 @@
+import { expect, test } from './fixtures';
+import { pdfBytes } from './support/documents';
+
+test.describe('documents in chat', () => {
+  test('a PDF and a Markdown file queue as chips in the Dock, show in the transcript, open as files, and the model read both', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:250]] [[delay:40]] first');
+    await expect(chat.stopButton).toBeVisible();
+
+    await page.getByTestId('attach-input').setInputFiles([
+      {
+        name: 'report.pdf',
+        mimeType: 'application/pdf',
+        buffer: pdfBytes(['Quarterly report', 'Revenue grew']),
+      },
+      {
+        name: 'plan.md',
+        mimeType: 'text/markdown',
+        buffer: Buffer.from('# Plan\n\nShip the documents feature.\n'),
+      },
+    ]);
+    const chips = chat.composer.getByTestId('attachment-thumb');
+    await expect(chips).toHaveCount(2);
+    await expect(chips.nth(0)).toHaveAttribute('data-state', 'ready');
+    await expect(chips.nth(1)).toHaveAttribute('data-state', 'ready');
+    await expect(chips.nth(0).getByTestId('document-detail')).toHaveText('PDF · 2 pages');
+    await expect(chips.nth(1).getByTestId('document-detail')).toHaveText(/^Markdown · \d+ B$/);
+
+    // Sent while the reply streams: it waits in the Dock with both chips.
+    const question = 'summarise these [[words:30]]';
+    await chat.send(question);
+    await dock.expectTexts([question]);
+    const queued = dock.items.first().getByTestId('document-chip');
+    await expect(queued).toHaveCount(2);
+    await expect(queued.nth(0)).toContainText('report.pdf');
+    await expect(queued.nth(0)).toContainText('PDF · 2 pages');
+    await expect(queued.nth(1)).toContainText('plan.md');
+    await expect(chips).toHaveCount(0);
+
+    // Once it ran, the transcript shows both documents, and the model says what it read.
+    await expect(chat.userMessages).toHaveCount(2, { timeout: 30_000 });
+    const shown = chat.userMessages.last().getByTestId('message-document');
+    await expect(shown).toHaveCount(2);
+    await expect(shown.nth(0)).toContainText('report.pdf');
+    await expect(shown.nth(1)).toContainText('plan.md');
+    await expect(chat.lastReply()).toContainText(
+      'I read 2 documents: report.pdf, 2 pages, 4 words; plan.md, 6 words.',
+      { timeout: 30_000 },
+    );
+
+    // Each opens as the file itself in a tab of its own: the PDF inline, the text as plain text.
+    await expect(shown.nth(0)).toHaveAttribute('target', '_blank');
+    const pdfUrl = await shown.nth(0).getAttribute('href');
+    const mdUrl = await shown.nth(1).getAttribute('href');
+    const pdf = await page.request.get(pdfUrl ?? '');
+    expect(pdf.headers()['content-type']).toBe('application/pdf');
+    expect(pdf.headers()['content-disposition']).toBe(`inline; filename*=UTF-8''report.pdf`);
+    const markdown = await page.request.get(mdUrl ?? '');
+    expect(markdown.headers()['content-type']).toBe('text/plain; charset=utf-8');
+    expect(await markdown.text()).toBe('# Plan\n\nShip the documents feature.\n');
+  });
+});
