@@ -5,6 +5,7 @@ import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
 import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX } from './limits';
 import { hasVisibleText } from './text';
+import { type ToolSetting, toolModeChanges } from './tools';
 import type { TurnQueue } from './turns';
 
 export interface Thread {
@@ -42,12 +43,19 @@ export const createThreadBody = z.object({ title: threadTitle.optional() });
 export type CreateThreadBody = z.infer<typeof createThreadBody>;
 
 /**
- * `PATCH /api/threads/:id`: a new title, who runs the queue (Q15), or both. A body that changes
- * nothing is refused, like any other bad body.
+ * `PATCH /api/threads/:id`: a new title, who runs the queue (Q15), the chat's tool settings (T1),
+ * or several of them. A body that changes nothing is refused, like any other bad body.
  */
 export const updateThreadBody = z
-  .object({ title: threadTitle.optional(), drainMode: z.enum(drainModes).optional() })
-  .refine((body) => body.title !== undefined || body.drainMode !== undefined, 'nothing to change');
+  .object({
+    title: threadTitle.optional(),
+    drainMode: z.enum(drainModes).optional(),
+    tools: toolModeChanges.optional(),
+  })
+  .refine(
+    (body) => body.title !== undefined || body.drainMode !== undefined || body.tools !== undefined,
+    'nothing to change',
+  );
 export type UpdateThreadBody = z.infer<typeof updateThreadBody>;
 
 /** `GET /api/threads?limit&cursor`: the query of one page of the thread list. */
@@ -116,6 +124,8 @@ export interface ThreadDetail {
   notes: Note[];
   /** The context meter of the shown branch (C2). */
   context: ContextState;
+  /** The chat's tool settings (T1): every tool the server has, with this chat's mode. Never in a share or export. */
+  tools: ToolSetting[];
 }
 
 /**

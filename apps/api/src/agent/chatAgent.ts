@@ -1,4 +1,5 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ToolMode } from '@chat/contracts';
 import { DATABASE_TIMEOUTS } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
@@ -6,7 +7,8 @@ import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
 import pg from 'pg';
-import { type ChatToolPorts, createChatTools } from './tools';
+import { ToolCatalog } from './toolCatalog';
+import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts, createChatTools } from './tools';
 
 export const CHAT_INSTRUCTIONS = [
   'You are a helpful, concise assistant in a web chat.',
@@ -25,6 +27,8 @@ export interface ChatAgent {
   storage: PostgresStore;
   /** The agent's model, for the calls that are not turns (a compaction's summary, C3). */
   model: LanguageModelV4;
+  /** The tools the agent has, with each one's default mode (T1). */
+  tools: ToolCatalog;
   close(): Promise<void>;
 }
 
@@ -39,6 +43,8 @@ export async function createChatAgent(options: {
   startupLock: <T>(work: () => Promise<T>) => Promise<T>;
   /** What the built-in tools write through (the API's own tables). */
   tools: ChatToolPorts;
+  /** `TOOL_DEFAULTS`: a tool's mode in a chat that never changed it, over the built-in defaults. */
+  toolDefaults?: Record<string, ToolMode>;
 }): Promise<ChatAgent> {
   // Schema changes run once at start on a store of their own, with no statement timeout: a new
   // index on a large table may take minutes. Requests then go through a pool whose connections and
@@ -73,13 +79,15 @@ export async function createChatAgent(options: {
     // default only bounds a recall that names no window.
     options: { lastMessages: 40, semanticRecall: false, generateTitle: false },
   });
+  const defaults = { ...BUILT_IN_TOOL_DEFAULTS, ...options.toolDefaults };
+  const tools = createChatTools(options.tools, defaults);
   const agent = new Agent({
     id: 'chat',
     name: 'Chat',
     instructions: CHAT_INSTRUCTIONS,
     model: options.model,
     memory,
-    tools: createChatTools(options.tools),
+    tools,
   });
   // Registering the agent gives it this logger, and the storage where a run suspended for a tool
   // approval keeps its snapshot (so any instance, or this one after a restart, can resume it).
@@ -96,6 +104,13 @@ export async function createChatAgent(options: {
     memory,
     storage,
     model: options.model,
+    tools: new ToolCatalog(
+      Object.values(tools).map((tool) => ({
+        name: tool.id,
+        description: tool.description ?? '',
+        defaultMode: defaults[tool.id] ?? 'ask',
+      })),
+    ),
     // The store does not end a pool it was given.
     close: async () => {
       await storage.close();

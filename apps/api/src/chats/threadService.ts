@@ -9,8 +9,10 @@ import type {
   ThreadSearchAnswer,
   UpdateThreadBody,
 } from '@chat/contracts';
+import { importProblems, refusalMessages, type ToolMode } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ChatAgent } from '../agent/chatAgent';
+import { ApiError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { activeTranscript } from './branches/activeTranscript';
@@ -27,9 +29,11 @@ import {
   requireOwnedThread,
   searchThreadsByOwner,
   setDrainMode,
+  setToolModes,
   updateThread,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
+import type { ApprovalService } from './turns/approval/approvalService';
 import { listRequests } from './turns/approval/repository';
 import type { ContextWindows } from './turns/context/window';
 import type { InterruptService } from './turns/interrupt/interruptService';
@@ -50,6 +54,8 @@ export interface ThreadServiceDeps {
   newChatDrainMode: DrainMode;
   /** The model's window of a branch (C2): the detail's meter and marker. */
   windows: ContextWindows;
+  /** Pending approvals follow a change of the chat's tool settings (T2). */
+  approvals?: Pick<ApprovalService, 'followToolSettings'>;
 }
 
 export function toThread(row: ThreadRow): Thread {
@@ -166,25 +172,41 @@ export class ThreadService {
       hitl,
       notes,
       context,
+      tools: this.deps.chatAgent.tools.settings(thread.toolModes),
     };
   }
 
   /**
-   * Renames the thread, sets who runs its queue (Q15), or both, in one transaction. Every tab
-   * reads the change on `thread.changed`; with the drain turned on, the server's drain hears the
-   * same signal and takes the head if it may run.
+   * Renames the thread, sets who runs its queue (Q15), changes its tool settings (T1), in one
+   * transaction. Every tab reads the change on `thread.changed`; with the drain turned on, the
+   * server's drain hears the same signal and takes the head if it may run. A running reply reads
+   * the tool settings again at its next step (T2).
    */
   async update(ownerId: string, threadId: string, changes: UpdateThreadBody): Promise<Thread> {
+    if (changes.tools) this.assertKnownTools(changes.tools);
     const row = await this.deps.db.transaction(async (tx) => {
       let thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       if (changes.title !== undefined)
         thread = await updateThread(tx, threadId, { title: changes.title, titled: true });
       if (changes.drainMode !== undefined && changes.drainMode !== thread.drainMode)
         thread = await setDrainMode(tx, threadId, changes.drainMode);
+      if (changes.tools) thread = await setToolModes(tx, threadId, { ...thread.toolModes, ...changes.tools });
       return thread;
     });
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+    if (changes.tools) await this.deps.approvals?.followToolSettings(ownerId, threadId, changes.tools);
     return toThread(row);
+  }
+
+  /** Settings that name a tool the server does not have are refused whole (nothing changes). */
+  private assertKnownTools(changes: Record<string, ToolMode>): void {
+    const unknown = Object.keys(changes).find((name) => !this.deps.chatAgent.tools.has(name));
+    if (unknown !== undefined) {
+      throw new ApiError(
+        'bad_request',
+        refusalMessages.bad_request.invalidBody(`tools.${unknown}: `, importProblems.unknownTool),
+      );
+    }
   }
 
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */

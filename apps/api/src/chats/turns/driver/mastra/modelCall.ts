@@ -4,6 +4,7 @@ import type { InputProcessor } from '@mastra/core/processors';
 import { summaryForModel } from '../../../../agent/contextSummary';
 import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
 import { steerReminder } from '../../../../agent/steerReminder';
+import { type LiveToolPolicy, toolPolicyContext } from '../../../../agent/toolPolicy';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
 import { fileReferencePart } from '../../../attachments/parts';
 import type { DriverTurn, SuspendedCall } from '../types';
@@ -18,10 +19,13 @@ const MAX_MODEL_STEPS = 25;
 export async function callModel(
   agent: Agent,
   input: DriverTurn,
-  call: { runId: string; stepHooks: InputProcessor[] },
+  call: { runId: string; stepHooks: InputProcessor[]; tools?: LiveToolPolicy },
 ) {
   const { conversation, message, instructions, segment, abortSignal, history } = input;
   const memory = { thread: conversation.id, resource: conversation.ownerId };
+  // T2: the chat's tool settings travel with the run; the step hook (ToolPolicyStep) and each
+  // tool's approval rule read them again as the run goes.
+  const tools = call.tools ? { requestContext: toolPolicyContext(call.tools) } : {};
   if (segment.kind === 'start') {
     // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
     // missed the reply it was sent into runs as a turn of its own, with the steer reminder. C3: a
@@ -48,6 +52,7 @@ export async function callModel(
         runId: call.runId,
         maxSteps: MAX_MODEL_STEPS,
         inputProcessors: call.stepHooks,
+        ...tools,
         ...(hidden.length > 0 ? { system: hidden.join('\n\n') } : {}),
       },
     );
@@ -56,15 +61,10 @@ export async function callModel(
   // snapshot, on any instance, after a restart too.
   const { resumeToken: runId, toolCallId } = segment.call;
   const bounded = { ...memory, options: { lastMessages: Math.max(1, history.messages) } };
+  const resumed = { runId, toolCallId, memory: bounded, abortSignal, ...tools };
   return segment.decision === 'approve'
-    ? await agent.approveToolCall({ runId, toolCallId, memory: bounded, abortSignal })
-    : await agent.declineToolCall({
-        runId,
-        toolCallId,
-        memory: bounded,
-        abortSignal,
-        reason: TOOL_DENIED_REASON,
-      });
+    ? await agent.approveToolCall(resumed)
+    : await agent.declineToolCall({ ...resumed, reason: TOOL_DENIED_REASON });
 }
 
 /** Mastra's approval chunk (`data-tool-call-approval`) carries the handle to resume the run. */
