@@ -8,6 +8,7 @@ import type {
   Thread,
   ThreadDetail,
   ThreadEvent,
+  ToolMode,
   Turn,
   TurnQueue,
 } from '@chat/contracts';
@@ -118,6 +119,11 @@ export type ThreadPageEvent =
   | { type: 'drainMode.requested'; mode: DrainMode }
   | { type: 'drainMode.answered'; thread: Thread }
   | { type: 'drainMode.refused'; error: Refusal }
+  // --- the chat's tool settings (T1) ---------------------------------------------------------
+  /** The panel asked for a tool's mode; the server took it (the detail is read again) or refused. */
+  | { type: 'toolMode.requested'; name: string; mode: ToolMode }
+  | { type: 'toolMode.answered'; name: string }
+  | { type: 'toolMode.refused'; name: string; error: Refusal }
   /** The page became visible or hidden. */
   | { type: 'page.visibility'; visible: boolean }
   /**
