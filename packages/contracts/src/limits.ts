@@ -62,3 +62,9 @@ export const MAX_EXPORT_TEXT_LENGTH = 1_000_000;
 /** Default and largest page of `GET /api/threads`. */
 export const THREAD_PAGE_DEFAULT = 50;
 export const THREAD_PAGE_MAX = 200;
+
+/**
+ * The most characters of a tool's result (as JSON) that reach the model and the transcript; a
+ * longer result is cut to this and says so ("result truncated").
+ */
+export const MAX_TOOL_RESULT_CHARS = 16_000;

@@ -2,6 +2,7 @@ import { MAX_TEXT_LENGTH, type ToolMode } from '@chat/contracts';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { policyIn, TOOL_OFF_REASON } from './toolPolicy';
+import { boundToolResult } from './toolResult';
 
 /**
  * The built-in tools (H3): `current_time` reads the clock; `save_note` writes. Whether a call runs
@@ -54,7 +55,7 @@ export function createChatTools(
       requireApproval: approvalBy('current_time', defaults),
       execute: async (_input, context) => {
         assertNotOff('current_time', context?.requestContext);
-        return { now: new Date().toISOString() };
+        return boundToolResult({ now: new Date().toISOString() });
       },
     }),
     save_note: createTool({
@@ -68,7 +69,7 @@ export function createChatTools(
         if (!memoryThreadId) throw new Error('save_note runs only inside a chat.');
         const note = await ports.saveNote({ memoryThreadId, text });
         if (!note) throw new Error('This chat no longer exists.');
-        return { saved: true, noteId: note.id };
+        return boundToolResult({ saved: true, noteId: note.id });
       },
     }),
   };
