@@ -72,7 +72,8 @@ export class ApprovalService {
   /**
    * A chat's tool settings changed (T2): a pending approval of a tool now `allow` is approved, one
    * of a tool now `off` is denied; the resumed reply runs on this instance like any decided one
-   * (tabs attach to it on the decision's event). One decided meanwhile by a person is left alone.
+   * (tabs attach to it on the decision's event). One decided meanwhile by a person is left alone;
+   * one that cannot be decided now stays pending (best effort after the change is stored).
    */
   async followToolSettings(
     ownerId: string,
@@ -86,8 +87,14 @@ export class ApprovalService {
       try {
         await this.decide(ownerId, threadId, request.id, decision);
       } catch (error) {
-        if (error instanceof ApiError && error.code === 'already_decided') continue;
-        throw error;
+        // Decided (or stopped) meanwhile: nothing to follow. Anything else leaves the request for
+        // a person; the settings change itself is stored either way.
+        if (error instanceof ApiError && (error.code === 'already_decided' || error.code === 'not_found'))
+          continue;
+        this.deps.logger.warn(
+          { err: error, threadId },
+          'could not decide an approval after a settings change',
+        );
       }
     }
   }
