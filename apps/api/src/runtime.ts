@@ -26,6 +26,7 @@ import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
+import { readToolModes } from './chats/threads/repository';
 import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
 import { ApprovalService } from './chats/turns/approval/approvalService';
 import { endWithApprovalRequest } from './chats/turns/approval/suspend';
@@ -118,6 +119,7 @@ export async function createRuntime(
     databaseUrl: database.url,
     models,
     startupLock: (work) => withStartupLock(database.sql, work),
+    toolDefaults: config.TOOL_DEFAULTS,
     tools: {
       // The note and its announcement commit together: open tabs read the detail again and show
       // it (a settle event carries the turn's messages, not the thread's notes).
@@ -158,6 +160,7 @@ export async function createRuntime(
     leaseMs,
     idleMs: config.TURN_IDLE_MS,
     modelName: models.defaultId,
+    toolModes: async (threadId) => chatAgent.tools.modes(await readToolModes(db, threadId)),
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });
@@ -190,6 +193,7 @@ export async function createRuntime(
     allowGuests,
   });
   const newChatDrainMode = config.QUEUE_DRAIN;
+  const approvals = new ApprovalService({ db, signals, runner, logger });
   const threads = new ThreadService({
     db,
     chatAgent,
@@ -199,6 +203,7 @@ export async function createRuntime(
     newChatDrainMode,
     windows,
     models,
+    approvals,
   });
   const origins = trustedOrigins(config);
   auth = createAuth({
@@ -259,7 +264,7 @@ export async function createRuntime(
     claims,
     interrupts,
     streams,
-    approvals: new ApprovalService({ db, signals, runner, logger }),
+    approvals,
     branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),

@@ -72,6 +72,14 @@ for (const colorScheme of ['light', 'dark'] as const) {
       expect(await seriousViolations(page)).toEqual([]);
     });
 
+    test('the tool settings panel (T1)', async ({ chat, page }) => {
+      await chat.startThread('[[words:3]] hello');
+      await chat.waitForIdle();
+      await page.getByTestId('tool-settings-open').click();
+      await expect(page.getByTestId('tool-settings')).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+
     test('the image viewer', async ({ chat, page }) => {
       await chat.startThread('[[words:3]] hello');
       await chat.waitForIdle();

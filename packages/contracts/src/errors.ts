@@ -225,6 +225,8 @@ export const importProblems = {
   unknownVersion: 'names no version of this export',
   unknownImage: 'names no image of this export',
   unknownToolCall: 'names no tool call of this export',
+  /** A chat's tool settings (T1) name a tool this server does not have. */
+  unknownTool: 'names no tool of this server',
   notInAnyVersion: 'is in no version',
   unusedImage: 'is used by no message',
   listedTwice: 'lists the same message twice',

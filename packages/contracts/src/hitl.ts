@@ -27,7 +27,12 @@ export interface Note {
   createdAt: string;
 }
 
-/** `POST /api/threads/:id/hitl/:requestId`. */
-export const decideHitlBody = z.object({ decision: z.enum(['approve', 'deny']) });
+/**
+ * `POST /api/threads/:id/hitl/:requestId`. `allowForChat` (T1, approve only): approve this call
+ * and allow the tool in this chat from now on, in one request ("Allow for this chat").
+ */
+export const decideHitlBody = z
+  .object({ decision: z.enum(['approve', 'deny']), allowForChat: z.boolean().optional() })
+  .refine((body) => !(body.allowForChat && body.decision === 'deny'), 'allowForChat goes with approve');
 export type DecideHitlBody = z.infer<typeof decideHitlBody>;
 export type HitlDecision = DecideHitlBody['decision'];

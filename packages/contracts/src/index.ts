@@ -13,5 +13,6 @@ export * from './requestPath';
 export * from './shares';
 export * from './text';
 export * from './threads';
+export * from './tools';
 export * from './turnLifecycle';
 export * from './turns';

@@ -88,3 +88,9 @@ export const THREAD_PAGE_MAX = 200;
  * well inside any model's window, and small enough to give with every call.
  */
 export const MAX_INSTRUCTIONS_LENGTH = 4_000;
+
+/**
+ * The most characters of a tool's result (as JSON) that reach the model and the transcript; a
+ * longer result is cut to this and says so ("result truncated").
+ */
+export const MAX_TOOL_RESULT_CHARS = 16_000;

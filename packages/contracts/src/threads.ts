@@ -6,6 +6,7 @@ import type { HitlRequest, Note } from './hitl';
 import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX } from './limits';
 import { customInstructions, modelId } from './models';
 import { hasVisibleText } from './text';
+import { type ToolSetting, toolModeChanges } from './tools';
 import type { TurnQueue } from './turns';
 
 export interface Thread {
@@ -53,8 +54,8 @@ export const createThreadBody = z.object({ title: threadTitle.optional() });
 export type CreateThreadBody = z.infer<typeof createThreadBody>;
 
 /**
- * `PATCH /api/threads/:id`: a new title, who runs the queue (Q15), or both. A body that changes
- * nothing is refused, like any other bad body.
+ * `PATCH /api/threads/:id`: a new title, who runs the queue (Q15), the chat's tool settings (T1),
+ * or several of them. A body that changes nothing is refused, like any other bad body.
  */
 export const updateThreadBody = z
   .object({
@@ -64,6 +65,8 @@ export const updateThreadBody = z
     model: modelId.optional(),
     /** M4: '' clears them. */
     instructions: customInstructions.optional(),
+    /** T1: the named tools' modes; the others keep theirs. */
+    tools: toolModeChanges.optional(),
   })
   .refine((body) => Object.values(body).some((value) => value !== undefined), 'nothing to change');
 export type UpdateThreadBody = z.infer<typeof updateThreadBody>;
@@ -134,6 +137,8 @@ export interface ThreadDetail {
   notes: Note[];
   /** The context meter of the shown branch (C2). */
   context: ContextState;
+  /** The chat's tool settings (T1): every tool the server has, with this chat's mode. Never in a share or export. */
+  tools: ToolSetting[];
 }
 
 /**

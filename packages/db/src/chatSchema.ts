@@ -4,6 +4,7 @@ import {
   feedbackRatings,
   hitlStatuses,
   type TokenUsage,
+  type ToolMode,
   type TurnStatusGroup,
   turnStatuses,
   turnStatusGroups,
@@ -49,6 +50,11 @@ export const threads = pgTable(
      * with or without a page open. New chats take the API's `QUEUE_DRAIN`.
      */
     drainMode: text('drain_mode', { enum: drainModes }).notNull().default('viewer'),
+    /**
+     * The tools whose mode the owner changed in this chat (T1), by name; every other tool takes the
+     * server's default. Read at each step of a running reply (T2). Never in a share or export.
+     */
+    toolModes: jsonb('tool_modes').$type<Record<string, ToolMode>>().notNull().default({}),
     /**
      * The chat this one was forked from ("New chat from here", P3) and the message (as its owner
      * sees it) it was copied up to: a link back, nothing more. Cleared when that chat is deleted.

@@ -1,4 +1,5 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ToolMode } from '@chat/contracts';
 import { DATABASE_TIMEOUTS } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
@@ -7,7 +8,8 @@ import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
 import pg from 'pg';
 import type { ModelRegistry } from './models';
-import { type ChatToolPorts, createChatTools } from './tools';
+import { ToolCatalog } from './toolCatalog';
+import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts, createChatTools } from './tools';
 
 /**
  * The request-context key naming the model a call runs with (M2): the agent's model is resolved
@@ -35,6 +37,8 @@ export interface ChatAgent {
   model: LanguageModelV4;
   /** The configured models (M1); a call names its own by `CHAT_MODEL_KEY`. */
   models: ModelRegistry;
+  /** The tools the agent has, with each one's default mode (T1). */
+  tools: ToolCatalog;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,8 @@ export async function createChatAgent(options: {
   startupLock: <T>(work: () => Promise<T>) => Promise<T>;
   /** What the built-in tools write through (the API's own tables). */
   tools: ChatToolPorts;
+  /** `TOOL_DEFAULTS`: a tool's mode in a chat that never changed it, over the built-in defaults. */
+  toolDefaults?: Record<string, ToolMode>;
 }): Promise<ChatAgent> {
   // Schema changes run once at start on a store of their own, with no statement timeout: a new
   // index on a large table may take minutes. Requests then go through a pool whose connections and
@@ -84,6 +90,8 @@ export async function createChatAgent(options: {
     options: { lastMessages: 40, semanticRecall: false, generateTitle: false },
   });
   const { models } = options;
+  const defaults = { ...BUILT_IN_TOOL_DEFAULTS, ...options.toolDefaults };
+  const tools = createChatTools(options.tools, defaults);
   const agent = new Agent({
     id: 'chat',
     name: 'Chat',
@@ -95,7 +103,7 @@ export async function createChatAgent(options: {
       return (typeof id === 'string' ? models.model(id) : undefined) ?? models.defaultModel();
     },
     memory,
-    tools: createChatTools(options.tools),
+    tools,
   });
   // Registering the agent gives it this logger, and the storage where a run suspended for a tool
   // approval keeps its snapshot (so any instance, or this one after a restart, can resume it).
@@ -113,6 +121,13 @@ export async function createChatAgent(options: {
     storage,
     model: models.defaultModel(),
     models,
+    tools: new ToolCatalog(
+      Object.values(tools).map((tool) => ({
+        name: tool.id,
+        description: tool.description ?? '',
+        defaultMode: defaults[tool.id] ?? 'ask',
+      })),
+    ),
     // The store does not end a pool it was given.
     close: async () => {
       await storage.close();

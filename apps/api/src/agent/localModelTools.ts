@@ -27,13 +27,12 @@ export function planToolStep(
   if (directives.steps > 0) return plannedSteps(directives.steps, results, offeredTools);
   const name = directives.tool;
   if (!name) return { kind: 'none' };
-  if (!offeredTools.includes(name)) return { kind: 'say', sentence: `I have no tool named ${name}.` };
+  // A call already answered is described even if the tool is no longer offered (switched off).
   const result = results.find((part) => part.toolName === name);
-  if (result?.type !== 'tool-result') {
-    const input = name === 'save_note' ? { text: directives.cleanText || 'A note.' } : {};
-    return { kind: 'call', toolName: name, input };
-  }
-  return { kind: 'say', sentence: describeOutput(name, result.output) };
+  if (result?.type === 'tool-result') return { kind: 'say', sentence: describeOutput(name, result.output) };
+  if (!offeredTools.includes(name)) return { kind: 'say', sentence: `I have no tool named ${name}.` };
+  const input = name === 'save_note' ? { text: directives.cleanText || 'A note.' } : {};
+  return { kind: 'call', toolName: name, input };
 }
 
 function describeOutput(name: string, output: LanguageModelV4ToolResultOutput): string {

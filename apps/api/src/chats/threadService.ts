@@ -2,12 +2,14 @@ import {
   type ContextMarker,
   type ContextState,
   type DrainMode,
+  importProblems,
   refusalMessages,
   type Thread,
   type ThreadDetail,
   type ThreadListQuery,
   type ThreadPage,
   type ThreadSearchAnswer,
+  type ToolMode,
   type UpdateThreadBody,
 } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
@@ -31,9 +33,11 @@ import {
   requireOwnedThread,
   searchThreadsByOwner,
   setDrainMode,
+  setToolModes,
   updateThread,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
+import type { ApprovalService } from './turns/approval/approvalService';
 import { listRequests } from './turns/approval/repository';
 import type { ContextWindows } from './turns/context/window';
 import type { InterruptService } from './turns/interrupt/interruptService';
@@ -56,6 +60,8 @@ export interface ThreadServiceDeps {
   windows: ContextWindows;
   /** The configured models (M1): a chat's choice must be one of them. */
   models: ModelRegistry;
+  /** Pending approvals follow a change of the chat's tool settings (T2). */
+  approvals?: Pick<ApprovalService, 'followToolSettings'>;
 }
 
 /**
@@ -181,19 +187,22 @@ export class ThreadService {
       hitl,
       notes,
       context,
+      tools: this.deps.chatAgent.tools.settings(thread.toolModes),
     };
   }
 
   /**
-   * Renames the thread, sets who runs its queue (Q15), or both, in one transaction. Every tab
-   * reads the change on `thread.changed`; with the drain turned on, the server's drain hears the
-   * same signal and takes the head if it may run.
+   * Renames the thread, sets who runs its queue (Q15), changes its tool settings (T1), in one
+   * transaction. Every tab reads the change on `thread.changed`; with the drain turned on, the
+   * server's drain hears the same signal and takes the head if it may run. A running reply reads
+   * the tool settings again at its next step (T2).
    */
   async update(ownerId: string, threadId: string, changes: UpdateThreadBody): Promise<Thread> {
     const { model, instructions } = changes;
     // M2: only a configured model; refused before anything changes.
     if (model !== undefined && !this.deps.models.has(model))
       throw new ApiError('bad_request', refusalMessages.bad_request.unknownModel(model));
+    if (changes.tools) this.assertKnownTools(changes.tools);
     const row = await this.deps.db.transaction(async (tx) => {
       let thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       if (changes.title !== undefined)
@@ -210,10 +219,23 @@ export class ThreadService {
         // M2: the person's latest pick is what their next new chat starts with.
         if (model !== undefined) await saveAccountSettings(tx, ownerId, { lastModel: model });
       }
+      if (changes.tools) thread = await setToolModes(tx, threadId, { ...thread.toolModes, ...changes.tools });
       return thread;
     });
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
+    if (changes.tools) await this.deps.approvals?.followToolSettings(ownerId, threadId, changes.tools);
     return toThread(row, { withInstructions: true });
+  }
+
+  /** Settings that name a tool the server does not have are refused whole (nothing changes). */
+  private assertKnownTools(changes: Record<string, ToolMode>): void {
+    const unknown = Object.keys(changes).find((name) => !this.deps.chatAgent.tools.has(name));
+    if (unknown !== undefined) {
+      throw new ApiError(
+        'bad_request',
+        refusalMessages.bad_request.invalidBody(`tools.${unknown}: `, importProblems.unknownTool),
+      );
+    }
   }
 
   /** Stops a running turn first, then removes the thread, its turns and every branch's memory. */

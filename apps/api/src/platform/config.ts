@@ -1,5 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { DOCUMENT_TOKENS_PER_MESSAGE, DOCUMENT_TOKENS_PER_TURN, drainModes } from '@chat/contracts';
+import {
+  DOCUMENT_TOKENS_PER_MESSAGE,
+  DOCUMENT_TOKENS_PER_TURN,
+  drainModes,
+  toolModes,
+  toolName,
+} from '@chat/contracts';
 import { z } from 'zod';
 import { ModelListError, type ModelSpec, openaiApiKey, parseModelList, singleModel } from './modelList';
 
@@ -71,6 +77,21 @@ const configSchema = z.object({
    * server, with no page open. Each chat can change its own choice.
    */
   QUEUE_DRAIN: z.preprocess(emptyAsUndefined, z.enum(drainModes).default('viewer')),
+  /**
+   * T1: each tool's mode in a chat whose owner never changed it, as JSON (`{"save_note":"allow"}`),
+   * over the built-in defaults (`current_time` allow, `save_note` ask).
+   */
+  TOOL_DEFAULTS: z.preprocess(
+    (value) => {
+      if (value === undefined || value === '') return {};
+      try {
+        return JSON.parse(String(value));
+      } catch {
+        return value;
+      }
+    },
+    z.record(toolName, z.enum(toolModes)),
+  ),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /**
    * A run that sends nothing at all (no text, no tool step) for this long is stopped as failed, so

@@ -12,7 +12,9 @@ export function registerApprovalRoutes(app: H3, services: ApiServices) {
     const threadId = idParam(event, 'id');
     const requestId = idParam(event, 'requestId', 'approval');
     const body = await readJson(event, decideHitlBody);
-    const { turn, stream } = await services.approvals.decide(userId, threadId, requestId, body.decision);
+    const { turn, stream } = await services.approvals.decide(userId, threadId, requestId, body.decision, {
+      allowForChat: body.allowForChat,
+    });
     return turnStreamResponse(turn.id, stream.subscribe());
   });
 }

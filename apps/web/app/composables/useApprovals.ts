@@ -18,15 +18,28 @@ export function useApprovals(store: ThreadStore, streams: TurnStreams) {
     return byToolCall.value.get(toolCallId);
   }
 
-  /** Approve or deny; the answer is the continuing reply, shown as it streams. */
-  async function decide(request: HitlRequest, decision: HitlDecision): Promise<void> {
+  /**
+   * Approve or deny; the answer is the continuing reply, shown as it streams. `allowForChat`
+   * (approve only, T1): the chat allows this tool from now on, in the same request.
+   */
+  async function decide(
+    request: HitlRequest,
+    decision: HitlDecision,
+    options: { allowForChat?: boolean } = {},
+  ): Promise<void> {
     if (store.state.value.deciding) return;
     dispatch({ type: 'decision.started', requestId: request.id });
     try {
       const started = await streams.start({
         kind: 'decision',
         path: `${base}/hitl/${encodeURIComponent(request.id)}`,
-        init: { method: 'POST', json: { decision } },
+        init: {
+          method: 'POST',
+          json: {
+            decision,
+            ...(options.allowForChat && decision === 'approve' ? { allowForChat: true } : {}),
+          },
+        },
         userOf: () => null,
       });
       if (started.kind === 'refused') return;

@@ -9,6 +9,7 @@ import {
   finishedAnnouncement,
   noticeView,
   pageTitle,
+  toolSettingsView,
   transcriptStatus,
   unsettledTurnIds,
   versionsView,
@@ -21,6 +22,7 @@ import { useFeedback } from './useFeedback';
 import { useQueueCommands } from './useQueueCommands';
 import { useThreadEvents } from './useThreadEvents';
 import { useThreadStore } from './useThreadStore';
+import { useToolSettings } from './useToolSettings';
 import { useTurnStreams } from './useTurnStreams';
 import { useVersionCommands } from './useVersionCommands';
 
@@ -38,6 +40,7 @@ export function useThreadPage(threadId: string) {
   const away = useAwayFromChat(store);
   const chatSettings = useChatSettings(store);
   const contextCommands = useContextCommands(store);
+  const toolSettings = useToolSettings(store);
   provide(approvalsKey, useApprovals(store, streams));
 
   const events = useThreadEvents(threadId, {
@@ -154,5 +157,11 @@ export function useThreadPage(threadId: string) {
       (current) => current.context?.marker ?? null,
     ),
     compactNow: contextCommands.compactNow,
+    /** The chat's tool settings panel (T1). */
+    tools: viewOf(
+      (current) => [current.tools, current.toolsWanted, current.queue.activeTurn],
+      toolSettingsView,
+    ),
+    setToolMode: toolSettings.setMode,
   };
 }

@@ -8,6 +8,7 @@ import type {
   Thread,
   ThreadDetail,
   ThreadEvent,
+  ToolMode,
   Turn,
   TurnQueue,
 } from '@chat/contracts';
@@ -122,6 +123,11 @@ export type ThreadPageEvent =
   /** The picker or the instructions dialog changed the chat: the server's answer, or its refusal. */
   | { type: 'chatSettings.answered'; thread: Thread }
   | { type: 'chatSettings.refused'; error: Refusal }
+  // --- the chat's tool settings (T1) ---------------------------------------------------------
+  /** The panel asked for a tool's mode; the server took it (the detail is read again) or refused. */
+  | { type: 'toolMode.requested'; name: string; mode: ToolMode }
+  | { type: 'toolMode.answered'; name: string }
+  | { type: 'toolMode.refused'; name: string; error: Refusal }
   /** The page became visible or hidden. */
   | { type: 'page.visibility'; visible: boolean }
   /**

@@ -174,6 +174,12 @@ export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent)
     case 'threadList.refreshed':
       return { ...state, threadListStale: false };
 
+    case 'toolMode.requested':
+      return { ...state, toolsWanted: { ...state.toolsWanted, [event.name]: event.mode } };
+    case 'toolMode.answered':
+      return toolModeAnswered(state, event.name);
+    case 'toolMode.refused':
+      return showNotice({ ...state, toolsWanted: withoutKey(state.toolsWanted, event.name) }, event.error);
     case 'drainMode.requested':
       return { ...state, drainModeWanted: event.mode };
     case 'drainMode.answered':
@@ -210,6 +216,7 @@ function detailAnswered(
     thread,
     hitl,
     notes,
+    tools: event.detail.tools ?? [],
     context: event.detail.context ?? null,
     load: { phase: 'ready', error: null, retryScheduled: false },
   };
@@ -223,6 +230,21 @@ function detailAnswered(
   }
   // Coming back to a chat that worked meanwhile: the divider above the first reply not seen (Q15).
   return state.load.phase === 'ready' ? next : firstLoaded(next);
+}
+
+/** The server stored the mode this tab asked for: shown as stored (other tabs hear `thread.changed`). */
+function toolModeAnswered(state: ThreadPageState, name: string): ThreadPageState {
+  const mode = state.toolsWanted[name];
+  return {
+    ...state,
+    tools: state.tools.map((tool) => (tool.name === name && mode ? { ...tool, mode } : tool)),
+    toolsWanted: withoutKey(state.toolsWanted, name),
+  };
+}
+
+function withoutKey<T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> {
+  const { [key]: _, ...rest } = record;
+  return rest;
 }
 
 function detailFailed(state: ThreadPageState, error: Refusal, ofThread: boolean): ThreadPageState {

@@ -6,6 +6,8 @@ import type {
   Note,
   Thread,
   ThreadEvent,
+  ToolMode,
+  ToolSetting,
   TurnQueue,
 } from '@chat/contracts';
 import type { ChatUIMessage } from '../utils/chatMessages';
@@ -30,6 +32,10 @@ export interface ThreadPageState {
   /** Tool approvals (H3) and the notes they wrote. */
   hitl: readonly HitlRequest[];
   notes: readonly Note[];
+  /** The chat's tool settings (T1) as the server last told us. */
+  tools: readonly ToolSetting[];
+  /** Modes this tab asked for and the server has not answered yet, by tool (shown at once). */
+  toolsWanted: Readonly<Record<string, ToolMode>>;
   transcript: Transcript;
   /** The thread's events stream is open: this page is attached and may claim the head (Q10). */
   attached: boolean;
@@ -188,6 +194,8 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     queue: { activeTurn: null, items: [], paused: false },
     hitl: [],
     notes: [],
+    tools: [],
+    toolsWanted: {},
     transcript: { messages: [], live: null },
     attached: false,
     facts: { queue: 0, transcript: 0 },

@@ -3,6 +3,7 @@ import {
   type DrainMode,
   type HitlRequest,
   refusalMessages,
+  type ToolSetting,
   type Turn,
   threadBusyMessages,
 } from '@chat/contracts';
@@ -272,5 +273,19 @@ export function contextMeterView(state: ThreadPageState): ContextMeterView | nul
     failed: compaction?.progress.status === 'failed' ? (compaction.progress.error ?? null) : null,
     canCompact: compactLockedReason === null,
     compactLockedReason,
+  };
+}
+
+/** The tool settings panel (T1): each tool with the mode asked for here, else the stored one. */
+export interface ToolSettingsView {
+  tools: ToolSetting[];
+  /** A reply is running: a change reaches it at its next step (T2). */
+  replyRunning: boolean;
+}
+
+export function toolSettingsView(state: ThreadPageState): ToolSettingsView {
+  return {
+    tools: state.tools.map((tool) => ({ ...tool, mode: state.toolsWanted[tool.name] ?? tool.mode })),
+    replyRunning: state.queue.activeTurn !== null,
   };
 }

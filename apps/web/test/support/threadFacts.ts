@@ -89,6 +89,10 @@ export function detail(
     hitl,
     notes: [],
     context,
+    tools: [
+      { name: 'current_time', description: 'The time.', mode: 'allow', defaultMode: 'allow' },
+      { name: 'save_note', description: 'A note.', mode: 'ask', defaultMode: 'ask' },
+    ],
   };
 }
 

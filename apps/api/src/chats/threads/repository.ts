@@ -1,4 +1,4 @@
-import type { DrainMode } from '@chat/contracts';
+import type { DrainMode, ToolMode } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
 import { and, desc, eq, sql } from 'drizzle-orm';
@@ -183,4 +183,24 @@ export async function searchThreadsByOwner(
     .orderBy(desc(threads.updatedAt), desc(threads.createdAt))
     .limit(limit);
   return rows;
+}
+
+/** The chat's changed tool modes (T1). Not activity, like the drain mode. */
+export async function setToolModes(
+  q: Queryable,
+  threadId: string,
+  modes: Record<string, ToolMode>,
+): Promise<ThreadRow> {
+  const [row] = await q.update(threads).set({ toolModes: modes }).where(eq(threads.id, threadId)).returning();
+  if (!row) throw new InvariantError(`thread ${threadId} vanished`);
+  return row;
+}
+
+/** What a running reply reads before each step (T2): the chat's changed tool modes; `{}` once it is gone. */
+export async function readToolModes(q: Queryable, threadId: string): Promise<Record<string, ToolMode>> {
+  const [row] = await q
+    .select({ toolModes: threads.toolModes })
+    .from(threads)
+    .where(eq(threads.id, threadId));
+  return row?.toolModes ?? {};
 }

@@ -88,3 +88,13 @@ export function toHitlRequest(row: HitlRequestRow): HitlRequest {
     decidedAt: row.decidedAt?.toISOString() ?? null,
   };
 }
+
+/** The thread's pending approvals (at most one blocks the queue; a few at most in any case). */
+export async function listPendingRequests(q: Queryable, threadId: string): Promise<HitlRequest[]> {
+  const rows = await q
+    .select()
+    .from(requests)
+    .where(and(eq(requests.threadId, threadId), eq(requests.status, 'pending')))
+    .orderBy(asc(requests.createdAt), asc(requests.id));
+  return rows.map(toHitlRequest);
+}

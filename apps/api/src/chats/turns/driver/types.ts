@@ -1,4 +1,4 @@
-import type { Attachment, HitlDecision, TokenUsage } from '@chat/contracts';
+import type { Attachment, HitlDecision, TokenUsage, ToolMode } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
 
 /**
@@ -92,6 +92,12 @@ export interface DriverTurn {
    * first (and is what is taken in) or finds the steer delivered; none is taken in twice.
    */
   takeSteers(): Promise<SteerMessage[]>;
+  /**
+   * The chat's tool settings now (T1), every tool by name. A driver reads them before each model
+   * call and each tool call, so a change reaches the running reply at its next step (T2): an `off`
+   * tool is no longer offered, an `ask` tool asks. Left out: each tool's own default.
+   */
+  toolModes?(): Promise<Record<string, ToolMode>>;
 }
 
 /** One run of a turn on a driver. */

@@ -1,4 +1,4 @@
-import { COMPACTION_PART, type HitlDecision, turnErrorMessages } from '@chat/contracts';
+import { COMPACTION_PART, type HitlDecision, type ToolMode, turnErrorMessages } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
@@ -56,6 +56,8 @@ export interface TurnRunnerDeps {
   idleMs?: number;
   /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
   modelName: string;
+  /** The chat's tool settings (T1), read by a run before each step (T2). */
+  toolModes?: (threadId: string) => Promise<Record<string, ToolMode>>;
   /** Most turns one account may have running at once, across threads and instances; 0: no limit. */
   maxRunningTurnsPerAccount?: number;
   /**
@@ -293,6 +295,7 @@ export class TurnRunner {
         segment.kind === 'start'
           ? customInstructions(await readRunInstructions(this.deps.db, turn.threadId))
           : '';
+      const { toolModes } = this.deps;
       const connection = await this.deps.driver.send({
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
@@ -307,6 +310,7 @@ export class TurnRunner {
           record.steers.push(...steers);
           return steers;
         },
+        ...(toolModes ? { toolModes: () => toolModes(turn.threadId) } : {}),
       });
       const running = this.running.get(turn.id);
       if (running) running.steerable = connection.steerable;

@@ -4,11 +4,13 @@ import { toAISdkStream } from '@mastra/ai-sdk';
 import { generateText, type UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../../../agent/chatAgent';
 import { SUMMARY_INSTRUCTION, summaryRequestText } from '../../../../agent/contextSummary';
+import { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver, SummaryRequest } from '../types';
 import { FreshRuns } from './freshRuns';
 import { callModel, describeModelError, suspendedCallOf } from './modelCall';
 import { RunThreads } from './runThreads';
 import { SteerDelivery } from './steerDelivery';
+import { ToolPolicyStep } from './toolPolicyStep';
 
 /** The workflow under which Mastra stores the snapshot of an agent run suspended for approval. */
 const AGENT_LOOP_WORKFLOW = 'agentic-loop';
@@ -76,6 +78,15 @@ export class MastraDriver implements RuntimeDriver {
     await workflows?.deleteWorkflowRunById({ runId: resumeToken, workflowName: AGENT_LOOP_WORKFLOW });
   }
 
+  /** The run's live view of the chat's tool settings (T2); none when the host keeps no settings. */
+  private async toolPolicyOf(input: DriverTurn): Promise<LiveToolPolicy | undefined> {
+    const read = input.toolModes;
+    if (!read) return undefined;
+    const policy = new LiveToolPolicy(() => read(), this.chatAgent.tools.modes({}));
+    await policy.refresh();
+    return policy;
+  }
+
   private async *run(input: DriverTurn, steering: SteerDelivery | undefined): AsyncGenerator<DriverEvent> {
     // M2: a chat whose model was removed from the configuration fails here, never on another model.
     if (input.model && !this.chatAgent.models.has(input.model)) {
@@ -85,9 +96,11 @@ export class MastraDriver implements RuntimeDriver {
     const fresh = this.runs.begin();
     const releaseThread = this.threads.begin(input.conversation.id);
     try {
+      const tools = await this.toolPolicyOf(input);
       const output = await callModel(this.chatAgent.agent, input, {
         runId: fresh.runId,
-        stepHooks: steering ? [steering] : [],
+        stepHooks: [...(steering ? [steering] : []), ...(tools ? [new ToolPolicyStep(tools)] : [])],
+        ...(tools ? { tools } : {}),
       });
       if (output.runId) yield { type: 'resume-token', token: output.runId };
       const chunks = toAISdkStream(output, {

@@ -6,6 +6,7 @@ import { CHAT_MODEL_KEY } from '../../../../agent/chatAgent';
 import { summaryForModel } from '../../../../agent/contextSummary';
 import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
 import { steerReminder } from '../../../../agent/steerReminder';
+import { type LiveToolPolicy, toolPolicyContext } from '../../../../agent/toolPolicy';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
 import { fileReferencePart } from '../../../attachments/parts';
 import type { DriverTurn, SuspendedCall } from '../types';
@@ -20,12 +21,14 @@ const MAX_MODEL_STEPS = 25;
 export async function callModel(
   agent: Agent,
   input: DriverTurn,
-  call: { runId: string; stepHooks: InputProcessor[] },
+  call: { runId: string; stepHooks: InputProcessor[]; tools?: LiveToolPolicy },
 ) {
   const { conversation, message, instructions, segment, abortSignal, history } = input;
   const memory = { thread: conversation.id, resource: conversation.ownerId };
-  // M2: the agent resolves its model per call from this (chatAgent.ts).
-  const requestContext = new RequestContext();
+  // M2: the agent resolves its model per call from this (chatAgent.ts). T2: the chat's tool
+  // settings travel with it too; the step hook (ToolPolicyStep) and each tool's approval rule read
+  // them again as the run goes.
+  const requestContext = call.tools ? toolPolicyContext(call.tools) : new RequestContext();
   if (input.model) requestContext.set(CHAT_MODEL_KEY, input.model);
   if (segment.kind === 'start') {
     // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
@@ -64,16 +67,10 @@ export async function callModel(
   // snapshot, on any instance, after a restart too.
   const { resumeToken: runId, toolCallId } = segment.call;
   const bounded = { ...memory, options: { lastMessages: Math.max(1, history.messages) } };
+  const resumed = { runId, toolCallId, memory: bounded, abortSignal, requestContext };
   return segment.decision === 'approve'
-    ? await agent.approveToolCall({ runId, toolCallId, memory: bounded, abortSignal, requestContext })
-    : await agent.declineToolCall({
-        runId,
-        toolCallId,
-        memory: bounded,
-        requestContext,
-        abortSignal,
-        reason: TOOL_DENIED_REASON,
-      });
+    ? await agent.approveToolCall(resumed)
+    : await agent.declineToolCall({ ...resumed, reason: TOOL_DENIED_REASON });
 }
 
 /** Mastra's approval chunk (`data-tool-call-approval`) carries the handle to resume the run. */

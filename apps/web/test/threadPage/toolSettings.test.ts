@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { toolSettingsView } from '../../app/threadPage/views';
+import { detail, exchange, Page, queueOf, server, THREAD, turn } from '../support/threadFacts';
+
+/** T1: the chat's tool settings panel, as the page state keeps it. */
+
+const modes = (page: Page) =>
+  Object.fromEntries(toolSettingsView(page.state).tools.map((tool) => [tool.name, tool.mode]));
+
+describe('the tool settings panel', () => {
+  it("shows the detail's settings, a change at once, and the stored mode once the server took it", () => {
+    const page = Page.opened(detail([...exchange('hi')]));
+    expect(modes(page)).toEqual({ current_time: 'allow', save_note: 'ask' });
+    page.feed({ type: 'toolMode.requested', name: 'save_note', mode: 'allow' });
+    expect(modes(page)).toEqual({ current_time: 'allow', save_note: 'allow' });
+    page.feed({ type: 'toolMode.answered', name: 'save_note' });
+    expect(modes(page)).toEqual({ current_time: 'allow', save_note: 'allow' });
+    expect(page.state.toolsWanted).toEqual({});
+  });
+
+  it('goes back to the stored mode and says why when the server refuses', () => {
+    const page = Page.opened(detail([...exchange('hi')]));
+    page.feed({ type: 'toolMode.requested', name: 'current_time', mode: 'off' });
+    page.feed({
+      type: 'toolMode.refused',
+      name: 'current_time',
+      error: { status: 400, code: 'bad_request', message: 'No.', retryable: false },
+    });
+    expect(modes(page).current_time).toBe('allow');
+    expect(page.state.notice?.message).toBe('No.');
+  });
+
+  it('reads the settings again when another tab changed them, and says a running reply takes them at its next step', () => {
+    const page = Page.opened(detail([...exchange('hi')], queueOf(turn('a', 'running'))));
+    expect(toolSettingsView(page.state).replyRunning).toBe(true);
+    page.feed(server({ type: 'thread.changed', threadId: THREAD }));
+    expect(page.effectTypes()).toContain('readDetail');
+  });
+});

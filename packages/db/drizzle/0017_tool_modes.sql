@@ -1,0 +1,1 @@
+ALTER TABLE "threads" ADD COLUMN "tool_modes" jsonb DEFAULT '{}'::jsonb NOT NULL;
