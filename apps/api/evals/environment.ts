@@ -37,7 +37,10 @@ export interface EvalEnvironment {
 
 export interface EnvironmentOptions {
   databaseUrl: string;
-  /** CHAT_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL, LOG_LEVEL are taken from here. */
+  /**
+   * CHAT_MODELS (and the key variables its entries name), CHAT_MODEL, OPENAI_API_KEY,
+   * OPENAI_BASE_URL, LOG_LEVEL are taken from here.
+   */
   env?: Record<string, string | undefined>;
   sabotage?: Sabotage;
 }
@@ -45,7 +48,10 @@ export interface EnvironmentOptions {
 export async function startEvalEnvironment(options: EnvironmentOptions): Promise<EvalEnvironment> {
   const env = options.env ?? {};
   const config = loadConfig({
+    // An entry of CHAT_MODELS may name any variable for its key (`key=VAR`).
+    ...keyVariables(env),
     DATABASE_URL: options.databaseUrl,
+    CHAT_MODELS: env.CHAT_MODELS,
     CHAT_MODEL: env.CHAT_MODEL,
     OPENAI_API_KEY: env.OPENAI_API_KEY,
     OPENAI_BASE_URL: env.OPENAI_BASE_URL,
@@ -77,7 +83,7 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
       ownerId,
       cookie,
       headers: { cookie, origin },
-      localModel: config.CHAT_MODEL === 'local',
+      localModel: config.models[0]?.kind === 'local',
       sharesBuilt: 'shares' in runtime.services,
       close: () => runtime.close(),
     };
@@ -85,6 +91,14 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     await runtime.close();
     throw error;
   }
+}
+
+/** The variables CHAT_MODELS' entries name for their keys (`key=VAR`), taken as they are. */
+function keyVariables(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const names = [...(env.CHAT_MODELS ?? '').matchAll(/;\s*key=([A-Za-z_][A-Za-z0-9_]*)/g)].map(
+    (match) => match[1],
+  );
+  return Object.fromEntries(names.flatMap((name) => (name ? [[name, env[name]]] : [])));
 }
 
 async function signInGuest(app: H3, origin: string): Promise<{ ownerId: string; cookie: string }> {

@@ -46,7 +46,10 @@ export function judgeScorer(model: LanguageModelV4 | undefined) {
   });
   return scorer
     .preprocess(({ run }) => {
-      if (!model) return notScorable('no judge model: set CHAT_MODEL=openai:<model>');
+      if (!model)
+        return notScorable(
+          'no judge model: run a real model (--model) or set EVAL_JUDGE_MODEL=openai:<model>',
+        );
       const input = run.input as CaseInput;
       const output = run.output as CaseObservation | undefined;
       if (!output || output.error) return notScorable('the case did not run');

@@ -9,19 +9,28 @@ import { formatReport } from './report';
  * exits 1 when a threshold is missed.
  *   --json         print the results as JSON instead of the table
  *   --out FILE     also write the JSON results to FILE (a CI artifact)
+ *   --model ID     run it with that model of CHAT_MODELS (the default: the first); a real model
+ *                  also judges, unless EVAL_JUDGE_MODEL names another
  */
 async function main(args: string[]): Promise<number> {
   const json = args.includes('--json');
   const outIndex = args.indexOf('--out');
   const outFile = outIndex >= 0 ? args[outIndex + 1] : undefined;
   if (outIndex >= 0 && !outFile) throw new Error('--out needs a file name');
+  const modelIndex = args.indexOf('--model');
+  const model = modelIndex >= 0 ? args[modelIndex + 1] : undefined;
+  if (modelIndex >= 0 && !model) throw new Error('--model needs a model id (one of CHAT_MODELS)');
 
   process.env.MASTRA_TELEMETRY_DISABLED ??= '1';
   const server = await startTestServer();
   try {
     const database = await createTestDatabase(server.adminUrl);
     try {
-      const result = await runProfile({ databaseUrl: database.url, env: process.env });
+      const result = await runProfile({
+        databaseUrl: database.url,
+        env: process.env,
+        ...(model ? { model } : {}),
+      });
       if (outFile) writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
       process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : `${formatReport(result)}\n`);
       return result.passed ? 0 : 1;

@@ -2,7 +2,8 @@ import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { runEvals } from '@mastra/core/evals';
 import { createStep, createWorkflow } from '@mastra/core/workflows';
 import { z } from 'zod';
-import { resolveChatModel } from '../src/agent/models';
+import { languageModelOf, resolveChatModel } from '../src/agent/models';
+import { type ModelSpec, parseModelList, singleModel } from '../src/platform/modelList';
 import { type CaseKind, caseKinds, type EvalCase, evalCases } from './cases';
 import { type EvalEnvironment, type Sabotage, startEvalEnvironment } from './environment';
 import { JUDGE_THRESHOLD, judgeScorer } from './judges';
@@ -62,8 +63,10 @@ export interface ProfileResult {
 
 export interface ProfileOptions {
   databaseUrl: string;
-  /** CHAT_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL, EVAL_JUDGE_MODEL, LOG_LEVEL. */
+  /** CHAT_MODELS (or CHAT_MODEL), their key variables, EVAL_JUDGE_MODEL, LOG_LEVEL. */
   env?: Record<string, string | undefined>;
+  /** `--model`: the id of the configured model the cases run with (the default: the first). */
+  model?: string;
   cases?: EvalCase[];
   modes?: InterruptMode[];
   /** Break the handoff on purpose (tests that show the profile can fail). */
@@ -75,9 +78,9 @@ export interface ProfileOptions {
  * each kind meets its thresholds on its own: 1.0 for the deterministic scorers, 0.9 for the judge.
  */
 export async function runProfile(options: ProfileOptions): Promise<ProfileResult> {
-  const env = options.env ?? {};
-  const judgeModelName = judgeModelOf(env);
-  const judge = judgeScorer(judgeModelName ? resolveJudge(judgeModelName, env) : undefined);
+  const { env, model } = withModel(options.env ?? {}, options.model);
+  const judgeModel = judgeOf(env, model);
+  const judge = judgeScorer(judgeModel?.model);
   const scorers = [...deterministicScorers, judge];
   const thresholdOf = (id: string) => (id === judge.id ? JUDGE_THRESHOLD : DETERMINISTIC_THRESHOLD);
   const cases = options.cases ?? evalCases;
@@ -143,8 +146,8 @@ export async function runProfile(options: ProfileOptions): Promise<ProfileResult
   }
   return {
     profile: PROFILE_ID,
-    model: env.CHAT_MODEL || 'local',
-    judge: judgeModelName ?? null,
+    model: model.id,
+    judge: judgeModel?.name ?? null,
     sabotage: options.sabotage ?? null,
     sharesBuilt: environment.sharesBuilt,
     scorerIds: scorers.map((scorer) => scorer.id),
@@ -201,10 +204,55 @@ function notRunReason(rows: CaseRow[], scorerId: string): string {
   return 'not scored';
 }
 
-/** The judge: EVAL_JUDGE_MODEL, else CHAT_MODEL when it is a real (openai:...) model. */
-function judgeModelOf(env: Record<string, string | undefined>): string | undefined {
-  const name = env.EVAL_JUDGE_MODEL?.trim() || env.CHAT_MODEL?.trim();
-  return name?.startsWith('openai:') ? name : undefined;
+/** The models the API offers with `env` (M1): CHAT_MODELS, else the one CHAT_MODEL names. */
+function configuredModels(env: Record<string, string | undefined>): ModelSpec[] {
+  const list = env.CHAT_MODELS?.trim();
+  if (list) return parseModelList(list, env);
+  return [
+    singleModel({
+      chatModel: env.CHAT_MODEL?.trim() || 'local',
+      openaiApiKey: env.OPENAI_API_KEY,
+      openaiBaseUrl: env.OPENAI_BASE_URL,
+    }),
+  ];
+}
+
+/**
+ * `env` for the run, with the model it runs with: `--model` puts that entry of CHAT_MODELS first
+ * (the default every case's chat gets); without it, the first entry. An id CHAT_MODELS does not
+ * offer stops the run before anything starts.
+ */
+export function withModel(
+  env: Record<string, string | undefined>,
+  id: string | undefined,
+): { env: Record<string, string | undefined>; model: ModelSpec } {
+  const models = configuredModels(env);
+  const chosen = id === undefined ? models[0] : models.find((model) => model.id === id);
+  if (!chosen)
+    throw new Error(
+      `--model ${id}: not a configured model (offered: ${models.map((model) => model.id).join(', ')})`,
+    );
+  if (id === undefined || !env.CHAT_MODELS?.trim()) return { env, model: chosen };
+  // Entries and models are in the same order: the chosen entry moves to the front as written.
+  const entries = env.CHAT_MODELS.split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const index = models.indexOf(chosen);
+  const reordered = [entries[index], ...entries.filter((_, at) => at !== index)];
+  return { env: { ...env, CHAT_MODELS: reordered.join(',') }, model: chosen };
+}
+
+/**
+ * The judge: EVAL_JUDGE_MODEL (`openai:<model>` with OPENAI_API_KEY / OPENAI_BASE_URL), else the
+ * model the run uses when it is a real one; the local model never judges.
+ */
+function judgeOf(
+  env: Record<string, string | undefined>,
+  model: ModelSpec,
+): { name: string; model: LanguageModelV4 } | undefined {
+  const named = env.EVAL_JUDGE_MODEL?.trim();
+  if (named?.startsWith('openai:')) return { name: named, model: resolveJudge(named, env) };
+  return model.kind === 'openai' ? { name: model.id, model: languageModelOf(model, 0) } : undefined;
 }
 
 function resolveJudge(name: string, env: Record<string, string | undefined>): LanguageModelV4 {

@@ -1,8 +1,9 @@
 import type { TestDatabase } from '@chat/db/testing';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caseKinds, evalCases } from '../evals/cases';
 import type { Sabotage } from '../evals/environment';
-import { type ProfileResult, profileModes, runProfile } from '../evals/profile';
+import { type ProfileResult, profileModes, runProfile, withModel } from '../evals/profile';
 import { formatReport } from '../evals/report';
 import { deterministicScorers } from '../evals/scorers';
 import { freshDatabase } from './support/testApi';
@@ -85,5 +86,47 @@ describe('the chat-queue-interrupt-ci profile', () => {
       expect(formatReport(result)).toContain('FAILED');
     },
     60_000,
+  );
+});
+
+describe('the profile with a chosen model (pnpm eval --model)', () => {
+  const twoModels = { CHAT_MODELS: 'local;label=Local,local;id=local-b;label=Local B' };
+
+  it('puts the chosen entry first, and refuses an id the configuration does not offer', () => {
+    expect(withModel(twoModels, 'local-b').env.CHAT_MODELS).toBe(
+      'local;id=local-b;label=Local B,local;label=Local',
+    );
+    expect(withModel(twoModels, undefined).model.id).toBe('local');
+    expect(withModel({ CHAT_MODEL: 'local' }, undefined).model.id).toBe('local');
+    expect(() => withModel(twoModels, 'gpt-9')).toThrow(
+      '--model gpt-9: not a configured model (offered: local, local-b)',
+    );
+  });
+
+  it(
+    'runs every case with that model: the turns record it',
+    async () => {
+      // This file's database (Mastra creates its schema once per process): the run's own turns are
+      // the ones created after it started.
+      const startedAt = new Date();
+      const result = await runProfile({
+        databaseUrl: database.url,
+        env: twoModels,
+        model: 'local-b',
+        cases: evalCases.filter((item) => item.id === 'clarification-1'),
+      });
+      expect(result.model).toBe('local-b');
+      expect(result.judge).toBeNull();
+      expect(result.passed, formatReport(result)).toBe(true);
+      const sql = postgres(database.url, { max: 1 });
+      try {
+        const rows = await sql<{ model: string | null }[]>`
+          select distinct model from chat_turn_requests where created_at >= ${startedAt}`;
+        expect(rows.map((row) => row.model)).toEqual(['local-b']);
+      } finally {
+        await sql.end();
+      }
+    },
+    60_000 + profileModes.length * 8_000,
   );
 });

@@ -11,7 +11,7 @@ export function tokenEncodingOf(spec: ModelSpec): TokenEncoding {
 }
 
 /** The language model of one configured entry (M1). */
-function languageModelOf(spec: ModelSpec, localModelDelayMs: number): LanguageModelV4 {
+export function languageModelOf(spec: ModelSpec, localModelDelayMs: number): LanguageModelV4 {
   if (spec.kind === 'local') return createLocalModel({ defaultDelayMs: localModelDelayMs });
   // Chat completions, not the Responses API, because that is what compatible servers implement.
   return createOpenAI({ apiKey: spec.apiKey, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) }).chat(
