@@ -81,3 +81,17 @@ export function isEmptyJson(value: unknown): boolean {
   const shown = withoutIds(value ?? {});
   return shown !== null && typeof shown === 'object' && Object.keys(shown).length === 0;
 }
+
+/**
+ * A failed call's error as a person reads it: Mastra serialises a tool's error (its stack, its
+ * name) into the part's error text; only the message is shown.
+ */
+export function toolErrorText(errorText: string): string {
+  try {
+    const parsed = JSON.parse(errorText) as { message?: unknown };
+    if (typeof parsed?.message === 'string' && parsed.message) return parsed.message;
+  } catch {
+    // Plain text already.
+  }
+  return errorText.split('\n')[0]?.trim() || 'The tool call failed.';
+}
