@@ -322,8 +322,8 @@ describe('what the person saw survives a database outage and a hard kill', () =>
               lab.postgres.query(async (watch) => {
                 const [row] = await watch<{ count: number }[]>`
                   select count(*)::int as count from pg_stat_activity
-                  where wait_event_type = 'Lock'
-                    and query ilike '%left join "chat_turn_requests" on%'`;
+                  where wait_event_type = 'Lock' and pid <> pg_backend_pid()
+                    and query ilike '%"chat_turn_requests"%'`;
                 return row?.count ?? 0;
               }),
             ]),
