@@ -11,6 +11,10 @@ import type { ThreadPageState } from './state';
  * tab saw end is a new one then, and may be attached to.
  */
 export function applyQueue(state: ThreadPageState, queue: TurnQueue): ThreadPageState {
+  // Older than what this tab knows: its active turn has ended for good. Read the thread again
+  // rather than show a reply running that is over (the page would wait on it and claim nothing).
+  if (queue.activeTurn && state.endedTurns.includes(queue.activeTurn.id))
+    return { ...state, detail: { ...state.detail, wanted: true } };
   const editing = state.editing.queuedTurnId;
   // Picked items that left the queue (or can no longer be merged) drop out of the pick.
   const selection = state.selection?.filter((id) =>

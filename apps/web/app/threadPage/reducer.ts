@@ -1,5 +1,5 @@
-import type { ThreadEvent, TurnQueue } from '@chat/contracts';
-import { errorMessage } from '@chat/contracts';
+import type { ThreadEvent, Turn, TurnQueue } from '@chat/contracts';
+import { canTransition, errorMessage } from '@chat/contracts';
 import {
   hasUserMessageOf,
   optimisticUserMessage,
@@ -271,7 +271,10 @@ function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageStat
     case 'turn.started':
       return applyQueue(state, event.turnQueue);
     case 'turn.settled':
-      return settledWhileAway(turnSettled(applyQueue(state, event.turnQueue), event), event);
+      return settledWhileAway(
+        turnSettled(applyQueue(withEnded(state, event.turn), event.turnQueue), event),
+        event,
+      );
     case 'hitl.changed':
       // The transcript's tool card (another tab asked, or decided) and any new note: read again.
       return {
@@ -289,6 +292,12 @@ function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageStat
     case 'thread.deleted':
       return { ...state, deleted: true, threadListStale: true };
   }
+}
+
+/** A turn that settled for good (it never runs again) is remembered, so no older queue revives it. */
+function withEnded(state: ThreadPageState, turn: Turn): ThreadPageState {
+  if (canTransition(turn.status, 'running') || state.endedTurns.includes(turn.id)) return state;
+  return { ...state, endedTurns: [...state.endedTurns, turn.id].slice(-REMEMBERED_TURNS) };
 }
 
 /**

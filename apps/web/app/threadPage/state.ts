@@ -54,6 +54,12 @@ export interface ThreadPageState {
   stopping: number;
   /** Turns this tab showed to their end or stopped: never attached to again (newest last). */
   finished: readonly string[];
+  /**
+   * Turns this tab heard settle for good (completed, interrupted, cancelled: they never run
+   * again), newest last. A queue that still shows one of them active was read before that settle
+   * and reached this tab after it (a send's answer overtaken by the settle event): it is not applied.
+   */
+  endedTurns: readonly string[];
   /** The queue fact a claim of this tab was refused at: no new claim until the queue changes. */
   claimRefusedAt: number | null;
   /** Settle events that came while their turn's stream was still shown here. */
@@ -205,6 +211,7 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     shed: 0,
     stopping: 0,
     finished: [],
+    endedTurns: [],
     claimRefusedAt: null,
     earlySettles: {},
     settleWait: null,

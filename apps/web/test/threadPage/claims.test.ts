@@ -97,7 +97,23 @@ describe('claiming the queue head (Q10)', () => {
       queueChanged(queueOf(turn('a', 'running'))),
       settled(turn('a', 'completed'), queueOf(turn('a', 'running')), exchange('a')),
     );
-    expect(page.effectTypes()).toEqual([]);
+    // A queue that calls a settled turn active is older than the settle: the thread is read again.
+    expect(page.effectTypes()).toEqual(['readDetail']);
+  });
+
+  it("claims the head when a send's answer, read before the reply settled, arrives after its settle event", () => {
+    const page = Page.opened(detail([]));
+    page.feed(
+      { type: 'start.requested', kind: 'send' },
+      { type: 'stream.opened', turnId: 'a', kind: 'send', user: { text: 'text of a', attachments: [] } },
+      { type: 'stream.ended', turnId: 'a', outcome: 'ended' },
+      settled(turn('a', 'completed'), queueOf(null, [turn('b', 'queued')]), exchange('a')),
+      // The answer to the send of b: its queue was read while a still ran.
+      { type: 'queue.answered', turnQueue: queueOf(turn('a', 'running'), [turn('b', 'queued')]) },
+    );
+    expect(page.state.queue.activeTurn).toBeNull();
+    page.readDetail(detail(exchange('a'), queueOf(null, [turn('b', 'queued')])));
+    expect(page.effectTypes()).toEqual(['claim']);
   });
 
   it('a failed head blocks the queue: no claim, the Dock says why, the banner does not repeat it (Q11)', () => {
