@@ -3,6 +3,7 @@ import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/platform/config';
 import { createLogger } from '../src/platform/logger';
+import { keyVariablesOf } from '../src/platform/modelList';
 import { createRuntime, type Runtime } from '../src/runtime';
 import { ModelRecorder } from './recordingModel';
 
@@ -49,7 +50,7 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
   const env = options.env ?? {};
   const config = loadConfig({
     // An entry of CHAT_MODELS may name any variable for its key (`key=VAR`).
-    ...keyVariables(env),
+    ...Object.fromEntries(keyVariablesOf(env.CHAT_MODELS).map((name) => [name, env[name]])),
     DATABASE_URL: options.databaseUrl,
     CHAT_MODELS: env.CHAT_MODELS,
     CHAT_MODEL: env.CHAT_MODEL,
@@ -91,14 +92,6 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     await runtime.close();
     throw error;
   }
-}
-
-/** The variables CHAT_MODELS' entries name for their keys (`key=VAR`), taken as they are. */
-function keyVariables(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const names = [...(env.CHAT_MODELS ?? '').matchAll(/;\s*key=([A-Za-z_][A-Za-z0-9_]*)/g)].map(
-    (match) => match[1],
-  );
-  return Object.fromEntries(names.flatMap((name) => (name ? [[name, env[name]]] : [])));
 }
 
 async function signInGuest(app: H3, origin: string): Promise<{ ownerId: string; cookie: string }> {

@@ -3,7 +3,7 @@ import { runEvals } from '@mastra/core/evals';
 import { createStep, createWorkflow } from '@mastra/core/workflows';
 import { z } from 'zod';
 import { languageModelOf, resolveChatModel } from '../src/agent/models';
-import { type ModelSpec, parseModelList, singleModel } from '../src/platform/modelList';
+import { configuredModels, type ModelSpec } from '../src/platform/modelList';
 import { type CaseKind, caseKinds, type EvalCase, evalCases } from './cases';
 import { type EvalEnvironment, type Sabotage, startEvalEnvironment } from './environment';
 import { JUDGE_THRESHOLD, judgeScorer } from './judges';
@@ -204,19 +204,6 @@ function notRunReason(rows: CaseRow[], scorerId: string): string {
   return 'not scored';
 }
 
-/** The models the API offers with `env` (M1): CHAT_MODELS, else the one CHAT_MODEL names. */
-function configuredModels(env: Record<string, string | undefined>): ModelSpec[] {
-  const list = env.CHAT_MODELS?.trim();
-  if (list) return parseModelList(list, env);
-  return [
-    singleModel({
-      chatModel: env.CHAT_MODEL?.trim() || 'local',
-      openaiApiKey: env.OPENAI_API_KEY,
-      openaiBaseUrl: env.OPENAI_BASE_URL,
-    }),
-  ];
-}
-
 /**
  * `env` for the run, with the model it runs with: `--model` puts that entry of CHAT_MODELS first
  * (the default every case's chat gets); without it, the first entry. An id CHAT_MODELS does not
@@ -226,7 +213,15 @@ export function withModel(
   env: Record<string, string | undefined>,
   id: string | undefined,
 ): { env: Record<string, string | undefined>; model: ModelSpec } {
-  const models = configuredModels(env);
+  const models = configuredModels(
+    {
+      chatModels: env.CHAT_MODELS,
+      chatModel: env.CHAT_MODEL?.trim() || 'local',
+      openaiApiKey: env.OPENAI_API_KEY,
+      openaiBaseUrl: env.OPENAI_BASE_URL,
+    },
+    env,
+  );
   const chosen = id === undefined ? models[0] : models.find((model) => model.id === id);
   if (!chosen)
     throw new Error(

@@ -7,7 +7,7 @@ import {
   toolName,
 } from '@chat/contracts';
 import { z } from 'zod';
-import { ModelListError, type ModelSpec, openaiApiKey, parseModelList, singleModel } from './modelList';
+import { configuredModels, ModelListError, type ModelSpec, openaiApiKey } from './modelList';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -170,16 +170,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   try {
-    const models = CHAT_MODELS
-      ? parseModelList(CHAT_MODELS, env)
-      : [
-          singleModel({
-            chatModel: CHAT_MODEL,
-            openaiApiKey: OPENAI_API_KEY,
-            openaiBaseUrl: OPENAI_BASE_URL,
-            contextWindow: CHAT_CONTEXT_WINDOW,
-          }),
-        ];
+    const models = configuredModels(
+      {
+        chatModels: CHAT_MODELS,
+        chatModel: CHAT_MODEL,
+        openaiApiKey: OPENAI_API_KEY,
+        openaiBaseUrl: OPENAI_BASE_URL,
+        contextWindow: CHAT_CONTEXT_WINDOW,
+      },
+      env,
+    );
     return { ...parsed.data, models };
   } catch (error) {
     if (error instanceof ModelListError) throw new ConfigError(`Invalid configuration:\n  ${error.message}`);

@@ -46,6 +46,40 @@ export function openaiApiKey(apiKey: string | undefined, baseUrl: string | undef
   return apiKey?.trim() || (baseUrl?.trim() ? PLACEHOLDER_API_KEY : undefined);
 }
 
+/**
+ * The models a configuration offers: `CHAT_MODELS` when it is set, else the one the single-model
+ * settings name. The API's configuration and the eval profile both read them here.
+ */
+export function configuredModels(
+  settings: {
+    chatModels?: string | undefined;
+    chatModel: string;
+    openaiApiKey?: string | undefined;
+    openaiBaseUrl?: string | undefined;
+    contextWindow?: number | undefined;
+  },
+  env: Record<string, string | undefined>,
+): ModelSpec[] {
+  const list = settings.chatModels?.trim();
+  if (list) return parseModelList(list, env);
+  const { chatModel, openaiApiKey, openaiBaseUrl, contextWindow } = settings;
+  return [
+    singleModel({
+      chatModel,
+      ...(openaiApiKey !== undefined ? { openaiApiKey } : {}),
+      ...(openaiBaseUrl !== undefined ? { openaiBaseUrl } : {}),
+      ...(contextWindow !== undefined ? { contextWindow } : {}),
+    }),
+  ];
+}
+
+/** The environment variables the entries of `CHAT_MODELS` name for their keys (`key=VAR`). */
+export function keyVariablesOf(value: string | undefined): string[] {
+  return [...(value ?? '').matchAll(/;\s*key=([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap((match) =>
+    match[1] ? [match[1]] : [],
+  );
+}
+
 /** Parses `CHAT_MODELS`; throws ModelListError naming the first bad entry. */
 export function parseModelList(value: string, env: Record<string, string | undefined>): ModelSpec[] {
   const entries = value
