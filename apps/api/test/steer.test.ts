@@ -5,6 +5,7 @@ import { eq } from 'drizzle-orm';
 import { serve } from 'h3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
+import { markSteerDelivered } from '../src/chats/turns/steer/repository';
 import { createLogger } from '../src/platform/logger';
 import { createRuntime, type Runtime } from '../src/runtime';
 import { ApiClient, iterateChunks, readChunks, type StreamChunk, textOfChunks } from './support/client';
@@ -112,6 +113,37 @@ describe('steer: a message folded into the running reply at its next step', () =
     expect(textOfChunks(later.chunks)).toContain('History: "plan my trip" | "also book a hotel"');
     expect(lines.join('')).not.toContain(REMINDER);
     expect(lines.join('')).not.toContain('also book a hotel');
+  });
+
+  it('keeps a steer the database took in though its run never heard (the boundary commit whose answer an outage lost)', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'plan my week [[steps:3]] [[delay:200]] [[words:6]]');
+    const running = reply.headers.get('x-turn-id') ?? '';
+    const chunks = iterateChunks(reply);
+    await readUntil(chunks, (chunk) => chunk.type === 'tool-input-available');
+    const sent = await steer(threadId, 'keep Sunday free');
+    const { turn } = (await sent.json()) as { turn: { id: string } };
+    // What a boundary leaves when its commit lands and the answer never reaches the runner: the
+    // steer is delivered into the running turn, and the run goes on without it.
+    const rows = await turnRows(threadId);
+    const pending = rows.find((row) => row.id === turn.id);
+    const runningTurn = rows.find((row) => row.id === running);
+    expect([pending?.status, runningTurn?.status]).toEqual(['steer_pending', 'running']);
+    const messageId = crypto.randomUUID();
+    await markSteerDelivered(runtime.database.db, pending as never, runningTurn?.branchId ?? '', messageId);
+
+    const after: StreamChunk[] = [];
+    for await (const chunk of chunks) after.push(chunk);
+    expect(after.some((chunk) => chunk.type === 'data-steer-boundary')).toBe(false);
+    const settled = (await turnRows(threadId)).find((row) => row.id === running);
+    expect(settled?.status).toBe('completed');
+    const { messages } = await client.detail(threadId);
+    expect(messages.map((message) => [message.role, message.id === messageId])).toEqual([
+      ['user', false],
+      ['assistant', false],
+      ['user', true],
+    ]);
+    expect(textsOf(messages[2] as never)).toBe('keep Sunday free');
   });
 
   it('requeues a steer sent during the last step at the head; claimed, its run gets the reminder', async () => {

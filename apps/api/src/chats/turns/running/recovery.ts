@@ -7,7 +7,7 @@ import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { ensureTurnStored } from '../../branches/transcript';
-import { listSteersDeliveredInto } from '../steer/repository';
+import { deliveredSteersOf } from '../steer/repository';
 import { ReplyRecord } from './replyRecord';
 import { findOrphanedTurn, listOrphanedTurns } from './repository';
 import { type Settlement, settleTurn } from './settle';
@@ -81,14 +81,7 @@ async function recordedReply(tx: Queryable, turn: TurnRow): Promise<ReplyRecord>
     id: turn.assistantMessageId,
     text: turn.partialText,
   });
-  const steers = await listSteersDeliveredInto(tx, turn);
-  reply.appendSteers(
-    steers.flatMap((steer) =>
-      steer.userMessageId
-        ? [{ turnId: steer.id, messageId: steer.userMessageId, text: steer.text, at: steer.startedAt }]
-        : [],
-    ),
-  );
+  reply.appendSteers(await deliveredSteersOf(tx, turn));
   return reply;
 }
 

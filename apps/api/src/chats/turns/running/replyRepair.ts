@@ -1,8 +1,9 @@
-import type { BranchRow, TurnRow } from '@chat/db';
+import type { BranchRow, Database, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import { ensureTurnStored } from '../../branches/transcript';
 import type { RuntimeDriver, SuspendedCall } from '../driver/types';
+import { deliveredSteersOf } from '../steer/repository';
 import type { ReplyRecord } from './replyRecord';
 
 /** How a run of the model ended, as the runner saw it. */
@@ -19,11 +20,14 @@ export type Outcome =
  * driver's own save did (a save can fail in a database outage while the stream ends normally; a
  * run cut off saves part of it at best). A reply cut off (stopped, failed) has every tool call that
  * has no result yet closed as cancelled (a turn stopped just as it suspended for an approval also
- * has the driver's suspended run discarded), so the transcript never keeps a call without a result. Returns the id of the reply as stored (null when there is
- * none). Throws when memory cannot be written: the caller keeps the turn and tries again.
+ * has the driver's suspended run discarded), so the transcript never keeps a call without a result.
+ * Every steer the database says the turn took in is kept too, the ones the run never heard of
+ * included (their boundary's commit went through but its answer was lost): after the reply, where
+ * the record does not hold them. Returns the id of the reply as stored (null when there is none).
+ * Throws when memory cannot be written: the caller keeps the turn and tries again.
  */
 export async function storeReply(
-  deps: { memory: Memory; driver: RuntimeDriver },
+  deps: { db: Database; memory: Memory; driver: RuntimeDriver },
   turn: TurnRow,
   context: { branch: BranchRow; ownerId: string; userMessageId: string },
   reply: ReplyRecord,
@@ -33,6 +37,7 @@ export async function storeReply(
   const cutOff = outcome.status === 'interrupted' || outcome.status === 'failed';
   if (cutOff) reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
   const stoppedAsItSuspended = suspendedCall !== undefined && outcome.status !== 'awaiting_approval';
+  reply.appendSteers(await deliveredSteersOf(deps.db, turn));
   const replyId = await ensureTurnStored(deps.memory, {
     memoryThreadId: context.branch.memoryThreadId,
     resourceId: context.ownerId,

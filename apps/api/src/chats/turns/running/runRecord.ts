@@ -2,7 +2,7 @@ import { type TokenUsage, turnErrorMessages } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
-import type { SteerMessage, SuspendedCall } from '../driver/types';
+import type { SuspendedCall } from '../driver/types';
 import type { ReplyRecord } from './replyRecord';
 import type { Outcome } from './replyRepair';
 
@@ -10,8 +10,6 @@ import type { Outcome } from './replyRepair';
 export interface RunRecord {
   /** The reply as it streamed (every message, tool steps and steers included). */
   reply: ReplyRecord;
-  /** Steers this run took in (recorded delivered when taken), in the order they were taken. */
-  steers: SteerMessage[];
   streamError?: string;
   /** The run went silent for longer than the runner waits (it was stopped as failed). */
   idle?: boolean;

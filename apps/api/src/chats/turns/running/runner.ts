@@ -247,7 +247,7 @@ export class TurnRunner {
         ? ReplyRecord.restore(turn.partialParts, { id: turn.assistantMessageId, text: turn.partialText })
         : ReplyRecord.empty();
     if (segment.kind === 'resume') reply.decide(segment.call.toolCallId, segment.decision === 'approve');
-    const record: RunRecord = { reply, steers: [], resumeToken: turn.resumeToken };
+    const record: RunRecord = { reply, resumeToken: turn.resumeToken };
     const held = { value: true };
     const checkpoints = new TurnCheckpoints(
       this.deps,
@@ -305,11 +305,13 @@ export class TurnRunner {
         segment,
         history,
         abortSignal: controller.signal,
-        takeSteers: async () => {
-          const steers = await takeSteersAtBoundary(this.deps, turn);
-          record.steers.push(...steers);
-          return steers;
-        },
+        // A boundary the database cannot serve takes nothing in: the reply goes on, its steers wait
+        // for the next boundary or the queue (one whose commit went through is kept by storeReply).
+        takeSteers: () =>
+          takeSteersAtBoundary(this.deps, turn).catch((error: unknown) => {
+            this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not take steers in at a boundary');
+            return [];
+          }),
         ...(toolModes ? { toolModes: () => toolModes(turn.threadId) } : {}),
       });
       const running = this.running.get(turn.id);
@@ -458,8 +460,6 @@ export class TurnRunner {
   ): Promise<void> {
     const { logger } = this.deps;
     const { reply, suspended } = record;
-    // Steers taken in whose boundary never reached the stream (the run ended first) were delivered.
-    reply.appendSteers(record.steers);
     const outcome = outcomeOf(record, controller.signal.aborted);
     if (outcome.status === 'failed') {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');

@@ -1,6 +1,7 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
 import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import type { SteerMessage } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 
 /** The queries and moves of steers: pending while a reply runs, then delivered, or queued. */
@@ -63,4 +64,20 @@ export async function listSteersDeliveredInto(q: Queryable, turn: TurnRow): Prom
       ),
     )
     .orderBy(asc(turns.seq));
+}
+
+/**
+ * The steers a turn took in, as the database has them (each with its message id and when it was
+ * taken in): what a reply must hold whatever its runner heard. A boundary's commit whose answer
+ * was lost in an outage leaves a steer delivered that the run never got.
+ */
+export async function deliveredSteersOf(
+  q: Queryable,
+  turn: TurnRow,
+): Promise<Array<SteerMessage & { at: Date | null }>> {
+  return (await listSteersDeliveredInto(q, turn)).flatMap((steer) =>
+    steer.userMessageId
+      ? [{ turnId: steer.id, messageId: steer.userMessageId, text: steer.text, at: steer.startedAt }]
+      : [],
+  );
 }
