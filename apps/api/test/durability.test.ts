@@ -357,6 +357,52 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     expect(after.turnQueue.activeTurn).toBeNull();
   }, 60_000);
 
+  it('answers a turn whose run starts as the database goes away: it waits for the database instead of failing', async () => {
+    const { client, threadId } = await openChat();
+    // Held at its first read of what the model gets (the branch's context markers) by a lock of
+    // the test's, so the outage meets every run at the same point.
+    let locked = () => {};
+    const taken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const held = lab.postgres.query(async (sql) =>
+      sql
+        .begin(async (lock) => {
+          await lock`lock table context_markers in access exclusive mode`;
+          locked();
+          await new Promise((resolve) => setTimeout(resolve, 60_000));
+        })
+        .catch(() => undefined),
+    );
+    await taken;
+    // The reply's headers go with its first chunk, after that read: the send is answered later.
+    const sending = send(client, threadId, 'started in an outage [[words:8]]');
+    const waiting = await waitFor(
+      () =>
+        lab.postgres.query(async (watch) => {
+          const [row] = await watch<{ count: number }[]>`
+            select count(*)::int as count from pg_stat_activity
+            where wait_event_type = 'Lock' and pid <> pg_backend_pid() and query ilike '%"context_markers"%'`;
+          return row?.count ?? 0;
+        }),
+      (count) => count > 0,
+      30_000,
+    );
+    expect(waiting, "the run never read the branch's context").toBeGreaterThan(0);
+    await lab.inject('outage-5s');
+    await held;
+    const view = await sending;
+    await view.done;
+    expect({ errors: view.errors, finished: view.finish !== undefined }).toEqual({
+      errors: [],
+      finished: true,
+    });
+    expect(normalise(view.textSeen().join(' '))).not.toBe('');
+    const detail = await atRest(client, threadId);
+    expect((await turnRow(view.turnId))?.status).toBe('completed');
+    expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  }, 120_000);
+
   it('names the stored reply on a turn that completed after a tool approval', async () => {
     const { client, threadId } = await openChat();
     const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');

@@ -2,6 +2,7 @@ import { COMPACTION_PART, type HitlDecision, type ToolMode, turnErrorMessages } 
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
+import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
@@ -89,6 +90,12 @@ export const DEFAULT_IDLE_MS = 300_000;
 
 /** The first and the longest pause between two tries to make a finished run durable. */
 const DURABLE_RETRY_MS = { first: 250, max: 2_000 } as const;
+
+/**
+ * How long a run that is starting waits for a database that went away (reading what the model
+ * gets) before it fails: an outage that ends by then only delays the reply.
+ */
+const START_WAIT_MS = 30_000;
 
 /**
  * Claims turns for this instance and runs them, independent of any HTTP connection. It streams
@@ -293,7 +300,11 @@ export class TurnRunner {
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       const custom =
         segment.kind === 'start'
-          ? customInstructions(await readRunInstructions(this.deps.db, turn.threadId))
+          ? customInstructions(
+              await this.waitingForDatabase(controller, () =>
+                readRunInstructions(this.deps.db, turn.threadId),
+              ),
+            )
           : '';
       const { toolModes } = this.deps;
       const connection = await this.deps.driver.send({
@@ -372,12 +383,14 @@ export class TurnRunner {
       );
     }
     try {
-      const prepared = await prepareHistory(
-        { db, driver, windows, logger },
-        branch,
-        windows.incomingTokens(turn.text, turn.attachments),
-        controller.signal,
-        (progress) => stream.push({ type: COMPACTION_PART, data: progress, transient: true }),
+      const prepared = await this.waitingForDatabase(controller, () =>
+        prepareHistory(
+          { db, driver, windows, logger },
+          branch,
+          windows.incomingTokens(turn.text, turn.attachments),
+          controller.signal,
+          (progress) => stream.push({ type: COMPACTION_PART, data: progress, transient: true }),
+        ),
       );
       if (prepared.compacted) await this.announce({ kind: 'context.changed', threadId: turn.threadId });
       return prepared;
@@ -387,6 +400,27 @@ export class TurnRunner {
       record.streamError = turnErrorMessages.contextUnavailable;
       stream.push({ type: 'error', errorText: record.streamError });
       return undefined;
+    }
+  }
+
+  /**
+   * A read a starting run needs, tried again while the database cannot be reached (a connection
+   * the outage broke, the server restarting) for up to START_WAIT_MS, pausing longer each time:
+   * a turn accepted just before an outage, or claimed just after one, is answered instead of
+   * failed. Any other error, a stop, or the wait running out ends it as before.
+   */
+  private async waitingForDatabase<T>(controller: AbortController, read: () => Promise<T>): Promise<T> {
+    const until = Date.now() + START_WAIT_MS;
+    let pause: number = DURABLE_RETRY_MS.first;
+    for (;;) {
+      try {
+        return await read();
+      } catch (error) {
+        const waiting = !controller.signal.aborted && !this.shutdown.signal.aborted;
+        if (!isDatabaseUnavailable(error) || !waiting || Date.now() + pause > until) throw error;
+      }
+      await sleep(pause, controller.signal);
+      pause = Math.min(pause * 2, DURABLE_RETRY_MS.max);
     }
   }
 
