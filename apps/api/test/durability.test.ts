@@ -189,6 +189,42 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       expect(await storedMessageIds([row.user_message_id])).toEqual([row.user_message_id]);
   }, 120_000);
 
+  it('goes on with a reply whose step boundary meets an outage: the steer waits, the reply is not failed', async () => {
+    const { client, threadId } = await openChat();
+    const view = await send(client, threadId, 'plan a week [[steps:3]] [[delay:1500]] [[words:6]]');
+    await waitFor(
+      async () => view.toolResultsSeen().length,
+      (results) => results >= 1,
+      30_000,
+    );
+    const steer = await client.json<{ turn: { id: string; status: string } }>(
+      'POST',
+      `/api/threads/${threadId}/turns`,
+      { clientRequestId: crypto.randomUUID(), text: 'and keep Sunday free', mode: 'steer' },
+    );
+    expect(steer.body.turn.status).toBe('steer_pending');
+    // The next boundary comes about 1.5 s after the first result: the database is away by then.
+    await lab.inject('outage-5s');
+    await view.done;
+    expect({ errors: view.errors, finished: view.finish !== undefined }).toEqual({
+      errors: [],
+      finished: true,
+    });
+    const detail = await atRest(client, threadId);
+    expect((await turnRow(view.turnId))?.status).toBe('completed');
+    // Taken in at a later boundary, or queued when the reply ended first: never lost.
+    const row = await turnRow(steer.body.turn.id);
+    const inTranscript = detail.messages.some(
+      (message) => message.role === 'user' && textOfMessage(message) === 'and keep Sunday free',
+    );
+    const inQueue = detail.turnQueue.items.some((item) => item.id === steer.body.turn.id);
+    expect({ inTranscript, inQueue }).toEqual(
+      row?.status === 'delivered'
+        ? { inTranscript: true, inQueue: false }
+        : { inTranscript: false, inQueue: true },
+    );
+  }, 120_000);
+
   it('loses to a hard kill nothing a landed checkpoint holds: once the write after a chunk has landed, the chunk is kept', async () => {
     const { client, threadId } = await openChat();
     const view = await send(client, threadId, 'a long story [[words:2000]] [[delay:40]]');
