@@ -52,19 +52,29 @@ export async function requeueSteers(q: Queryable, threadId: string): Promise<Tur
 /** The steers a turn took in: delivered on its branch since it started. */
 export async function listSteersDeliveredInto(q: Queryable, turn: TurnRow): Promise<TurnRow[]> {
   if (!turn.startedAt) return [];
-  return await q
+  return await selectSteersDeliveredInto(q, {
+    threadId: turn.threadId,
+    branchId: turn.branchId,
+    // A prepared statement's parameter goes as the server typed it: a timestamp as text.
+    startedAt: turn.startedAt.toISOString(),
+  });
+}
+
+/** Read as every turn is stored and settles: built once (preparedQuery). */
+const selectSteersDeliveredInto = preparedQuery('steers_delivered_into', (q) =>
+  q
     .select()
     .from(turns)
     .where(
       and(
-        eq(turns.threadId, turn.threadId),
-        eq(turns.branchId, turn.branchId),
+        eq(turns.threadId, sql.placeholder('threadId')),
+        eq(turns.branchId, sql.placeholder('branchId')),
         eq(turns.status, 'delivered'),
-        gte(turns.startedAt, turn.startedAt),
+        gte(turns.startedAt, sql.placeholder('startedAt')),
       ),
     )
-    .orderBy(asc(turns.seq));
-}
+    .orderBy(asc(turns.seq)),
+);
 
 /**
  * The steers a turn took in, as the database has them (each with its message id and when it was
