@@ -120,6 +120,39 @@ async function queue(client: ApiClient, threadId: string, text: string): Promise
   return ((await response.json()) as { turn: Turn }).turn;
 }
 
+/** A reply of tool steps with a steer sent once its first result has shown. */
+async function steeredAfterFirstResult(text: string, steerText: string) {
+  const { client, threadId } = await openChat();
+  const view = await send(client, threadId, text);
+  await waitFor(
+    async () => view.toolResultsSeen().length,
+    (results) => results >= 1,
+    30_000,
+  );
+  const steer = await client.json<{ turn: { id: string; status: string } }>(
+    'POST',
+    `/api/threads/${threadId}/turns`,
+    { clientRequestId: crypto.randomUUID(), text: steerText, mode: 'steer' },
+  );
+  expect(steer.body.turn.status).toBe('steer_pending');
+  return { client, threadId, view, steerId: steer.body.turn.id };
+}
+
+/** Where a steer is once the thread is at rest: in the transcript (its message stored) or the queue. */
+async function whereSteerIs(client: ApiClient, threadId: string, steerId: string, text: string) {
+  const detail = await atRest(client, threadId);
+  const row = await turnRow(steerId);
+  const messageId = row?.user_message_id;
+  return {
+    inTranscript: detail.messages.some(
+      (message) => message.role === 'user' && textOfMessage(message) === text,
+    ),
+    inQueue: detail.turnQueue.items.some((item) => item.id === steerId),
+    status: row?.status,
+    stored: messageId ? (await storedMessageIds([messageId])).length === 1 : false,
+  };
+}
+
 function normalise(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
@@ -152,19 +185,10 @@ describe('what the person saw survives a database outage and a hard kill', () =>
   }, 240_000);
 
   it('keeps a steer delivered into a reply just before a hard kill: its message is stored, not only marked delivered', async () => {
-    const { client, threadId } = await openChat();
-    const view = await send(client, threadId, 'plan a trip [[steps:6]] [[delay:1500]]');
-    await waitFor(
-      async () => view.toolResultsSeen().length,
-      (results) => results >= 1,
-      30_000,
+    const { client, threadId, view, steerId } = await steeredAfterFirstResult(
+      'plan a trip [[steps:6]] [[delay:1500]]',
+      'and include Rome',
     );
-    const steer = await client.json<{ turn: { id: string; status: string } }>(
-      'POST',
-      `/api/threads/${threadId}/turns`,
-      { clientRequestId: crypto.randomUUID(), text: 'and include Rome', mode: 'steer' },
-    );
-    expect(steer.body.turn.status).toBe('steer_pending');
     await waitFor(
       async () => view.boundaries.length,
       (boundaries) => boundaries >= 1,
@@ -174,35 +198,19 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     await sleepUntil((view.boundaries[0]?.at ?? 0) + 700);
     await lab.inject('kill');
 
-    const detail = await atRest(client, threadId);
-    const row = await turnRow(steer.body.turn.id);
-    const inTranscript = detail.messages.some(
-      (message) => message.role === 'user' && textOfMessage(message) === 'and include Rome',
+    const kept = await whereSteerIs(client, threadId, steerId, 'and include Rome');
+    expect(kept).toEqual(
+      kept.inQueue
+        ? { inTranscript: false, inQueue: true, status: 'queued', stored: false }
+        : { inTranscript: true, inQueue: false, status: 'delivered', stored: true },
     );
-    const inQueue = detail.turnQueue.items.some((item) => item.id === steer.body.turn.id);
-    expect({ inTranscript, inQueue, status: row?.status }).toEqual(
-      inQueue
-        ? { inTranscript: false, inQueue: true, status: 'queued' }
-        : { inTranscript: true, inQueue: false, status: 'delivered' },
-    );
-    if (row?.status === 'delivered')
-      expect(await storedMessageIds([row.user_message_id])).toEqual([row.user_message_id]);
   }, 120_000);
 
   it('goes on with a reply whose step boundary meets an outage: the steer waits, the reply is not failed', async () => {
-    const { client, threadId } = await openChat();
-    const view = await send(client, threadId, 'plan a week [[steps:3]] [[delay:1500]] [[words:6]]');
-    await waitFor(
-      async () => view.toolResultsSeen().length,
-      (results) => results >= 1,
-      30_000,
+    const { client, threadId, view, steerId } = await steeredAfterFirstResult(
+      'plan a week [[steps:3]] [[delay:1500]] [[words:6]]',
+      'and keep Sunday free',
     );
-    const steer = await client.json<{ turn: { id: string; status: string } }>(
-      'POST',
-      `/api/threads/${threadId}/turns`,
-      { clientRequestId: crypto.randomUUID(), text: 'and keep Sunday free', mode: 'steer' },
-    );
-    expect(steer.body.turn.status).toBe('steer_pending');
     // The next boundary comes about 1.5 s after the first result: the database is away by then.
     await lab.inject('outage-5s');
     await view.done;
@@ -210,18 +218,13 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       errors: [],
       finished: true,
     });
-    const detail = await atRest(client, threadId);
-    expect((await turnRow(view.turnId))?.status).toBe('completed');
     // Taken in at a later boundary, or queued when the reply ended first: never lost.
-    const row = await turnRow(steer.body.turn.id);
-    const inTranscript = detail.messages.some(
-      (message) => message.role === 'user' && textOfMessage(message) === 'and keep Sunday free',
-    );
-    const inQueue = detail.turnQueue.items.some((item) => item.id === steer.body.turn.id);
-    expect({ inTranscript, inQueue }).toEqual(
-      row?.status === 'delivered'
-        ? { inTranscript: true, inQueue: false }
-        : { inTranscript: false, inQueue: true },
+    const kept = await whereSteerIs(client, threadId, steerId, 'and keep Sunday free');
+    expect((await turnRow(view.turnId))?.status).toBe('completed');
+    expect(kept).toEqual(
+      kept.status === 'delivered'
+        ? { inTranscript: true, inQueue: false, status: 'delivered', stored: true }
+        : { inTranscript: false, inQueue: true, status: 'queued', stored: false },
     );
   }, 120_000);
 
