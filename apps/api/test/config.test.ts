@@ -81,16 +81,19 @@ describe('configuration', () => {
       ],
     ];
     for (const [value, message] of cases) {
-      const load = () => loadConfig({ MCP_SERVERS: typeof value === 'string' ? value : JSON.stringify(value) });
+      const load = () =>
+        loadConfig({ MCP_SERVERS: typeof value === 'string' ? value : JSON.stringify(value) });
       expect(load, JSON.stringify(value)).toThrow(ConfigError);
       expect(load, JSON.stringify(value)).toThrow(message);
     }
   });
 
-  it('never puts an MCP server\'s env or headers into a configuration error', () => {
+  it("never puts an MCP server's env or headers into a configuration error", () => {
     const load = () =>
       loadConfig({
-        MCP_SERVERS: JSON.stringify([{ name: 'bad name', command: 'x', env: { TOKEN: 'very-secret-value' } }]),
+        MCP_SERVERS: JSON.stringify([
+          { name: 'bad name', command: 'x', env: { TOKEN: 'very-secret-value' } },
+        ]),
       });
     expect(load).toThrow(ConfigError);
     expect(load).not.toThrow(/very-secret-value/);

@@ -79,7 +79,11 @@ export const mcpServerList = z
     const seen = new Set<string>();
     for (const [index, server] of servers.entries()) {
       if (seen.has(server.name)) {
-        context.addIssue({ code: 'custom', path: [index, 'name'], message: `"${server.name}" is named twice` });
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'name'],
+          message: `"${server.name}" is named twice`,
+        });
       }
       seen.add(server.name);
     }
