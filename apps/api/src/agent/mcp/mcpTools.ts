@@ -2,6 +2,7 @@ import type { ToolMode } from '@chat/contracts';
 import { createTool, type Tool } from '@mastra/core/tools';
 import { boundToolResult } from '../toolResult';
 import { approvalBy, assertNotOff } from '../tools';
+import { withoutExitTakeovers } from './exitTakeovers';
 
 /**
  * An MCP server's tool as the chat's agent has it (T3): the same approval rule and off guard as a
@@ -45,7 +46,9 @@ export function chatToolFromMcp(spec: {
       if (!tool?.execute) throw new Error(MCP_SERVER_UNAVAILABLE(server));
       let result: unknown;
       try {
-        result = await tool.execute(input as never, context as never);
+        // The client may reconnect inside a call, which hands it the shutdown signals again.
+        const execute = tool.execute;
+        result = await withoutExitTakeovers(() => execute(input as never, context as never));
       } catch (error) {
         if (context?.abortSignal?.aborted) throw error;
         if (reportedByTool(error)) throw new Error(firstLine(error));
