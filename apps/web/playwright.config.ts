@@ -54,6 +54,19 @@ function removeOldRunData(): void {
   }
 }
 
+/**
+ * T3: the API gets the test MCP server (stdio, under this Node, which strips its types) and one
+ * that cannot start, so the tools panel shows an MCP server's tools and an unavailable server.
+ */
+const mcpServers = JSON.stringify([
+  {
+    name: 'fixture',
+    command: process.execPath,
+    args: [path.join(repoRoot, 'apps/api/test/fixtures/mcp/testServer.ts')],
+  },
+  { name: 'broken', command: path.join(repoRoot, '.data/no-such-mcp-server') },
+]);
+
 // E2E_REUSE_SERVERS=1 runs against servers already listening on those ports (while debugging).
 const reuseExistingServer = process.env.E2E_REUSE_SERVERS === '1';
 
@@ -99,6 +112,7 @@ export default defineConfig({
         // Two models (M1), both the built-in one under other names, so the model picker and
         // Regenerate's menu show; the default keeps the id `local` that replies are labelled with.
         CHAT_MODELS: 'local,local;id=local-b;label=Local B',
+        MCP_SERVERS: mcpServers,
         // Every test signs a new guest in, and all come from one address: no per-IP or
         // per-account limits in the browser suite (the API suite tests them).
         RATE_LIMIT_GUESTS_PER_IP: '0',

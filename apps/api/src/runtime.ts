@@ -120,6 +120,8 @@ export async function createRuntime(
     models,
     startupLock: (work) => withStartupLock(database.sql, work),
     toolDefaults: config.TOOL_DEFAULTS,
+    mcpServers: config.MCP_SERVERS,
+    logger,
     tools: {
       // The note and its announcement commit together: open tabs read the detail again and show
       // it (a settle event carries the turn's messages, not the thread's notes).

@@ -47,4 +47,55 @@ describe('configuration', () => {
   it('treats empty values as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', EMBEDDED_PG_PORT: '' }).DATABASE_URL).toBeUndefined();
   });
+
+  it('reads MCP_SERVERS as a JSON list of stdio or HTTP servers (T3)', () => {
+    expect(loadConfig({}).MCP_SERVERS).toEqual([]);
+    const servers = loadConfig({
+      MCP_SERVERS: JSON.stringify([
+        { name: 'files', command: 'node', args: ['server.js'], env: { TOKEN: 'secret' } },
+        { name: 'search-1', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+      ]),
+    }).MCP_SERVERS;
+    expect(servers).toEqual([
+      expect.objectContaining({ transport: 'stdio', name: 'files', command: 'node', args: ['server.js'] }),
+      expect.objectContaining({ transport: 'http', name: 'search-1', url: 'https://mcp.example.com/mcp' }),
+    ]);
+  });
+
+  it('stops on a bad MCP_SERVERS with a message naming the entry and what is wrong', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      ['not json', /MCP_SERVERS: must be a JSON list of servers/],
+      [[{ name: 'a' }], /MCP_SERVERS\.0: needs either "command" \(stdio\) or "url" \(HTTP\)/],
+      [[{ name: 'a', command: 'x', url: 'http://127.0.0.1/mcp' }], /MCP_SERVERS\.0: needs either/],
+      [[{ name: 'has_underscore', command: 'x' }], /MCP_SERVERS\.0\.name: must be 1 to 32 letters/],
+      [[{ name: 'a', url: 'ftp://example.com' }], /MCP_SERVERS\.0\.url: must be an http\(s\) URL/],
+      [[{ name: 'a', url: 'http://127.0.0.1/mcp', env: { A: 'b' } }], /"env".* go with "command"/],
+      [[{ name: 'a', command: 'x', headers: { A: 'b' } }], /"headers" go with "url"/],
+      [[{ name: 'a', command: 'x', shell: true }], /MCP_SERVERS\.0/],
+      [
+        [
+          { name: 'a', command: 'x' },
+          { name: 'a', command: 'y' },
+        ],
+        /MCP_SERVERS\.1\.name: "a" is named twice/,
+      ],
+    ];
+    for (const [value, message] of cases) {
+      const load = () =>
+        loadConfig({ MCP_SERVERS: typeof value === 'string' ? value : JSON.stringify(value) });
+      expect(load, JSON.stringify(value)).toThrow(ConfigError);
+      expect(load, JSON.stringify(value)).toThrow(message);
+    }
+  });
+
+  it("never puts an MCP server's env or headers into a configuration error", () => {
+    const load = () =>
+      loadConfig({
+        MCP_SERVERS: JSON.stringify([
+          { name: 'bad name', command: 'x', env: { TOKEN: 'very-secret-value' } },
+        ]),
+      });
+    expect(load).toThrow(ConfigError);
+    expect(load).not.toThrow(/very-secret-value/);
+  });
 });

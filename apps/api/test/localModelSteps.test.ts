@@ -31,6 +31,32 @@ describe('the local model: [[steps:N]] and steers', () => {
     expect(step([ask, call('a'), result('a'), call('b'), result('b')])).toBe('none');
   });
 
+  it('with [[tool:NAME]], walks that tool instead, giving a tool with a text input the message (T3)', () => {
+    const ask = user('look it up [[steps:2]] [[tool:mcp__files__echo]]');
+    const echoResult = (id: string) => ({
+      role: 'tool' as const,
+      content: [
+        {
+          type: 'tool-result' as const,
+          toolCallId: id,
+          toolName: 'mcp__files__echo',
+          output: { type: 'json' as const, value: { text: 'echo' } },
+        },
+      ],
+    });
+    const offered = [...tools, 'mcp__files__echo'];
+    const first = planToolStep([ask], turnOf([ask]), offered, ['mcp__files__echo']);
+    expect(first).toEqual({ kind: 'call', toolName: 'mcp__files__echo', input: { text: 'look it up' } });
+    const later = [ask, call('a'), echoResult('a'), call('b'), echoResult('b')];
+    expect(planToolStep(later, turnOf(later), offered, ['mcp__files__echo']).kind).toBe('none');
+    // A tool without a text input gets none; a tool no longer offered is said to be missing.
+    expect(planToolStep([ask], turnOf([ask]), offered)).toMatchObject({ input: {} });
+    expect(planToolStep([ask], turnOf([ask]), tools)).toEqual({
+      kind: 'say',
+      sentence: 'I have no tool named mcp__files__echo.',
+    });
+  });
+
   it('keeps the turn going after a delivered steer and opens the continuation with (steered)', () => {
     const prompt: LanguageModelV4Prompt = [
       { role: 'system', content: steerReminder(['and make it short']) },

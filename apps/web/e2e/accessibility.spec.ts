@@ -72,11 +72,14 @@ for (const colorScheme of ['light', 'dark'] as const) {
       expect(await seriousViolations(page)).toEqual([]);
     });
 
-    test('the tool settings panel (T1)', async ({ chat, page }) => {
+    test('the tool settings panel (T1, T3)', async ({ chat, page }) => {
       await chat.startThread('[[words:3]] hello');
       await chat.waitForIdle();
       await page.getByTestId('tool-settings-open').click();
       await expect(page.getByTestId('tool-settings')).toBeVisible();
+      // With an MCP server's tools and an unavailable server (T3) in it.
+      await expect(page.getByTestId('tool-section-mcp-fixture')).toBeVisible();
+      await expect(page.getByTestId('tool-server-broken')).toBeVisible();
       expect(await seriousViolations(page)).toEqual([]);
     });
 

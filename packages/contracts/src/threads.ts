@@ -6,7 +6,7 @@ import type { HitlRequest, Note } from './hitl';
 import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX } from './limits';
 import { customInstructions, modelId } from './models';
 import { hasVisibleText } from './text';
-import { type ToolSetting, toolModeChanges } from './tools';
+import { type ToolServer, type ToolSetting, toolModeChanges } from './tools';
 import type { TurnQueue } from './turns';
 
 export interface Thread {
@@ -139,6 +139,8 @@ export interface ThreadDetail {
   context: ContextState;
   /** The chat's tool settings (T1): every tool the server has, with this chat's mode. Never in a share or export. */
   tools: ToolSetting[];
+  /** T3: the configured MCP servers and whether their tools are offered now. */
+  toolServers: ToolServer[];
 }
 
 /**

@@ -18,6 +18,32 @@ export interface ToolSetting {
   mode: ToolMode;
   /** What a chat does with it until its owner changes it (the server's configuration). */
   defaultMode: ToolMode;
+  /** T3: the configured MCP server the tool comes from; absent for a built-in tool. */
+  server?: string;
+}
+
+/**
+ * T3: a configured MCP server as a chat's settings panel shows it (the thread detail's
+ * `toolServers`). `starting`: not connected yet; `available`: its tools are offered; `unavailable`:
+ * it failed to start or stopped answering, its tools are not offered, and the API tries it again
+ * later. Never its command, URL, environment or headers.
+ */
+export const toolServerStatuses = ['starting', 'available', 'unavailable'] as const;
+export type ToolServerStatus = (typeof toolServerStatuses)[number];
+
+export interface ToolServer {
+  name: string;
+  status: ToolServerStatus;
+}
+
+/**
+ * How an MCP server's tool is named for the model, the settings and the transcript:
+ * `mcp__<server>__<tool>`. A built-in tool never starts with `mcp__`, and a server name has no `_`,
+ * so no server's tool can take a built-in's name or another server's.
+ */
+export const MCP_TOOL_PREFIX = 'mcp__';
+export function mcpToolName(server: string, tool: string): string {
+  return `${MCP_TOOL_PREFIX}${server}__${tool}`;
 }
 
 /** A tool name as a chat's settings may name it. */

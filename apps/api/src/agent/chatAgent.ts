@@ -7,6 +7,9 @@ import { ConsoleLogger } from '@mastra/core/logger';
 import { Memory } from '@mastra/memory';
 import { PostgresStore } from '@mastra/pg';
 import pg from 'pg';
+import type { Logger } from '../platform/logger';
+import type { McpServerSpec } from '../platform/mcpServerList';
+import { McpServers } from './mcp/mcpServers';
 import type { ModelRegistry } from './models';
 import { ToolCatalog } from './toolCatalog';
 import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts, createChatTools } from './tools';
@@ -55,6 +58,10 @@ export async function createChatAgent(options: {
   tools: ChatToolPorts;
   /** `TOOL_DEFAULTS`: a tool's mode in a chat that never changed it, over the built-in defaults. */
   toolDefaults?: Record<string, ToolMode>;
+  /** T3: `MCP_SERVERS`, connected in the background; their tools join while they are available. */
+  mcpServers?: McpServerSpec[];
+  /** Where an MCP server's coming and going is reported. */
+  logger?: Logger;
 }): Promise<ChatAgent> {
   // Schema changes run once at start on a store of their own, with no statement timeout: a new
   // index on a large table may take minutes. Requests then go through a pool whose connections and
@@ -92,6 +99,13 @@ export async function createChatAgent(options: {
   const { models } = options;
   const defaults = { ...BUILT_IN_TOOL_DEFAULTS, ...options.toolDefaults };
   const tools = createChatTools(options.tools, defaults);
+  const mcp =
+    options.mcpServers && options.mcpServers.length > 0 && options.logger
+      ? new McpServers(options.mcpServers, {
+          logger: options.logger,
+          defaultModeOf: (name) => defaults[name] ?? 'ask',
+        })
+      : undefined;
   const agent = new Agent({
     id: 'chat',
     name: 'Chat',
@@ -103,7 +117,9 @@ export async function createChatAgent(options: {
       return (typeof id === 'string' ? models.model(id) : undefined) ?? models.defaultModel();
     },
     memory,
-    tools,
+    // Resolved per run: the MCP tools are those the servers have listed so far (T3); which of all
+    // these a step offers is the chat's policy (ToolPolicyStep).
+    tools: mcp ? () => ({ ...tools, ...mcp.agentTools() }) : tools,
   });
   // Registering the agent gives it this logger, and the storage where a run suspended for a tool
   // approval keeps its snapshot (so any instance, or this one after a restart, can resume it).
@@ -115,6 +131,7 @@ export async function createChatAgent(options: {
   // failed query to stderr outside the API's log during an outage; the failures reach the runner
   // as errors, and it logs them.
   for (const domain of Object.values(storage.stores ?? {})) domain?.__setLogger(quiet);
+  mcp?.start();
   return {
     agent,
     memory,
@@ -127,9 +144,11 @@ export async function createChatAgent(options: {
         description: tool.description ?? '',
         defaultMode: defaults[tool.id] ?? 'ask',
       })),
+      mcp ? { tools: () => mcp.catalogTools(), servers: () => mcp.statuses() } : undefined,
     ),
     // The store does not end a pool it was given.
     close: async () => {
+      await mcp?.close();
       await storage.close();
       await pool.end();
     },

@@ -28,8 +28,18 @@ const TOOL_CALLS: LanguageModelV4FinishReason = { unified: 'tool-calls', raw: 't
 
 /** This call's tool step: ask for a tool, or say what one gave (`[[tool:NAME]]`). */
 function toolStepOf(callOptions: LanguageModelV4CallOptions): ToolStep {
-  const offered = (callOptions.tools ?? []).map((tool) => tool.name);
-  return planToolStep(callOptions.prompt, turnOf(callOptions.prompt), offered);
+  const tools = callOptions.tools ?? [];
+  const offered = tools.map((tool) => tool.name);
+  // A tool whose input has a `text` string (save_note, an MCP server's tool) is given the message.
+  const takesText = tools.flatMap((tool) =>
+    tool.type === 'function' && takesTextInput(tool.inputSchema) ? [tool.name] : [],
+  );
+  return planToolStep(callOptions.prompt, turnOf(callOptions.prompt), offered, takesText);
+}
+
+function takesTextInput(schema: unknown): boolean {
+  const text = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties?.text;
+  return text?.type === 'string';
 }
 
 function toolCallOf(step: ToolStep & { kind: 'call' }) {

@@ -28,17 +28,17 @@ export interface ChatToolPorts {
  * The approval rule of a tool: ask unless the chat allows it. The settings are read again first,
  * so a change made while the reply runs decides this call.
  */
-function approvalBy(name: string, defaults: Record<string, ToolMode>) {
+export function approvalBy(name: string, defaultMode: ToolMode | undefined) {
   return async (_input: unknown, context?: { requestContext?: Record<string, unknown> }) => {
     const policy = policyIn(context?.requestContext);
-    if (!policy) return defaults[name] !== 'allow';
+    if (!policy) return defaultMode !== 'allow';
     await policy.refresh();
     return policy.modeOf(name) === 'ask';
   };
 }
 
 /** Refuses a call of a tool switched off after the model was offered it (closed by default). */
-function assertNotOff(name: string, requestContext: unknown): void {
+export function assertNotOff(name: string, requestContext: unknown): void {
   const policy = policyIn(requestContext);
   if (policy && policy.modeOf(name) === 'off') throw new Error(TOOL_OFF_REASON);
 }
@@ -52,7 +52,7 @@ export function createChatTools(
       id: 'current_time',
       description: "Returns the server's current date and time (ISO 8601, UTC).",
       inputSchema: z.object({}),
-      requireApproval: approvalBy('current_time', defaults),
+      requireApproval: approvalBy('current_time', defaults.current_time),
       execute: async (_input, context) => {
         assertNotOff('current_time', context?.requestContext);
         return boundToolResult({ now: new Date().toISOString() });
@@ -62,7 +62,7 @@ export function createChatTools(
       id: 'save_note',
       description: 'Saves a short note on this chat. A person approves each note before it is saved.',
       inputSchema: z.object({ text: z.string().trim().min(1).max(MAX_TEXT_LENGTH) }),
-      requireApproval: approvalBy('save_note', defaults),
+      requireApproval: approvalBy('save_note', defaults.save_note),
       execute: async ({ text }, context) => {
         assertNotOff('save_note', context?.requestContext);
         const memoryThreadId = context?.agent?.threadId;

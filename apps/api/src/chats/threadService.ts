@@ -188,6 +188,7 @@ export class ThreadService {
       notes,
       context,
       tools: this.deps.chatAgent.tools.settings(thread.toolModes),
+      toolServers: this.deps.chatAgent.tools.servers(),
     };
   }
 

@@ -7,6 +7,7 @@ import {
   toolName,
 } from '@chat/contracts';
 import { z } from 'zod';
+import { mcpServerList, parseJsonSetting } from './mcpServerList';
 import { configuredModels, ModelListError, type ModelSpec, openaiApiKey } from './modelList';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -92,6 +93,11 @@ const configSchema = z.object({
     },
     z.record(toolName, z.enum(toolModes)),
   ),
+  /**
+   * T3: MCP servers whose tools join the built-in ones, as a JSON list (the format is in
+   * `mcpServerList.ts` and the README). Unset: none.
+   */
+  MCP_SERVERS: z.preprocess(parseJsonSetting, mcpServerList.default([])),
   TURN_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(15_000),
   /**
    * A run that sends nothing at all (no text, no tool step) for this long is stopped as failed, so

@@ -217,6 +217,7 @@ function detailAnswered(
     hitl,
     notes,
     tools: event.detail.tools ?? [],
+    toolServers: event.detail.toolServers ?? [],
     context: event.detail.context ?? null,
     load: { phase: 'ready', error: null, retryScheduled: false },
   };

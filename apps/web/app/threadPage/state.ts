@@ -7,6 +7,7 @@ import type {
   Thread,
   ThreadEvent,
   ToolMode,
+  ToolServer,
   ToolSetting,
   TurnQueue,
 } from '@chat/contracts';
@@ -34,6 +35,8 @@ export interface ThreadPageState {
   notes: readonly Note[];
   /** The chat's tool settings (T1) as the server last told us. */
   tools: readonly ToolSetting[];
+  /** T3: the configured MCP servers and whether their tools are offered now. */
+  toolServers: readonly ToolServer[];
   /** Modes this tab asked for and the server has not answered yet, by tool (shown at once). */
   toolsWanted: Readonly<Record<string, ToolMode>>;
   transcript: Transcript;
@@ -201,6 +204,7 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     hitl: [],
     notes: [],
     tools: [],
+    toolServers: [],
     toolsWanted: {},
     transcript: { messages: [], live: null },
     attached: false,

@@ -3,6 +3,7 @@ import {
   type DrainMode,
   type HitlRequest,
   refusalMessages,
+  type ToolServer,
   type ToolSetting,
   type Turn,
   threadBusyMessages,
@@ -279,6 +280,8 @@ export function contextMeterView(state: ThreadPageState): ContextMeterView | nul
 /** The tool settings panel (T1): each tool with the mode asked for here, else the stored one. */
 export interface ToolSettingsView {
   tools: ToolSetting[];
+  /** T3: the MCP servers whose tools are not offered now (starting, or unavailable). */
+  serversAway: ToolServer[];
   /** A reply is running: a change reaches it at its next step (T2). */
   replyRunning: boolean;
 }
@@ -286,6 +289,7 @@ export interface ToolSettingsView {
 export function toolSettingsView(state: ThreadPageState): ToolSettingsView {
   return {
     tools: state.tools.map((tool) => ({ ...tool, mode: state.toolsWanted[tool.name] ?? tool.mode })),
+    serversAway: state.toolServers.filter((server) => server.status !== 'available'),
     replyRunning: state.queue.activeTurn !== null,
   };
 }

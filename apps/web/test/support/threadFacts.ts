@@ -93,6 +93,7 @@ export function detail(
       { name: 'current_time', description: 'The time.', mode: 'allow', defaultMode: 'allow' },
       { name: 'save_note', description: 'A note.', mode: 'ask', defaultMode: 'ask' },
     ],
+    toolServers: [],
   };
 }
 

@@ -36,4 +36,31 @@ describe('the tool settings panel', () => {
     page.feed(server({ type: 'thread.changed', threadId: THREAD }));
     expect(page.effectTypes()).toContain('readDetail');
   });
+
+  it("shows an MCP server's tools with the built-in ones, and names the servers that are unavailable (T3)", () => {
+    const opened = detail([...exchange('hi')]);
+    const echo = {
+      name: 'mcp__files__echo',
+      description: 'Echo.',
+      mode: 'ask',
+      defaultMode: 'ask',
+      server: 'files',
+    } as const;
+    const page = Page.opened({
+      ...opened,
+      tools: [...opened.tools, echo],
+      toolServers: [
+        { name: 'files', status: 'available' },
+        { name: 'search', status: 'unavailable' },
+        { name: 'slowpoke', status: 'starting' },
+      ],
+    });
+    const view = toolSettingsView(page.state);
+    expect(view.tools.map((tool) => tool.name)).toEqual(['current_time', 'save_note', 'mcp__files__echo']);
+    expect(view.tools[2]?.server).toBe('files');
+    expect(view.serversAway).toEqual([
+      { name: 'search', status: 'unavailable' },
+      { name: 'slowpoke', status: 'starting' },
+    ]);
+  });
 });
