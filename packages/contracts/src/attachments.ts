@@ -81,11 +81,18 @@ export interface Attachment {
   words?: number;
 }
 
-/** An attachment that is an image (the kinds an export carries). */
+/** An attachment that is an image. */
 export type ImageAttachment = Attachment & { mediaType: ImageMediaType };
 
 export function isImageAttachment(attachment: Attachment): attachment is ImageAttachment {
   return (imageMediaTypes as readonly string[]).includes(attachment.mediaType);
+}
+
+/** An attachment that is a document (D1). */
+export type DocumentAttachment = Attachment & { mediaType: DocumentMediaType };
+
+export function isDocumentAttachment(attachment: Attachment): attachment is DocumentAttachment {
+  return isDocumentMediaType(attachment.mediaType);
 }
 
 /** `POST /api/threads/:id/attachments` answers `201 { attachment }`. */
