@@ -107,7 +107,7 @@ export async function createRuntime(
         window: config.ATTACHMENT_CONTEXT_MESSAGES,
         describe: (ids) => describeAttachments(db, ids),
         bytes: (ids) => storage.getMany(ids),
-        texts: (ids) => storage.getTexts(ids),
+        readText: (id, from, chars) => storage.readTextSlice(id, from, chars),
         documentBudget: {
           perMessage: config.DOCUMENT_TOKENS_PER_MESSAGE,
           perTurn: config.DOCUMENT_TOKENS_PER_TURN,

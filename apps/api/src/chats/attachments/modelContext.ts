@@ -2,7 +2,7 @@ import type { LanguageModelV4, LanguageModelV4Message, LanguageModelV4Prompt } f
 import { type Attachment, attachmentIdOfUrl, isDocumentMediaType } from '@chat/contracts';
 import { wrapLanguageModel } from 'ai';
 import { imageKind } from '../../platform/imageInfo';
-import { type DocumentBudget, documentTexts } from './documentContext';
+import { type DocumentBudget, documentTexts, type ReadTextSlice } from './documentContext';
 
 /** What a reference whose bytes are gone (deleted, a failed upload) reads as, to the model and in the page. */
 export const IMAGE_NOT_AVAILABLE = '[image not available]';
@@ -12,8 +12,8 @@ export interface AttachmentContextOptions {
   window: number;
   describe(ids: readonly string[]): Promise<Map<string, Attachment>>;
   bytes(ids: readonly string[]): Promise<Map<string, Uint8Array>>;
-  /** Documents' extracted texts (D1); without it a document reads as not available. */
-  texts?(ids: readonly string[]): Promise<Map<string, string>>;
+  /** Reads part of a document's extracted text (D1); without it a document reads as not available. */
+  readText?: ReadTextSlice;
   /** How much of documents' text a call holds. */
   documentBudget?: DocumentBudget;
 }
@@ -96,17 +96,15 @@ export async function resolveImages(
     [...new Set(images.map((image) => image.message))].sort((a, b) => b - a).slice(0, options.window),
   );
   const windowed = images.filter((image) => inWindow.has(image.message)).map((image) => image.id);
-  const documentIds = documents.map((document) => document.id);
-  const [bytes, texts] = await Promise.all([
+  const [bytes, documentText] = await Promise.all([
     options.bytes(windowed),
-    documentIds.length > 0 && options.texts ? options.texts(documentIds) : new Map<string, string>(),
+    documentTexts(
+      documents,
+      described,
+      options.readText ?? (async () => undefined),
+      options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
+    ),
   ]);
-  const documentText = documentTexts(
-    documents,
-    described,
-    texts,
-    options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
-  );
   return prompt.map((message, index) => {
     if (message.role !== 'user') return message;
     const content = message.content.map((part): UserPart => {

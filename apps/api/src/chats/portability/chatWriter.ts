@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Attachment, DrainMode, ExportedMessage, ForkOrigin } from '@chat/contracts';
+import {
+  type Attachment,
+  type DrainMode,
+  type ExportedMessage,
+  type ForkOrigin,
+  isDocumentMediaType,
+} from '@chat/contracts';
 import type { Queryable, ThreadRow } from '@chat/db';
 import {
   insertMemoryMessages,
@@ -8,7 +14,7 @@ import {
   writeBranchLineage,
 } from '../../agent/memoryTables';
 import { InvariantError } from '../../platform/errors';
-import type { CheckedDocument } from '../attachments/documentCheck';
+import { type CheckedDocument, countPieces } from '../attachments/documentCheck';
 import type { CheckedImage } from '../attachments/imageCheck';
 import type { AttachmentStorage } from '../attachments/storage';
 import { insertMessageOrigins } from '../branches/repository';
@@ -103,7 +109,10 @@ export async function writeNewChat(
   for (const [index, file] of files.entries()) {
     const attachment = attachments[index] as Attachment;
     await storage.put(tx, attachment.id, await file.readBytes());
-    if (file.readText) await storage.putText(tx, attachment.id, await file.readText());
+    if (file.readText && isDocumentMediaType(file.mediaType)) {
+      const text = await file.readText();
+      await storage.putText(tx, attachment.id, text, countPieces(file.mediaType, text));
+    }
     attachmentOfKey.set(file.keyed, attachment);
   }
   const attachmentOf = (key: AttachmentKey) => {
