@@ -108,6 +108,7 @@ export async function createRuntime(
         describe: (ids) => describeAttachments(db, ids),
         bytes: (ids) => storage.getMany(ids),
         readText: (id, from, chars) => storage.readTextSlice(id, from, chars),
+        recordReads: (reads) => storage.recordReads(reads),
         documentBudget: {
           perMessage: config.DOCUMENT_TOKENS_PER_MESSAGE,
           perTurn: config.DOCUMENT_TOKENS_PER_TURN,

@@ -1,4 +1,4 @@
-import type { Attachment } from '@chat/contracts';
+import { type Attachment, documentCutText } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentPrompt } from '../src/agent/documentPrompt';
 import { countTextTokens } from '../src/agent/tokenCount';
@@ -280,6 +280,11 @@ describe('the model reads documents', () => {
     const user = detail.messages.find((message) => message.role === 'user');
     const files = user?.parts.filter((part) => part.type === 'file') ?? [];
     expect(files.map((part) => part.mediaType)).toEqual(['application/pdf', 'text/markdown']);
+    // With what their chips show: pages or size; both were read whole, so no cut.
+    expect(user?.metadata.documents).toEqual([
+      { id: pdf.id, size: pdf.size, pages: 2 },
+      { id: md.id, size: md.size },
+    ]);
   });
 
   it("never takes a document's text for what the person wrote: no quote of it, no directives from it", async () => {
@@ -310,6 +315,15 @@ describe('the model reads documents', () => {
     expect(read).toBeGreaterThan(0);
     expect(read).toBeLessThan(20);
     expect(Number(match?.[2]?.replace(',', ''))).toBe(read * 52);
+
+    // The person sees the cut too, on the message, as it was when the message ran.
+    const cutOf = async () =>
+      (await client.detail(threadId)).messages.find((message) => message.role === 'user')?.metadata.documents;
+    expect(await cutOf()).toEqual([
+      { id: pdf.id, size: pdf.size, pages: 20, cut: { read, of: 20, unit: 'pages' } },
+    ]);
+    expect(documentCutText({ read, of: 20, unit: 'pages' })).toBe(`pages 1-${read} of 20 were read`);
+    expect(documentCutText({ read: 0, of: 1200, unit: 'lines' })).toBe('none of its 1,200 lines were read');
   });
 
   it('shares the per-turn budget across messages, newest first; an older document past it gets a note', async () => {

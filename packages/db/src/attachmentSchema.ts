@@ -68,6 +68,11 @@ export const attachmentTexts = pgTable('attachment_texts', {
    * migration that added it).
    */
   pieces: integer('pieces'),
+  /**
+   * How many of those pieces the model read when the message carrying the document first ran
+   * (its budget then): what the transcript's note of a cut says. Null until it ran.
+   */
+  readPieces: integer('read_pieces'),
 });
 
 export type AttachmentRow = typeof attachments.$inferSelect;

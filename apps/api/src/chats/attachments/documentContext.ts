@@ -1,6 +1,7 @@
 import {
   type Attachment,
   type DocumentAttachment,
+  documentCutText,
   isDocumentAttachment,
   MAX_DOCUMENT_TEXT_CHARS,
 } from '@chat/contracts';
@@ -20,8 +21,6 @@ export interface DocumentReference {
   id: string;
 }
 
-const numbers = new Intl.NumberFormat('en-US');
-
 /** Reads part of a document's stored text (`AttachmentStorage.readTextSlice`). */
 export type ReadTextSlice = (
   attachmentId: string,
@@ -35,13 +34,15 @@ export type ReadTextSlice = (
  * taken whole pages (a PDF) or whole lines (text) at a time, and what does not fit is cut with a
  * note that says what was read (`pages 1-40 of 120 were read`). A text is read from storage only
  * as far as its budget goes (and the first piece past it), never whole: a 500-page PDF costs what
- * its budget costs. Keyed `message:id`.
+ * its budget costs. Keyed `message:id`; `reads`, when given, gets how many pieces of each
+ * document were read and of how many (keyed the same way).
  */
 export async function documentTexts(
   references: readonly DocumentReference[],
   described: ReadonlyMap<string, Attachment>,
   read: ReadTextSlice,
   budget: DocumentBudget,
+  reads?: Map<string, { read: number; of: number }>,
 ): Promise<Map<string, string>> {
   const result = new Map<string, string>();
   let turnLeft = budget.perTurn;
@@ -62,6 +63,7 @@ export async function documentTexts(
       messageLeft -= fitted.tokens;
       turnLeft -= fitted.tokens;
       result.set(key, fitted.text);
+      reads?.set(key, { read: fitted.read, of: fitted.of });
     }
   }
   return result;
@@ -86,7 +88,7 @@ async function fitDocument(
   read: ReadTextSlice,
   budget: number,
   countTokens: (text: string) => number,
-): Promise<{ text: string; tokens: number } | undefined> {
+): Promise<{ text: string; tokens: number; read: number; of: number } | undefined> {
   const isPdf = attachment.mediaType === 'application/pdf';
   const at = pieceBreak(attachment.mediaType);
   let chunk = Math.max(FIRST_READ_MIN_CHARS, budget * FIRST_READ_CHARS_PER_TOKEN);
@@ -120,22 +122,20 @@ async function fitDocument(
     }
     buffered = buffered.slice(end + at.length);
   }
-  if (taken.length === 0) {
-    const what = isPdf ? 'pages' : 'lines';
-    return {
-      text: documentNotReadText(attachment.name, `the ${what} did not fit the context budget for documents`),
-      tokens: 0,
-    };
-  }
   // Only a row from before pieces were counted lacks its count: its rest is read to count them.
   const total = complete
     ? taken.length
     : (pieces ?? taken.length + (await piecesLeft(attachment, read, buffered, offset, ended)));
   const unit = isPdf ? 'pages' : 'lines';
-  const cut =
-    taken.length < total
-      ? `${unit} 1-${numbers.format(taken.length)} of ${numbers.format(total)} were read`
-      : undefined;
+  if (taken.length === 0) {
+    return {
+      text: documentNotReadText(attachment.name, `the ${unit} did not fit the context budget for documents`),
+      tokens: 0,
+      read: 0,
+      of: total,
+    };
+  }
+  const cut = taken.length < total ? documentCutText({ read: taken.length, of: total, unit }) : undefined;
   return {
     text: documentPromptText({
       name: attachment.name,
@@ -145,6 +145,8 @@ async function fitDocument(
       ...(cut ? { cut } : {}),
     }),
     tokens,
+    read: taken.length,
+    of: total,
   };
 }
 

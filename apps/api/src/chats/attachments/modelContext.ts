@@ -16,6 +16,12 @@ export interface AttachmentContextOptions {
   readText?: ReadTextSlice;
   /** How much of documents' text a call holds. */
   documentBudget?: DocumentBudget;
+  /**
+   * Keeps how many pages or lines of each document of the newest user message the model read
+   * (the turn of that message is running): the transcript's note of a cut. Kept once; a failure
+   * to keep it never fails the call.
+   */
+  recordReads?(reads: ReadonlyArray<{ attachmentId: string; read: number }>): Promise<void>;
 }
 
 /** How a stored reference reaches the model call: it ends with the media route. */
@@ -96,6 +102,7 @@ export async function resolveImages(
     [...new Set(images.map((image) => image.message))].sort((a, b) => b - a).slice(0, options.window),
   );
   const windowed = images.filter((image) => inWindow.has(image.message)).map((image) => image.id);
+  const reads = new Map<string, { read: number; of: number }>();
   const [bytes, documentText] = await Promise.all([
     options.bytes(windowed),
     documentTexts(
@@ -103,8 +110,10 @@ export async function resolveImages(
       described,
       options.readText ?? (async () => undefined),
       options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
+      reads,
     ),
   ]);
+  await recordNewestReads(prompt, documents, reads, options);
   return prompt.map((message, index) => {
     if (message.role !== 'user') return message;
     const content = message.content.map((part): UserPart => {
@@ -121,6 +130,26 @@ export async function resolveImages(
     });
     return { ...message, content };
   });
+}
+
+/** Keeps what the model read of the newest user message's documents (`recordReads`). */
+async function recordNewestReads(
+  prompt: LanguageModelV4Prompt,
+  documents: ReadonlyArray<{ message: number; id: string }>,
+  reads: ReadonlyMap<string, { read: number; of: number }>,
+  options: AttachmentContextOptions,
+): Promise<void> {
+  const newest = prompt.findLastIndex((message) => message.role === 'user');
+  const kept = documents.flatMap(({ message, id }) => {
+    const read = message === newest ? reads.get(`${message}:${id}`) : undefined;
+    return read ? [{ attachmentId: id, read: read.read }] : [];
+  });
+  if (kept.length === 0 || !options.recordReads) return;
+  try {
+    await options.recordReads(kept);
+  } catch {
+    // Only the person's note of a cut depends on it: the model call goes on without it.
+  }
 }
 
 /** An image older than the window, as the model reads it: named, not shown. */

@@ -1,6 +1,6 @@
 import type { Queryable } from '@chat/db';
 import { schema } from '@chat/db';
-import { eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 
 /**
  * Where attachment bytes live. The API only ever stores an image once and reads it by id; an
@@ -27,6 +27,11 @@ export interface AttachmentStorage {
     from: number,
     chars: number,
   ): Promise<{ text: string; pieces: number | null } | undefined>;
+  /**
+   * Keeps how many pieces of each document the model read when its message first ran; a document
+   * that has one keeps it (a later call of the same turn, or a regenerated reply, reads the same).
+   */
+  recordReads(reads: ReadonlyArray<{ attachmentId: string; read: number }>): Promise<void>;
 }
 
 const { attachmentBlobs, attachmentTexts } = schema;
@@ -73,6 +78,14 @@ export function postgresAttachmentStorage(db: Queryable): AttachmentStorage {
         .from(attachmentTexts)
         .where(eq(attachmentTexts.attachmentId, attachmentId));
       return row;
+    },
+    recordReads: async (reads) => {
+      for (const { attachmentId, read } of reads) {
+        await db
+          .update(attachmentTexts)
+          .set({ readPieces: read })
+          .where(and(eq(attachmentTexts.attachmentId, attachmentId), isNull(attachmentTexts.readPieces)));
+      }
     },
   };
 }
