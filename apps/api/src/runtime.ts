@@ -107,7 +107,8 @@ export async function createRuntime(
         window: config.ATTACHMENT_CONTEXT_MESSAGES,
         describe: (ids) => describeAttachments(db, ids),
         bytes: (ids) => storage.getMany(ids),
-        texts: (ids) => storage.getTexts(ids),
+        readText: (id, from, chars) => storage.readTextSlice(id, from, chars),
+        recordReads: (reads) => storage.recordReads(reads),
         documentBudget: {
           perMessage: config.DOCUMENT_TOKENS_PER_MESSAGE,
           perTurn: config.DOCUMENT_TOKENS_PER_TURN,
@@ -195,6 +196,14 @@ export async function createRuntime(
     allowGuests,
   });
   const newChatDrainMode = config.QUEUE_DRAIN;
+  // How a PDF is read: at an upload, and again for an imported chat's documents (D1).
+  const pdfLimits = {
+    timeoutMs: config.PDF_READ_TIMEOUT_MS,
+    maxHeapMb: config.PDF_READ_HEAP_MB,
+    maxPages: MAX_DOCUMENT_PAGES,
+    maxChars: MAX_DOCUMENT_TEXT_CHARS,
+    maxInflatedBytes: MAX_PDF_INFLATED_BYTES,
+  };
   const approvals = new ApprovalService({ db, signals, runner, logger });
   const threads = new ThreadService({
     db,
@@ -273,15 +282,15 @@ export async function createRuntime(
     attachments: new AttachmentService({
       db,
       storage,
-      pdfLimits: {
-        timeoutMs: config.PDF_READ_TIMEOUT_MS,
-        maxHeapMb: config.PDF_READ_HEAP_MB,
-        maxPages: MAX_DOCUMENT_PAGES,
-        maxChars: MAX_DOCUMENT_TEXT_CHARS,
-        maxInflatedBytes: MAX_PDF_INFLATED_BYTES,
-      },
+      pdfLimits,
     }),
-    portability: new PortabilityService({ db, storage, webOrigin: config.WEB_ORIGIN, newChatDrainMode }),
+    portability: new PortabilityService({
+      db,
+      storage,
+      webOrigin: config.WEB_ORIGIN,
+      newChatDrainMode,
+      pdfLimits,
+    }),
     settings: new SettingsService({ db, models }),
   };
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);

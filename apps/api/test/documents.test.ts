@@ -1,8 +1,11 @@
-import type { Attachment } from '@chat/contracts';
+import { type Attachment, documentCutText } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentPrompt } from '../src/agent/documentPrompt';
-import { documentTexts } from '../src/chats/attachments/documentContext';
+import { countTextTokens } from '../src/agent/tokenCount';
+import { countPieces } from '../src/chats/attachments/documentCheck';
+import { documentTexts, type ReadTextSlice } from '../src/chats/attachments/documentContext';
 import { resolveImages } from '../src/chats/attachments/modelContext';
+import { postgresAttachmentStorage } from '../src/chats/attachments/storage';
 import { sweepUnsentAttachments } from '../src/chats/attachments/sweep';
 import { type ApiClient, readChunks, textOfChunks } from './support/client';
 import { pdfBomb, pdfBytes } from './support/documents';
@@ -20,6 +23,34 @@ useTestApi(
 );
 
 type Refusal = { error: { code: string; message: string } };
+
+/**
+ * Documents' texts read from memory as storage reads them (slices counted in code points), with
+ * their pieces counted (or not: a row from before pieces were counted). `fetched` counts the
+ * characters handed out.
+ */
+function readerOf(
+  texts: ReadonlyMap<string, { text: string; mediaType: Attachment['mediaType'] }>,
+  counted = true,
+): ReadTextSlice & { fetched: number } {
+  const read = Object.assign(
+    async (id: string, from: number, chars: number) => {
+      const stored = texts.get(id);
+      if (!stored) return undefined;
+      const text = [...stored.text].slice(from, from + chars).join('');
+      read.fetched += [...text].length;
+      return {
+        text,
+        pieces:
+          counted && stored.mediaType !== 'image/png'
+            ? countPieces(stored.mediaType as never, stored.text)
+            : null,
+      };
+    },
+    { fetched: 0 },
+  );
+  return read;
+}
 
 const text = (value: string) => new TextEncoder().encode(value) as Uint8Array<ArrayBuffer>;
 
@@ -249,6 +280,11 @@ describe('the model reads documents', () => {
     const user = detail.messages.find((message) => message.role === 'user');
     const files = user?.parts.filter((part) => part.type === 'file') ?? [];
     expect(files.map((part) => part.mediaType)).toEqual(['application/pdf', 'text/markdown']);
+    // With what their chips show: pages or size; both were read whole, so no cut.
+    expect(user?.metadata.documents).toEqual([
+      { id: pdf.id, size: pdf.size, pages: 2 },
+      { id: md.id, size: md.size },
+    ]);
   });
 
   it("never takes a document's text for what the person wrote: no quote of it, no directives from it", async () => {
@@ -279,9 +315,18 @@ describe('the model reads documents', () => {
     expect(read).toBeGreaterThan(0);
     expect(read).toBeLessThan(20);
     expect(Number(match?.[2]?.replace(',', ''))).toBe(read * 52);
+
+    // The person sees the cut too, on the message, as it was when the message ran.
+    const cutOf = async () =>
+      (await client.detail(threadId)).messages.find((message) => message.role === 'user')?.metadata.documents;
+    expect(await cutOf()).toEqual([
+      { id: pdf.id, size: pdf.size, pages: 20, cut: { read, of: 20, unit: 'pages' } },
+    ]);
+    expect(documentCutText({ read, of: 20, unit: 'pages' })).toBe(`pages 1-${read} of 20 were read`);
+    expect(documentCutText({ read: 0, of: 1200, unit: 'lines' })).toBe('none of its 1,200 lines were read');
   });
 
-  it('shares the per-turn budget across messages, newest first; an older document past it gets a note', () => {
+  it('shares the per-turn budget across messages, newest first; an older document past it gets a note', async () => {
     // One token a word, so the arithmetic is visible: 400 a message, 600 a turn.
     const budget = { perMessage: 400, perTurn: 600, countTokens: (value: string) => value.split(' ').length };
     const line = 'one two three four five six seven eight nine';
@@ -300,16 +345,19 @@ describe('the model reads documents', () => {
       ['c', doc('c', 'new.txt')],
     ]);
     const texts = new Map(
-      ['a', 'b', 'c'].map((id) => [id, Array.from({ length: 100 }, () => line).join('\n')]),
+      ['a', 'b', 'c'].map((id) => [
+        id,
+        { text: Array.from({ length: 100 }, () => line).join('\n'), mediaType: 'text/plain' as const },
+      ]),
     );
-    const result = documentTexts(
+    const result = await documentTexts(
       [
         { message: 0, id: 'a' },
         { message: 2, id: 'b' },
         { message: 4, id: 'c' },
       ],
       described,
-      texts,
+      readerOf(texts),
       budget,
     );
     // 10 tokens a line (9 words and the line break): the newest gets 40 lines, the next 20, the
@@ -320,9 +368,21 @@ describe('the model reads documents', () => {
       '[document old.txt: not read, the lines did not fit the context budget for documents]',
     );
     // A reference whose document is gone reads as such.
-    expect(documentTexts([{ message: 0, id: 'z' }], described, texts, budget).get('0:z')).toBe(
-      '[document not available]',
+    expect(
+      (await documentTexts([{ message: 0, id: 'z' }], described, readerOf(texts), budget)).get('0:z'),
+    ).toBe('[document not available]');
+    // A text whose pieces were never counted (stored before they were) is cut the same way.
+    const uncounted = await documentTexts(
+      [
+        { message: 0, id: 'a' },
+        { message: 2, id: 'b' },
+        { message: 4, id: 'c' },
+      ],
+      described,
+      readerOf(texts, false),
+      budget,
     );
+    expect(uncounted).toEqual(result);
   });
 
   it('reads a document whose row is gone as a document not available, by the type its reference names', async () => {
@@ -341,7 +401,7 @@ describe('the model reads documents', () => {
         window: 10,
         describe: async () => new Map(),
         bytes: async () => new Map(),
-        texts: async () => new Map(),
+        readText: async () => undefined,
         documentBudget: { perMessage: 100, perTurn: 100, countTokens: () => 1 },
       },
     );
@@ -349,5 +409,91 @@ describe('the model reads documents', () => {
       { type: 'text', text: 'what about this?' },
       { type: 'text', text: '[document not available]' },
     ]);
+  });
+});
+
+describe('reading a long document for the model', () => {
+  it('reads only as far as the budget goes: a 500-page PDF is cut as when read whole, fetching a small part of it', async () => {
+    const threadId = await client.createThread();
+    const pages = Array.from(
+      { length: 500 },
+      (_, index) => `Page ${index + 1}: ${Array.from({ length: 40 }, (_, word) => `word${word}`).join(' ')}`,
+    );
+    const pdf = await uploadedAs(threadId, pdfBytes(pages), 'book.pdf');
+    const storage = postgresAttachmentStorage(api.runtime.database.db);
+    const whole = (await storage.getTexts([pdf.id])).get(pdf.id) ?? '';
+    expect(whole.length).toBeGreaterThan(100_000);
+
+    // What the repository hands out, counted as it goes.
+    let fetched = 0;
+    const counted: ReadTextSlice = async (id, from, chars) => {
+      const slice = await storage.readTextSlice(id, from, chars);
+      fetched += slice?.text.length ?? 0;
+      return slice;
+    };
+    // As the API counts for the local model (the test API's budgets).
+    const budget = {
+      perMessage: 400,
+      perTurn: 600,
+      countTokens: (value: string) => countTextTokens(value, 'local_words'),
+    };
+    const described = new Map([[pdf.id, pdf]]);
+    const references = [{ message: 0, id: pdf.id }];
+    const bounded = await documentTexts(references, described, counted, budget);
+    const fromWhole = await documentTexts(
+      references,
+      described,
+      readerOf(new Map([[pdf.id, { text: whole, mediaType: 'application/pdf' }]])),
+      budget,
+    );
+    expect(bounded).toEqual(fromWhole);
+    const cut = parseDocumentPrompt(bounded.get(`0:${pdf.id}`) ?? '')?.cut;
+    expect(cut).toMatch(/^pages 1-\d+ of 500 were read$/);
+    // The budget holds a few pages; what was fetched is a few pages' worth, not the book.
+    expect(fetched).toBeGreaterThan(0);
+    expect(fetched).toBeLessThan(whole.length / 20);
+
+    // The same cut reaches the model through the API.
+    const reply = await replyOf(await sendWithImages(client, threadId, 'read the book', [pdf.id]));
+    expect(reply).toContain(`book.pdf, ${cut},`);
+  }, 60_000);
+
+  it('reads a text that fits whole, and cuts an uncounted one as a counted one, across slices and astral characters', async () => {
+    // Lines with emoji (two UTF-16 units, one character to PostgreSQL), longer than the first read.
+    const lines = Array.from({ length: 3_000 }, (_, index) => `line ${index} 🙂 ${'x'.repeat(index % 7)}`);
+    const text = lines.join('\n');
+    const doc: Attachment = {
+      id: 'a',
+      name: 'long.txt',
+      mediaType: 'text/plain',
+      size: 1,
+      width: 0,
+      height: 0,
+    };
+    const described = new Map([['a', doc]]);
+    for (const perMessage of [50, 5_000, 100_000]) {
+      const budget = { perMessage, perTurn: perMessage, countTokens: (value: string) => value.length };
+      const whole = readerOf(new Map([['a', { text, mediaType: 'text/plain' as const }]]));
+      const result = await documentTexts([{ message: 0, id: 'a' }], described, whole, budget);
+      const expectedLines = (() => {
+        let used = 0;
+        let taken = 0;
+        for (const line of lines) {
+          if (used + line.length + 1 > perMessage) break;
+          used += line.length + 1;
+          taken += 1;
+        }
+        return taken;
+      })();
+      const parsed = parseDocumentPrompt(result.get('0:a') ?? '');
+      expect(parsed?.text, String(perMessage)).toBe(lines.slice(0, expectedLines).join('\n'));
+      expect(parsed?.cut).toBe(
+        expectedLines < lines.length
+          ? `lines 1-${expectedLines.toLocaleString('en-US')} of 3,000 were read`
+          : undefined,
+      );
+      const uncounted = readerOf(new Map([['a', { text, mediaType: 'text/plain' as const }]]), false);
+      expect(await documentTexts([{ message: 0, id: 'a' }], described, uncounted, budget)).toEqual(result);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { type ChatExport, chatExportJsonSchema, chatExportV1, type ErrorBody } f
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
-import { exportJson, richChat } from './support/chatCopies';
+import { chatWithDocuments, exportJson, richChat } from './support/chatCopies';
 import { type ApiClient, readUntilWords } from './support/client';
 import { pngBytes, sendWithImages, uploaded } from './support/images';
 import { type TestApi, useTestApi } from './support/testApi';
@@ -210,5 +210,46 @@ describe('exporting a chat as Markdown (P1)', () => {
     ]);
     const opened = await client.fetch('GET', new URL(links[0] as string).pathname);
     expect(opened.status).toBe(200);
+  });
+});
+
+describe('exporting a chat with documents (D1)', () => {
+  it('holds each document once with its bytes, named by the parts that show it; a chat without documents has no such list', async () => {
+    const { threadId, pdf, md } = await chatWithDocuments(client);
+    const document = await exportJson(client, threadId);
+    const validate = new Ajv2020({ strict: false, validateFormats: false }).compile(
+      JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')),
+    );
+    expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
+    expect(chatExportV1.safeParse(document).success).toBe(true);
+
+    const first = document.messages[0];
+    expect(first?.parts).toEqual([
+      { type: 'text', text: 'summarise these' },
+      { type: 'file', mediaType: 'application/pdf', document: 'd1', filename: 'report.pdf' },
+      { type: 'file', mediaType: 'text/markdown', document: 'd2', filename: 'plan.md' },
+    ]);
+    expect(document.images).toEqual([]);
+    expect(document.documents?.map(({ id, name, mediaType }) => ({ id, name, mediaType }))).toEqual([
+      { id: 'd1', name: 'report.pdf', mediaType: 'application/pdf' },
+      { id: 'd2', name: 'plan.md', mediaType: 'text/markdown' },
+    ]);
+    for (const [entry, attachment] of [
+      [document.documents?.[0], pdf],
+      [document.documents?.[1], md],
+    ] as const) {
+      const served = await client.fetch('GET', `/api/media/${attachment.id}`);
+      expect(Buffer.from(entry?.data ?? '', 'base64')).toEqual(Buffer.from(await served.arrayBuffer()));
+    }
+    // The text is read from the file again on an import: it is not in the export, nor in memory.
+    expect(JSON.stringify(document)).not.toContain('zeta eta');
+
+    const markdown = await (await client.fetch('GET', `/api/threads/${threadId}/export?format=md`)).text();
+    expect(markdown).toContain(`Attached: [report.pdf](<http://localhost:3000/api/media/${pdf.id}>)`);
+    expect(markdown).toContain(`Attached: [plan.md](<http://localhost:3000/api/media/${md.id}>)`);
+
+    const plain = await client.createThread('No documents');
+    await client.sendAndRead(plain, 'hello [[words:3]]');
+    expect('documents' in (await exportJson(client, plain))).toBe(false);
   });
 });

@@ -1,6 +1,13 @@
 import type { ErrorBody, NewChatAnswer, Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
-import { comparable, richChat } from './support/chatCopies';
+import {
+  chatWithDocuments,
+  comparable,
+  DOCUMENTS_READ,
+  documentParts,
+  lastReplyAgain,
+  richChat,
+} from './support/chatCopies';
 import { APP_HEADERS, type ApiClient, textOfChunks, textOfMessage } from './support/client';
 import { pngBytes } from './support/images';
 import { type TestApi, useTestApi } from './support/testApi';
@@ -109,6 +116,30 @@ describe('New chat from here (P3)', () => {
     const media = await client.fetch('GET', String(image?.url));
     expect(media.status).toBe(200);
     expect(new Uint8Array(await media.arrayBuffer())).toEqual(pngBytes(64, 48));
+  });
+
+  it('keeps the documents: the copy has its own files and texts, which its model reads, and they outlive the source', async () => {
+    const { threadId, pdf } = await chatWithDocuments(client);
+    const source = await client.detail(threadId);
+    const { status, body } = await fork(threadId, source.messages[1]?.id as string);
+    expect(status).toBe(201);
+    const forkId = body.thread.id;
+    const copy = await client.detail(forkId);
+    expect(documentParts(copy)).toEqual(documentParts(source));
+    expect(documentParts(copy).length).toBe(2);
+    const copiedIds = await api.runtime.database.sql<{ id: string; pages: number | null; words: number }[]>`
+      select a.id, a.pages, a.words from attachments a join attachment_texts t on t.attachment_id = a.id
+      where a.thread_id = ${forkId} order by a.name`;
+    expect(copiedIds.map(({ pages, words }) => ({ pages, words }))).toEqual([
+      { pages: null, words: 6 },
+      { pages: 2, words: 5 },
+    ]);
+    expect(copiedIds.map(({ id }) => id)).not.toContain(pdf.id);
+
+    expect((await client.fetch('DELETE', `/api/threads/${threadId}`)).status).toBe(204);
+    const file = copy.messages[0]?.parts.find((part) => part.type === 'file');
+    expect((await client.fetch('GET', String(file?.url))).status).toBe(200);
+    expect(await lastReplyAgain(client, forkId)).toContain(DOCUMENTS_READ);
   });
 
   it('from a user message, ends with that message', async () => {

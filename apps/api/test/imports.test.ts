@@ -1,7 +1,17 @@
 import type { ChatExport, ErrorBody, NewChatAnswer, ThreadDetail } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { comparable, everyVersion, exportJson, richChat } from './support/chatCopies';
+import {
+  chatWithDocuments,
+  comparable,
+  DOCUMENTS_READ,
+  documentParts,
+  everyVersion,
+  exportJson,
+  lastReplyAgain,
+  richChat,
+} from './support/chatCopies';
 import { APP_HEADERS, type ApiClient, textOfChunks, textOfMessage } from './support/client';
+import { pdfBytes } from './support/documents';
 import { jpegBytes, pngBytes, uploaded } from './support/images';
 import { startTestApi, type TestApi, useTestApi } from './support/testApi';
 
@@ -74,6 +84,7 @@ async function rowCounts(): Promise<Record<string, number>> {
     'chat_turn_requests',
     'attachments',
     'attachment_blobs',
+    'attachment_texts',
     'message_feedback',
     'hitl_requests',
     'notes',
@@ -498,4 +509,158 @@ describe('an import makes the chat as sent', () => {
     const { chunks } = await client.sendAndRead(body.thread.id, 'and then? [[words:8]]');
     expect(textOfChunks(chunks)).toContain('You said: "and then?"');
   });
+});
+
+describe('importing documents (D1)', () => {
+  const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+  const notes = new TextEncoder().encode('# Notes\n\nbring a map\n');
+  type Entry = NonNullable<ChatExport['documents']>[number];
+  const entry = (id: string): Entry => ({
+    id,
+    name: 'notes.md',
+    mediaType: 'text/markdown',
+    data: base64(notes),
+  });
+
+  /** A small export whose user message carries one document, `d1`, as `entry` describes it. */
+  function withDocument(changes: Partial<Entry> = {}): ChatExport {
+    const base = smallExport();
+    const user = base.messages[0] as ChatExport['messages'][number];
+    return smallExport({
+      messages: [
+        {
+          ...user,
+          parts: [
+            { type: 'text', text: 'what do my notes say?' },
+            { type: 'file', mediaType: 'text/markdown', document: 'd1', filename: 'notes.md' },
+          ],
+        },
+        base.messages[1] as ChatExport['messages'][number],
+      ],
+      images: [],
+      documents: [{ ...entry('d1'), ...changes }],
+    });
+  }
+
+  it('round trip: the documents come back as files of their own, their text read again, and the model reads them', async () => {
+    const { threadId, pdf } = await chatWithDocuments(client, 'Documents there and back');
+    const exported = await exportJson(client, threadId);
+    const { status, body } = await importChat(exported);
+    expect(status, JSON.stringify(body)).toBe(201);
+
+    const copy = await client.detail(body.thread.id);
+    expect(documentParts(copy)).toEqual(documentParts(await client.detail(threadId)));
+    expect(documentParts(copy).map((part) => part.filename)).toEqual(['report.pdf', 'plan.md']);
+    const copied = copy.messages[0]?.parts.find((part) => part.type === 'file');
+    expect(copied?.url).not.toBe(`/api/media/${pdf.id}`);
+    const media = await client.fetch('GET', String(copied?.url));
+    expect(media.status).toBe(200);
+    expect(new Uint8Array(await media.arrayBuffer())).toEqual(
+      new Uint8Array(await (await client.fetch('GET', `/api/media/${pdf.id}`)).arrayBuffer()),
+    );
+    const texts = await api.runtime.database.sql<{ name: string; pages: number | null; text: string }[]>`
+      select a.name, a.pages, t.text from attachment_texts t join attachments a on a.id = t.attachment_id
+      where a.thread_id = ${body.thread.id} order by a.name`;
+    expect(texts.map(({ name, pages }) => ({ name, pages }))).toEqual([
+      { name: 'plan.md', pages: null },
+      { name: 'report.pdf', pages: 2 },
+    ]);
+    expect(await lastReplyAgain(client, body.thread.id)).toContain(DOCUMENTS_READ);
+    // And the import exports back as it came.
+    const again = await exportJson(client, body.thread.id);
+    expect(again.documents).toEqual(exported.documents);
+  });
+
+  it('still takes an export from before documents (no documents field)', async () => {
+    const old = smallExport();
+    expect('documents' in old).toBe(false);
+    const { status } = await importChat(old);
+    expect(status).toBe(201);
+  });
+
+  it('refuses a bad or oversized document with its code and where it is, writing nothing', async () => {
+    const before = await rowCounts();
+    const pages = Array.from({ length: 501 }, (_, index) => `page ${index + 1}`);
+    const cases: Array<[ChatExport, number, string, string]> = [
+      [withDocument({ id: 'd2' }), 400, 'bad_request', 'messages.0.parts.1.document'],
+      [
+        {
+          ...withDocument(),
+          documents: [entry('d1'), entry('d2')],
+        },
+        400,
+        'bad_request',
+        'documents.1',
+      ],
+      [
+        withDocument({ data: base64(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0, 0])) }),
+        415,
+        'unsupported_media_type',
+        'documents.0.data',
+      ],
+      [
+        withDocument({ data: base64(pngBytes(8, 8)) }),
+        415,
+        'unsupported_media_type',
+        'documents.0.mediaType',
+      ],
+      [
+        withDocument({ mediaType: 'application/pdf' }),
+        415,
+        'unsupported_media_type',
+        'documents.0.mediaType',
+      ],
+      [
+        withDocument({
+          mediaType: 'application/pdf',
+          name: 'broken.pdf',
+          data: base64(new TextEncoder().encode('%PDF-1.7 not really')),
+        }),
+        415,
+        'unsupported_media_type',
+        'documents.0.data',
+      ],
+      [
+        withDocument({ mediaType: 'application/pdf', name: 'long.pdf', data: base64(pdfBytes(pages)) }),
+        413,
+        'too_large',
+        'documents.0.data',
+      ],
+      [
+        withDocument({ data: 'A'.repeat(Math.ceil((20 * 1024 * 1024) / 3) * 4 + 4) }),
+        400,
+        'bad_request',
+        'documents.0.data',
+      ],
+      [withDocument({ mediaType: 'application/zip' as never }), 400, 'bad_request', 'documents.0.mediaType'],
+    ];
+    for (const [document, status, code, field] of cases) {
+      const refused = await importChat(document);
+      expect(refused.status, field).toBe(status);
+      expect(refused.body.error.code, field).toBe(code);
+      expect(refused.body.error.field, field).toBe(field);
+    }
+    // Four images and documents a message, together, as for a send.
+    const five = withDocument();
+    const user = five.messages[0] as ChatExport['messages'][number];
+    five.messages[0] = {
+      ...user,
+      parts: [
+        ...user.parts,
+        ...['d2', 'd3', 'd4', 'd5'].map((id) => ({
+          type: 'file' as const,
+          mediaType: 'text/markdown' as const,
+          document: id,
+        })),
+      ],
+    };
+    five.documents = ['d1', 'd2', 'd3', 'd4', 'd5'].map(entry);
+    const tooMany = await importChat(five);
+    expect(tooMany.status).toBe(413);
+    expect(tooMany.body.error).toMatchObject({ code: 'too_large', field: 'messages.0.parts' });
+    expect(await rowCounts()).toEqual(before);
+
+    // The same file with a good document is taken.
+    expect((await importChat(withDocument())).status).toBe(201);
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 import type { ErrorBody, Share, SharedSnapshot, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
+import { chatWithDocuments, DOCUMENTS_READ, documentParts, lastReplyAgain } from './support/chatCopies';
 import {
   APP_HEADERS,
   type ApiClient,
@@ -288,5 +289,35 @@ describe('sharing a snapshot (H1)', () => {
       headers: APP_HEADERS,
     });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('a shared chat with documents (D1)', () => {
+  it('shows its documents to a reader through the share, and a continued copy keeps them, read by its model', async () => {
+    const { threadId, pdf } = await chatWithDocuments(client, 'Shared reading');
+    const { token } = await share(threadId);
+    const snapshot = JSON.parse((await readShared(token)).raw) as SharedSnapshot;
+    const files = snapshot.messages[0]?.parts.filter((part) => part.type === 'file') ?? [];
+    expect(files.map((part) => (part.type === 'file' ? part.mediaType : ''))).toEqual([
+      'application/pdf',
+      'text/markdown',
+    ]);
+    const read = await fetch(`${api.baseUrl}${files[0]?.type === 'file' ? files[0].url : ''}`);
+    expect(read.status).toBe(200);
+
+    const guest = await api.client();
+    const { status, body } = await guest.json<{ thread: { id: string } } & ErrorBody>(
+      'POST',
+      `/api/shares/${token}/continue`,
+      {},
+    );
+    expect(status).toBe(201);
+    const copy = await guest.detail(body.thread.id);
+    expect(documentParts(copy)).toEqual(documentParts(await client.detail(threadId)));
+    const copied = copy.messages[0]?.parts.find((part) => part.type === 'file');
+    expect(copied?.url).not.toBe(`/api/media/${pdf.id}`);
+    expect((await guest.fetch('GET', String(copied?.url))).status).toBe(200);
+    expect((await client.fetch('GET', String(copied?.url))).status).toBe(404);
+    expect(await lastReplyAgain(guest, body.thread.id)).toContain(DOCUMENTS_READ);
   });
 });

@@ -46,6 +46,10 @@ test.describe('documents in chat', () => {
     await expect(shown).toHaveCount(2);
     await expect(shown.nth(0)).toContainText('report.pdf');
     await expect(shown.nth(1)).toContainText('plan.md');
+    // With pages or size, as in the composer and the Dock; both were read whole: no note of a cut.
+    await expect(shown.nth(0).getByTestId('document-detail')).toHaveText('PDF · 2 pages');
+    await expect(shown.nth(1).getByTestId('document-detail')).toHaveText(/^Markdown · \d+ B$/);
+    await expect(chat.userMessages.last().getByTestId('document-cut')).toHaveCount(0);
     await expect(chat.lastReply()).toContainText(
       'I read 2 documents: report.pdf, 2 pages, 4 words; plan.md, 6 words.',
       { timeout: 30_000 },
@@ -61,5 +65,31 @@ test.describe('documents in chat', () => {
     const markdown = await page.request.get(mdUrl ?? '');
     expect(markdown.headers()['content-type']).toBe('text/plain; charset=utf-8');
     expect(await markdown.text()).toBe('# Plan\n\nShip the documents feature.\n');
+  });
+
+  test('a document longer than the budget shows on its chip which part the model read, as the reply says', async ({
+    chat,
+    page,
+  }) => {
+    // 5,000 lines of ten words: about twice what a message's documents may hold (24,000 tokens).
+    const lines = Array.from(
+      { length: 5_000 },
+      (_, index) => `line ${index + 1} alpha beta gamma delta epsilon zeta eta theta`,
+    );
+    await chat.startThread('hello [[words:3]]');
+    await page
+      .getByTestId('attach-input')
+      .setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(lines.join('\n')) }]);
+    const chip = chat.composer.getByTestId('attachment-thumb');
+    await expect(chip).toHaveAttribute('data-state', 'ready');
+    await chat.send('what do my notes say? [[words:40]]');
+
+    await expect(chat.userMessages).toHaveCount(2, { timeout: 30_000 });
+    const reply = chat.lastReply();
+    await expect(reply).toContainText(/lines 1-[\d,]+ of 5,000 were read/, { timeout: 30_000 });
+    const said = /lines 1-([\d,]+) of 5,000 were read/.exec((await reply.textContent()) ?? '')?.[1];
+    const shown = chat.userMessages.last().getByTestId('message-document');
+    await expect(shown.getByTestId('document-detail')).toHaveText(/^Text · \d+\.\d KB$/);
+    await expect(shown.getByTestId('document-cut')).toHaveText(`Lines 1-${said} of 5,000 were read`);
   });
 });

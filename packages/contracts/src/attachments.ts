@@ -81,11 +81,39 @@ export interface Attachment {
   words?: number;
 }
 
-/** An attachment that is an image (the kinds an export carries). */
+/** An attachment that is an image. */
 export type ImageAttachment = Attachment & { mediaType: ImageMediaType };
 
 export function isImageAttachment(attachment: Attachment): attachment is ImageAttachment {
   return (imageMediaTypes as readonly string[]).includes(attachment.mediaType);
+}
+
+/** An attachment that is a document (D1). */
+export type DocumentAttachment = Attachment & { mediaType: DocumentMediaType };
+
+export function isDocumentAttachment(attachment: Attachment): attachment is DocumentAttachment {
+  return isDocumentMediaType(attachment.mediaType);
+}
+
+/**
+ * How much of a document the model read when its message ran, when that was not all of it (D1):
+ * `read` of `of` pages (a PDF) or lines (any other text), from the first.
+ */
+export interface DocumentCut {
+  read: number;
+  of: number;
+  unit: 'pages' | 'lines';
+}
+
+const counts = new Intl.NumberFormat('en-US');
+
+/**
+ * A cut in words, the same for the model's note and the person's: `pages 1-40 of 120 were read`,
+ * or `none of its 120 pages were read`.
+ */
+export function documentCutText(cut: DocumentCut): string {
+  if (cut.read === 0) return `none of its ${counts.format(cut.of)} ${cut.unit} were read`;
+  return `${cut.unit} 1-${counts.format(cut.read)} of ${counts.format(cut.of)} were read`;
 }
 
 /** `POST /api/threads/:id/attachments` answers `201 { attachment }`. */

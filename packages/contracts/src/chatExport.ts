@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { imageMediaTypes } from './attachments';
+import { documentMediaTypes, imageMediaTypes } from './attachments';
 import { refusalMessages } from './errors';
 import { feedbackRatings } from './feedback';
 import {
   MAX_ATTACHMENT_BYTES,
+  MAX_DOCUMENT_BYTES,
   MAX_EXPORT_TEXT_LENGTH,
   MAX_IMPORT_APPROVALS,
+  MAX_IMPORT_DOCUMENTS,
   MAX_IMPORT_IMAGES,
   MAX_IMPORT_MESSAGES,
   MAX_IMPORT_NOTES,
@@ -23,9 +25,9 @@ import type { Thread } from './threads';
  *
  * Built from an allow-list: what a person sees of their chat (every version of it, the replies'
  * models, stops, feedback, notes and tool approvals) and nothing the server keeps for itself (no
- * hidden instructions, queue, account or database ids). Messages, versions and images are named by
- * keys that only mean something inside one file (`m1`, `v1`, `i1`). Images travel inside the
- * file, as base64, so an export moves between servers whole.
+ * hidden instructions, queue, account or database ids). Messages, versions, images and documents
+ * are named by keys that only mean something inside one file (`m1`, `v1`, `i1`, `d1`). Images and
+ * documents travel inside the file, as base64, so an export moves between servers whole.
  */
 
 export const CHAT_EXPORT_FORMAT = 'queued-turn-chat.export';
@@ -65,7 +67,7 @@ const toolCallFields = {
 
 /**
  * The parts of a message, as AI SDK UI message parts (https://ai-sdk.dev), with one change: an
- * image names an entry of `images` instead of a URL.
+ * image names an entry of `images` (a document one of `documents`) instead of a URL.
  */
 export const exportedPart = z.union([
   z.strictObject({ type: z.literal('text'), text }),
@@ -75,6 +77,13 @@ export const exportedPart = z.union([
     mediaType: z.enum(imageMediaTypes),
     /** The key of the image in `images`. */
     image: key,
+    filename: z.string().max(255).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('file'),
+    mediaType: z.enum(documentMediaTypes),
+    /** The key of the document in `documents` (D1). */
+    document: key,
     filename: z.string().max(255).optional(),
   }),
   z.strictObject({ type: z.literal('step-start') }),
@@ -155,6 +164,20 @@ export const exportedImage = z.strictObject({
 });
 export type ExportedImage = z.infer<typeof exportedImage>;
 
+/**
+ * A document a message carries (D1): its file, as uploaded. Its text is not in the file: an
+ * import reads it from the bytes again, with the checks of an upload, so the text the model gets
+ * is always the file's own.
+ */
+export const exportedDocument = z.strictObject({
+  id: key,
+  name: z.string().min(1).max(255),
+  mediaType: z.enum(documentMediaTypes),
+  /** The document's bytes, base64. */
+  data: z.base64().max(Math.ceil(MAX_DOCUMENT_BYTES / 3) * 4),
+});
+export type ExportedDocument = z.infer<typeof exportedDocument>;
+
 export const exportedNote = z.strictObject({
   text: z.string().min(1).max(MAX_EXPORT_TEXT_LENGTH),
   createdAt: time,
@@ -184,6 +207,14 @@ export const chatExportV1 = z.strictObject({
   /** Every message of every version, once, in the order versions first hold them. */
   messages: z.array(exportedMessage).max(MAX_IMPORT_MESSAGES, tooMany('messages', MAX_IMPORT_MESSAGES)),
   images: z.array(exportedImage).max(MAX_IMPORT_IMAGES, tooMany('images', MAX_IMPORT_IMAGES)),
+  /**
+   * The documents the messages carry (D1). Optional, and written only when there are any: a chat
+   * without documents exports exactly as before, and a file from before documents imports as is.
+   */
+  documents: z
+    .array(exportedDocument)
+    .max(MAX_IMPORT_DOCUMENTS, tooMany('documents', MAX_IMPORT_DOCUMENTS))
+    .optional(),
   notes: z.array(exportedNote).max(MAX_IMPORT_NOTES, tooMany('notes', MAX_IMPORT_NOTES)),
   approvals: z.array(exportedApproval).max(MAX_IMPORT_APPROVALS, tooMany('approvals', MAX_IMPORT_APPROVALS)),
 });

@@ -224,11 +224,13 @@ export const importProblems = {
   unknownMessage: 'names no message of this export',
   unknownVersion: 'names no version of this export',
   unknownImage: 'names no image of this export',
+  unknownDocument: 'names no document of this export',
   unknownToolCall: 'names no tool call of this export',
   /** A chat's tool settings (T1) name a tool this server does not have. */
   unknownTool: 'names no tool of this server',
   notInAnyVersion: 'is in no version',
   unusedImage: 'is used by no message',
+  unusedDocument: 'is used by no message',
   listedTwice: 'lists the same message twice',
   outOfOrder: 'is older than the message before it (a version lists its messages oldest first)',
   originalHasParent: 'the first version is the original and has no parent',

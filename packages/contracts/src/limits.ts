@@ -74,6 +74,7 @@ export const MAX_IMPORT_VERSIONS = 500;
 /** Messages one version of an import holds (a version lists its copies of earlier messages too). */
 export const MAX_IMPORT_VERSION_MESSAGES = 20_000;
 export const MAX_IMPORT_IMAGES = 200;
+export const MAX_IMPORT_DOCUMENTS = 200;
 export const MAX_IMPORT_NOTES = 2_000;
 export const MAX_IMPORT_APPROVALS = 2_000;
 /** The longest text one part of an exported message (or a note) may hold, in UTF-16 units. */

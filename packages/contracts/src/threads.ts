@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { attachmentIds } from './attachments';
+import { attachmentIds, type DocumentCut } from './attachments';
 import type { ContextMarker, ContextState, TokenUsage } from './context';
 import type { MessageFeedback } from './feedback';
 import type { HitlRequest, Note } from './hitl';
@@ -114,6 +114,19 @@ export interface ChatMessageMetadata {
    * for the model" (or, for a cut, "not seen by the model") shows before it.
    */
   compaction?: ContextMarker;
+  /**
+   * On a user message: the documents it carries (D1), what their chips show (pages or size), and
+   * for one the model read only part of when the message ran, how much (`cut`).
+   */
+  documents?: MessageDocument[];
+}
+
+/** A document of a user message, as its chip in the transcript describes it. */
+export interface MessageDocument {
+  id: string;
+  size: number;
+  pages?: number;
+  cut?: DocumentCut;
 }
 
 /** An AI SDK UIMessage as the API returns it (parts kept loose; the web casts to UIMessage). */

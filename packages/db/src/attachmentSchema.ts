@@ -61,6 +61,18 @@ export const attachmentTexts = pgTable('attachment_texts', {
     .primaryKey()
     .references(() => attachments.id, { onDelete: 'cascade' }),
   text: text('text').notNull(),
+  /**
+   * How many pieces the budget takes the text by: a PDF's pages, a text file's lines (its line
+   * breaks and one). Counted once here so a model call can read just the start of a long text
+   * and still say "pages 1-40 of 120". Null only for a row no one has counted (none after the
+   * migration that added it).
+   */
+  pieces: integer('pieces'),
+  /**
+   * How many of those pieces the model read when the message carrying the document first ran
+   * (its budget then): what the transcript's note of a cut says. Null until it ran.
+   */
+  readPieces: integer('read_pieces'),
 });
 
 export type AttachmentRow = typeof attachments.$inferSelect;

@@ -1,8 +1,8 @@
-import { type Attachment, refusalMessages } from '@chat/contracts';
+import { type Attachment, isDocumentMediaType, refusalMessages } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { ApiError, notFound } from '../platform/errors';
 import type { UploadedFile } from '../platform/multipartBody';
-import { checkDocument } from './attachments/documentCheck';
+import { checkDocument, countPieces } from './attachments/documentCheck';
 import { checkedImage } from './attachments/imageCheck';
 import type { PdfReadLimits } from './attachments/pdfText';
 import {
@@ -47,7 +47,8 @@ export class AttachmentService {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const created = await insertAttachment(tx, { threadId, ownerId, ...described });
       await storage.put(tx, created.id, file.bytes);
-      if (text !== undefined) await storage.putText(tx, created.id, text);
+      if (text !== undefined && isDocumentMediaType(described.mediaType))
+        await storage.putText(tx, created.id, text, countPieces(described.mediaType, text));
       return created;
     });
     return toAttachment(row);

@@ -2,15 +2,22 @@ import {
   type ChatExport,
   type DrainMode,
   type ExportFormat,
+  isDocumentAttachment,
   isImageAttachment,
   type SharedMessage,
   type Thread,
 } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { notFound } from '../platform/errors';
+import type { PdfReadLimits } from './attachments/pdfText';
 import { describeAttachments } from './attachments/repository';
 import type { AttachmentStorage } from './attachments/storage';
-import { type NewChat, type NewChatImage, writeNewChat } from './portability/chatWriter';
+import {
+  type NewChat,
+  type NewChatDocument,
+  type NewChatImage,
+  writeNewChat,
+} from './portability/chatWriter';
 import { type ChatExportSource, readChatExport } from './portability/exportReader';
 import { checkImport } from './portability/importChecks';
 import { chatExportStream } from './portability/jsonExport';
@@ -28,6 +35,8 @@ export interface PortabilityServiceDeps {
   webOrigin: string;
   /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15): an import, a fork or a continued share is new. */
   newChatDrainMode: DrainMode;
+  /** How an imported PDF is read: as at an upload (D1). */
+  pdfLimits: PdfReadLimits;
 }
 
 /** A chat as a file to download. */
@@ -71,7 +80,7 @@ export class PortabilityService {
 
   /** P2: a JSON export as a new chat of the importer's, every version and the shown one as exported. */
   async importChat(ownerId: string, document: ChatExport): Promise<Thread> {
-    const images = checkImport(document);
+    const { images, documents } = await checkImport(document, this.deps.pdfLimits);
     return await this.write({
       ownerId,
       title: document.chat.title,
@@ -83,13 +92,14 @@ export class PortabilityService {
         approvals: document.approvals,
       },
       images,
+      documents,
     });
   }
 
   /**
    * P3: a new chat ("Copy of" the source's title) holding the shown version up to `messageId`
-   * (included), with its marks, images and the owner's feedback, and a link back to where it came
-   * from. The source is only read.
+   * (included), with its marks, images, documents and the owner's feedback, and a link back to
+   * where it came from. The source is only read.
    */
   async fork(ownerId: string, threadId: string, messageId: string): Promise<Thread> {
     const row = await this.deps.db.transaction(
@@ -102,6 +112,7 @@ export class PortabilityService {
           title: `Copy of ${source.title}`.slice(0, 200),
           content: source.content,
           images: this.copiedImages(source.images),
+          documents: this.copiedDocuments(source.documents),
           forkedFrom: { threadId, messageId },
         });
       },
@@ -117,21 +128,27 @@ export class PortabilityService {
   async continueShare(userId: string, token: string): Promise<Thread> {
     const share = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
     if (!share) throw notFound('share');
-    const { content, images } = sharedChatContent(
+    const { content, files } = sharedChatContent(
       { createdAt: share.createdAt, messages: share.messages as SharedMessage[] },
       new Date(),
     );
-    // Only the shared chat's own images, and only those still there.
+    // Only the shared chat's own images and documents, and only those still there.
     const described = await describeAttachments(
       this.deps.db,
-      images.map((image) => image.attachmentId),
+      files.map((file) => file.attachmentId),
       share.threadId,
     );
-    const kept = images.flatMap(({ key, attachmentId }) => {
+    const images: ChatExportSource['images'] = [];
+    const documents: ChatExportSource['documents'] = [];
+    for (const { key, attachmentId } of files) {
       const attachment = described.get(attachmentId);
-      return attachment && isImageAttachment(attachment) ? [{ key, attachment }] : [];
-    });
-    const keptKeys = new Set(kept.map((image) => image.key));
+      if (!attachment) continue;
+      if ('image' in key && isImageAttachment(attachment)) images.push({ key: key.image, attachment });
+      if ('document' in key && isDocumentAttachment(attachment))
+        documents.push({ key: key.document, attachment });
+    }
+    const keptImages = new Set(images.map((image) => image.key));
+    const keptDocuments = new Set(documents.map((document) => document.key));
     return await this.write({
       ownerId: userId,
       title: share.title,
@@ -139,10 +156,15 @@ export class PortabilityService {
         ...content,
         messages: content.messages.map((message) => ({
           ...message,
-          parts: message.parts.filter((part) => !('image' in part) || keptKeys.has(part.image)),
+          parts: message.parts.filter(
+            (part) =>
+              ('image' in part ? keptImages.has(part.image) : true) &&
+              ('document' in part ? keptDocuments.has(part.document) : true),
+          ),
         })),
       },
-      images: this.copiedImages(kept),
+      images: this.copiedImages(images),
+      documents: this.copiedDocuments(documents),
     });
   }
 
@@ -170,6 +192,36 @@ export class PortabilityService {
       },
     }));
   }
+
+  /**
+   * Documents of an existing chat, copied into the new one with their text (D1): read as stored,
+   * never extracted again.
+   */
+  private copiedDocuments(documents: ChatExportSource['documents']): NewChatDocument[] {
+    return documents.map(({ key, attachment }) => ({
+      key,
+      name: attachment.name,
+      mediaType: attachment.mediaType,
+      size: attachment.size,
+      width: 0,
+      height: 0,
+      pages: attachment.pages ?? null,
+      words: attachment.words ?? 0,
+      readBytes: async () => {
+        const bytes = await this.deps.storage.get(attachment.id);
+        if (!bytes) throw notFound('attachment');
+        return bytes;
+      },
+      readText: () => storedText(this.deps.storage, attachment.id),
+    }));
+  }
+}
+
+/** A document's extracted text as stored, for a copy of it. */
+async function storedText(storage: AttachmentStorage, attachmentId: string): Promise<string> {
+  const text = (await storage.getTexts([attachmentId])).get(attachmentId);
+  if (text === undefined) throw notFound('attachment');
+  return text;
 }
 
 /** A file name for a chat's title: letters, digits, spaces as dashes; `chat` when nothing is left. */

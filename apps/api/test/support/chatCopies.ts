@@ -1,6 +1,7 @@
-import type { ChatExport, ThreadDetail } from '@chat/contracts';
-import { type ApiClient, readChunks, readUntilWords } from './client';
-import { pngBytes, sendWithImages, uploaded } from './images';
+import type { Attachment, ChatExport, ThreadDetail } from '@chat/contracts';
+import { type ApiClient, readChunks, readUntilWords, textOfChunks } from './client';
+import { pdfBytes } from './documents';
+import { pngBytes, sendWithImages, upload, uploaded } from './images';
 
 /**
  * Helpers for the tests of exports, imports, forks and continued shares (P1-P4): a chat with a bit
@@ -137,4 +138,56 @@ export function comparable(details: ThreadDetail[]): unknown[] {
     notes: detail.notes.map(({ id: _id, ...note }) => note),
     turnQueue: detail.turnQueue,
   }));
+}
+
+/** What the local model says it read of the chat's documents (D1). */
+export const DOCUMENTS_READ = 'I read 2 documents: report.pdf, 2 pages, 5 words; plan.md, 6 words.';
+
+/**
+ * A chat whose one message carries a PDF and a Markdown file (D1), answered: what a copy of it
+ * must keep. Returns the chat and its two documents.
+ */
+export async function chatWithDocuments(
+  client: ApiClient,
+  title = 'Reading',
+): Promise<{ threadId: string; pdf: Attachment; md: Attachment }> {
+  const threadId = await client.createThread(title);
+  const attach = async (bytes: Uint8Array<ArrayBuffer>, name: string) => {
+    const response = await upload(client, threadId, bytes, name, 'application/octet-stream');
+    if (response.status !== 201) throw new Error(`upload: ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { attachment: Attachment }).attachment;
+  };
+  const pdf = await attach(pdfBytes(['Alpha beta gamma', 'delta epsilon']), 'report.pdf');
+  const md = await attach(new TextEncoder().encode('# Plan\n\nzeta eta theta iota\n'), 'plan.md');
+  const reply = textOfChunks(
+    await readChunks(await sendWithImages(client, threadId, 'summarise these', [pdf.id, md.id])),
+  );
+  if (!reply.includes(DOCUMENTS_READ)) throw new Error(`the documents were not read: ${reply}`);
+  return { threadId, pdf, md };
+}
+
+/** The documents a chat's messages show: their names and kinds, in order. */
+export function documentParts(detail: ThreadDetail): Array<{ mediaType: string; filename?: string }> {
+  return detail.messages.flatMap((message) =>
+    message.parts.flatMap((part) =>
+      part.type === 'file' && !String(part.mediaType).startsWith('image/')
+        ? [{ mediaType: String(part.mediaType), filename: part.filename as string | undefined }]
+        : [],
+    ),
+  );
+}
+
+/**
+ * What the model of a chat reads of its last message now: its last reply regenerated, as the
+ * local model says it.
+ */
+export async function lastReplyAgain(client: ApiClient, threadId: string): Promise<string> {
+  const detail = await client.detail(threadId);
+  const reply = detail.messages.findLast((message) => message.role === 'assistant');
+  if (!reply) throw new Error('no reply to regenerate');
+  const response = await client.fetch('POST', `/api/threads/${threadId}/messages/${reply.id}/regenerate`, {
+    clientRequestId: crypto.randomUUID(),
+  });
+  if (response.status !== 200) throw new Error(`regenerate: ${response.status} ${await response.text()}`);
+  return textOfChunks(await readChunks(response));
 }

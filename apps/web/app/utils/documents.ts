@@ -1,4 +1,10 @@
-import { type Attachment, isDocumentMediaType } from '@chat/contracts';
+import {
+  type Attachment,
+  attachmentIdOfUrl,
+  documentCutText,
+  isDocumentMediaType,
+  type MessageDocument,
+} from '@chat/contracts';
 
 /** The kind of a document as a person reads it. */
 const KINDS: Record<string, string> = {
@@ -31,4 +37,44 @@ export function documentDetail(
   if (file.pages !== undefined) return `${kind} · ${file.pages} page${file.pages === 1 ? '' : 's'}`;
   if (file.size !== undefined) return `${kind} · ${sizeLabel(file.size)}`;
   return kind;
+}
+
+/** A document chip of a sent message in the transcript. */
+export interface MessageDocumentChip {
+  url: string;
+  name: string;
+  mediaType: string;
+  /** `PDF · 12 pages`, `Markdown · 3.4 KB` (just the kind while the message's description is not known). */
+  detail: string;
+  /** When the model read only part of it as the message ran: `Pages 1-40 of 120 were read`. */
+  cut?: string;
+}
+
+/**
+ * The document chips of a sent message: its file parts that are documents, described by what the
+ * message's metadata says of each (pages or size, and a cut).
+ */
+export function messageDocumentChips(
+  parts: readonly { type: string; [key: string]: unknown }[],
+  documents: readonly MessageDocument[] = [],
+): MessageDocumentChip[] {
+  const byId = new Map(documents.map((document) => [document.id, document]));
+  return parts.flatMap((part) => {
+    const mediaType = String(part.mediaType);
+    if (part.type !== 'file' || typeof part.url !== 'string' || !isDocument(mediaType)) return [];
+    const described = byId.get(attachmentIdOfUrl(part.url) ?? '');
+    const cut = described?.cut ? documentCutText(described.cut) : undefined;
+    return [
+      {
+        url: part.url,
+        name: (part.filename as string | undefined) ?? 'Document',
+        mediaType,
+        detail: documentDetail({
+          mediaType,
+          ...(described ? { pages: described.pages, size: described.size } : {}),
+        }),
+        ...(cut ? { cut: `${cut.charAt(0).toUpperCase()}${cut.slice(1)}` } : {}),
+      },
+    ];
+  });
 }

@@ -16,15 +16,31 @@ Feature: Documents in chat
     Then the composer shows a chip "PDF · 2 pages" and a chip "Markdown · <size> B"
     When I send "summarise these"
     Then the Dock shows the message with both chips
-    And once it ran the transcript shows both documents
+    And once it ran the transcript shows both documents, "PDF · 2 pages" and "Markdown · <size> B"
+    And neither chip notes a cut
     And the reply says "I read 2 documents: report.pdf, 2 pages, 4 words; plan.md, 6 words."
     And the PDF's chip opens application/pdf inline, and the Markdown's opens as plain text
 
-  Scenario: What does not fit is cut with a note
+  @documents
+  Scenario: What does not fit is cut with a note, in the reply and on the chip
+    Given the default budget of 24,000 tokens a message
+    When I send a text file of 5,000 lines of ten words
+    Then the reply says "lines 1-<n> of 5,000 were read"
+    And the file's chip in the transcript says "Text · <size> KB" and "Lines 1-<n> of 5,000 were read"
+
+  Scenario: A long document is read only as far as the budget goes
     # Automated in apps/api/test/documents.test.ts.
     Given a budget of 400 tokens a message
-    When I send a 20-page PDF
-    Then the reply says "pages 1-<n> of 20 were read"
+    When the model reads a 500-page PDF
+    Then it gets "pages 1-<n> of 500 were read", as when the PDF is read whole
+    And less than a twentieth of the PDF's text was fetched from the database
+
+  Scenario: A copy of a chat keeps its documents
+    # Automated in apps/api/test/exports.test.ts, imports.test.ts, forkAndContinue.test.ts, shares.test.ts.
+    Given a chat whose message carries "report.pdf" and "plan.md"
+    When I export and import it, fork it, or continue its share
+    Then the copy shows both documents as files of its own
+    And its model says "I read 2 documents: report.pdf, 2 pages, 5 words; plan.md, 6 words."
 
   Scenario: A hostile PDF is refused, the server keeps answering
     # Automated in apps/api/test/documents.test.ts.

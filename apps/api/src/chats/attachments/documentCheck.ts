@@ -19,6 +19,22 @@ export interface CheckedDocument {
 /** Between two pages of a PDF's stored text (pdf text never holds one: the worker removes them). */
 export const PAGE_BREAK = '\f';
 
+/**
+ * What the budget takes a document's text by (D1): a PDF's pages, any other text's lines. The one
+ * home of that rule: extraction counts the pieces with it, the model context cuts by it.
+ */
+export function pieceBreak(mediaType: DocumentMediaType): string {
+  return mediaType === 'application/pdf' ? PAGE_BREAK : '\n';
+}
+
+/** How many pieces a document's text holds: its breaks and one (as `split` counts them). */
+export function countPieces(mediaType: DocumentMediaType, text: string): number {
+  const at = pieceBreak(mediaType);
+  let pieces = 1;
+  for (let index = text.indexOf(at); index >= 0; index = text.indexOf(at, index + 1)) pieces += 1;
+  return pieces;
+}
+
 const PDF_HEADER = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-
 
 /** A PDF starts with its header, `%PDF-`. */

@@ -2,7 +2,7 @@ import type { LanguageModelV4, LanguageModelV4Message, LanguageModelV4Prompt } f
 import { type Attachment, attachmentIdOfUrl, isDocumentMediaType } from '@chat/contracts';
 import { wrapLanguageModel } from 'ai';
 import { imageKind } from '../../platform/imageInfo';
-import { type DocumentBudget, documentTexts } from './documentContext';
+import { type DocumentBudget, documentTexts, type ReadTextSlice } from './documentContext';
 
 /** What a reference whose bytes are gone (deleted, a failed upload) reads as, to the model and in the page. */
 export const IMAGE_NOT_AVAILABLE = '[image not available]';
@@ -12,10 +12,16 @@ export interface AttachmentContextOptions {
   window: number;
   describe(ids: readonly string[]): Promise<Map<string, Attachment>>;
   bytes(ids: readonly string[]): Promise<Map<string, Uint8Array>>;
-  /** Documents' extracted texts (D1); without it a document reads as not available. */
-  texts?(ids: readonly string[]): Promise<Map<string, string>>;
+  /** Reads part of a document's extracted text (D1); without it a document reads as not available. */
+  readText?: ReadTextSlice;
   /** How much of documents' text a call holds. */
   documentBudget?: DocumentBudget;
+  /**
+   * Keeps how many pages or lines of each document of the newest user message the model read
+   * (the turn of that message is running): the transcript's note of a cut. Kept once; a failure
+   * to keep it never fails the call.
+   */
+  recordReads?(reads: ReadonlyArray<{ attachmentId: string; read: number }>): Promise<void>;
 }
 
 /** How a stored reference reaches the model call: it ends with the media route. */
@@ -96,17 +102,18 @@ export async function resolveImages(
     [...new Set(images.map((image) => image.message))].sort((a, b) => b - a).slice(0, options.window),
   );
   const windowed = images.filter((image) => inWindow.has(image.message)).map((image) => image.id);
-  const documentIds = documents.map((document) => document.id);
-  const [bytes, texts] = await Promise.all([
+  const reads = new Map<string, { read: number; of: number }>();
+  const [bytes, documentText] = await Promise.all([
     options.bytes(windowed),
-    documentIds.length > 0 && options.texts ? options.texts(documentIds) : new Map<string, string>(),
+    documentTexts(
+      documents,
+      described,
+      options.readText ?? (async () => undefined),
+      options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
+      reads,
+    ),
   ]);
-  const documentText = documentTexts(
-    documents,
-    described,
-    texts,
-    options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
-  );
+  await recordNewestReads(prompt, documents, reads, options);
   return prompt.map((message, index) => {
     if (message.role !== 'user') return message;
     const content = message.content.map((part): UserPart => {
@@ -123,6 +130,26 @@ export async function resolveImages(
     });
     return { ...message, content };
   });
+}
+
+/** Keeps what the model read of the newest user message's documents (`recordReads`). */
+async function recordNewestReads(
+  prompt: LanguageModelV4Prompt,
+  documents: ReadonlyArray<{ message: number; id: string }>,
+  reads: ReadonlyMap<string, { read: number; of: number }>,
+  options: AttachmentContextOptions,
+): Promise<void> {
+  const newest = prompt.findLastIndex((message) => message.role === 'user');
+  const kept = documents.flatMap(({ message, id }) => {
+    const read = message === newest ? reads.get(`${message}:${id}`) : undefined;
+    return read ? [{ attachmentId: id, read: read.read }] : [];
+  });
+  if (kept.length === 0 || !options.recordReads) return;
+  try {
+    await options.recordReads(kept);
+  } catch {
+    // Only the person's note of a cut depends on it: the model call goes on without it.
+  }
 }
 
 /** An image older than the window, as the model reads it: named, not shown. */

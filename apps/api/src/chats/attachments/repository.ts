@@ -112,6 +112,25 @@ export async function describeAttachments(
   return new Map(rows.map((row) => [row.id, toAttachment(row)]));
 }
 
+/**
+ * The documents of `ids` the model read only part of when their message ran (D1): how many pieces
+ * (pages or lines) of how many. One indexed read of small columns, never the texts.
+ */
+export async function readDocumentCuts(
+  q: Queryable,
+  ids: readonly string[],
+): Promise<Map<string, { read: number; of: number }>> {
+  if (ids.length === 0) return new Map();
+  const texts = schema.attachmentTexts;
+  const rows = await q
+    .select({ id: texts.attachmentId, read: texts.readPieces, of: texts.pieces })
+    .from(texts)
+    .where(and(inArray(texts.attachmentId, [...ids]), sql`${texts.readPieces} < ${texts.pieces}`));
+  return new Map(
+    rows.flatMap(({ id, read, of }) => (read === null || of === null ? [] : [[id, { read, of }]])),
+  );
+}
+
 /** Deletes attachments (their bytes go with them); returns how many went. */
 export async function deleteAttachments(q: Queryable, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;

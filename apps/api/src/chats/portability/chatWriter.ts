@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Attachment, DrainMode, ExportedMessage, ForkOrigin } from '@chat/contracts';
+import {
+  type Attachment,
+  type DrainMode,
+  type ExportedMessage,
+  type ForkOrigin,
+  isDocumentMediaType,
+} from '@chat/contracts';
 import type { Queryable, ThreadRow } from '@chat/db';
 import {
   insertMemoryMessages,
@@ -8,13 +14,14 @@ import {
   writeBranchLineage,
 } from '../../agent/memoryTables';
 import { InvariantError } from '../../platform/errors';
+import { type CheckedDocument, countPieces } from '../attachments/documentCheck';
 import type { CheckedImage } from '../attachments/imageCheck';
 import type { AttachmentStorage } from '../attachments/storage';
 import { insertMessageOrigins } from '../branches/repository';
 import { updateThread } from '../threads/repository';
 import { insertCopiedTurns } from '../turns/lifecycle';
 import type { ChatContent } from './exportReader';
-import { storedContent } from './parts';
+import { type AttachmentKey, attachmentKeyOf, storedContent } from './parts';
 import {
   insertDecidedApprovals,
   insertFeedbackRows,
@@ -31,12 +38,24 @@ export interface NewChatImage extends CheckedImage {
   readBytes(): Promise<Uint8Array>;
 }
 
+/**
+ * A document of a new chat (D1): checked already (its text read from its bytes on an import,
+ * copied on a fork or a continued share), its bytes and text read when the chat is written.
+ */
+export interface NewChatDocument extends Omit<CheckedDocument, 'text'> {
+  /** Its key in the chat's content (`file` parts name it). */
+  key: string;
+  readBytes(): Promise<Uint8Array>;
+  readText(): Promise<string>;
+}
+
 /** A new chat of `ownerId`'s: an import, a fork or a continued share (P2-P4). */
 export interface NewChat {
   ownerId: string;
   title: string;
   content: ChatContent;
   images: readonly NewChatImage[];
+  documents: readonly NewChatDocument[];
   forkedFrom?: ForkOrigin;
 }
 
@@ -44,8 +63,9 @@ export interface NewChat {
  * Writes a new chat, whole, inside the caller's transaction: the thread, one branch and one Mastra
  * memory thread per version (a message shared by versions is stored once as itself and as a copy
  * in each later version, with its origin, ADR-010), the lineage rows, a settled turn per exchange
- * (which message is whose, a stop, the model, the images: what thread detail marks and the next
- * turn's handoff read), the images, feedback, notes and decided approvals. Memory is written with
+ * (which message is whose, a stop, the model, the attachments: what thread detail marks and the
+ * next turn's handoff read), the images and documents (bytes and text, each stored once as for an
+ * upload), feedback, notes and decided approvals. Memory is written with
  * SQL in the same transaction (agent/memoryTables.ts): a failure anywhere, or a crash, leaves no
  * row of it, in the app's tables or Mastra's.
  *
@@ -67,21 +87,38 @@ export async function writeNewChat(
       : {}),
   });
 
-  const attachmentOfImage = new Map<string, Attachment>();
+  const attachmentOfKey = new Map<string, Attachment>();
+  const files = [
+    ...chat.images.map((image) => ({ ...image, keyed: `image:${image.key}`, readText: undefined })),
+    ...chat.documents.map((document) => ({ ...document, keyed: `document:${document.key}` })),
+  ];
   const attachments = await insertSentAttachments(
     tx,
     thread.id,
     ownerId,
-    chat.images.map(({ name, mediaType, size, width, height }) => ({ name, mediaType, size, width, height })),
+    files.map(({ name, mediaType, size, width, height, ...rest }) => ({
+      name,
+      mediaType,
+      size,
+      width,
+      height,
+      ...('pages' in rest && rest.pages !== null ? { pages: rest.pages } : {}),
+      ...('words' in rest ? { words: rest.words } : {}),
+    })),
   );
-  for (const [index, image] of chat.images.entries()) {
+  for (const [index, file] of files.entries()) {
     const attachment = attachments[index] as Attachment;
-    await storage.put(tx, attachment.id, await image.readBytes());
-    attachmentOfImage.set(image.key, attachment);
+    await storage.put(tx, attachment.id, await file.readBytes());
+    if (file.readText && isDocumentMediaType(file.mediaType)) {
+      const text = await file.readText();
+      await storage.putText(tx, attachment.id, text, countPieces(file.mediaType, text));
+    }
+    attachmentOfKey.set(file.keyed, attachment);
   }
-  const attachmentOf = (key: string) => {
-    const attachment = attachmentOfImage.get(key);
-    if (!attachment) throw new InvariantError(`image ${key} of a new chat has no attachment`);
+  const attachmentOf = (key: AttachmentKey) => {
+    const keyed = 'image' in key ? `image:${key.image}` : `document:${key.document}`;
+    const attachment = attachmentOfKey.get(keyed);
+    if (!attachment) throw new InvariantError(`${keyed} of a new chat has no attachment`);
     return attachment;
   };
 
@@ -215,7 +252,7 @@ async function writeTurns(
     idOf: Map<string, string>;
     ownerOf: Map<string, string>;
     message: (key: string) => ExportedMessage;
-    attachmentOf: (imageKey: string) => Attachment;
+    attachmentOf: (key: AttachmentKey) => Attachment;
   },
 ): Promise<Map<string, string>> {
   interface Exchange {
@@ -258,9 +295,10 @@ async function writeTurns(
       assistantMessageId: exchange.reply ? (chat.idOf.get(exchange.reply.id) ?? null) : null,
       model: exchange.reply?.model ?? null,
       usage: exchange.reply?.usage ?? null,
-      attachments: (exchange.user?.parts ?? []).flatMap((part) =>
-        'image' in part ? [chat.attachmentOf(part.image)] : [],
-      ),
+      attachments: (exchange.user?.parts ?? []).flatMap((part) => {
+        const key = attachmentKeyOf(part);
+        return key ? [chat.attachmentOf(key)] : [];
+      }),
     })),
   );
   return turnOf;

@@ -1,7 +1,9 @@
 import {
   type ChatExport,
+  type DocumentAttachment,
   type ExportedMessage,
   type ImageAttachment,
+  isDocumentAttachment,
   isImageAttachment,
 } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
@@ -15,7 +17,7 @@ import { feedbackOfMessages } from '../feedback/repository';
 import { listNotes } from '../threads/notes';
 import { listRequests } from '../turns/approval/repository';
 import { readMessageMarks } from '../turns/marks';
-import { toExportedPart } from './parts';
+import { type AttachmentKey, toExportedPart } from './parts';
 import { listUnsettledMessageIds } from './repository';
 
 type UIPart = { type: string; [key: string]: unknown };
@@ -23,12 +25,16 @@ type UIPart = { type: string; [key: string]: unknown };
 /** What a new chat is made of: an export's versions, messages, notes and approvals. */
 export type ChatContent = Pick<ChatExport, 'shownVersion' | 'versions' | 'messages' | 'notes' | 'approvals'>;
 
-/** A chat read for an export (or a fork): its content, and the attachment behind each image key. */
+/**
+ * A chat read for an export (or a fork): its content, and the attachment behind each image and
+ * document key.
+ */
 export interface ChatExportSource {
   title: string;
   createdAt: Date;
   content: ChatContent;
   images: Array<{ key: string; attachment: ImageAttachment }>;
+  documents: Array<{ key: string; attachment: DocumentAttachment }>;
 }
 
 /** The whole chat (an export), or the shown version up to one message (a fork, P3). */
@@ -61,8 +67,9 @@ export async function readChatExport(
 
   const keyOfMessage = new Map<string, string>();
   const messages: Array<{ origin: string; message: ExportedMessage }> = [];
-  const keyOfImage = new Map<string, string>();
+  const keyOfAttachment = new Map<string, AttachmentKey>();
   const images: ChatExportSource['images'] = [];
+  const documents: ChatExportSource['documents'] = [];
   const versions: ChatContent['versions'] = [];
   const keyOfBranch = new Map(branches.map((branch, index) => [branch.id, `v${index + 1}`]));
 
@@ -90,18 +97,23 @@ export async function readChatExport(
     const fresh = toUIMessages(kept.filter((message) => !keyOfMessage.has(originOf(message.id)))).filter(
       (message) => message.role === 'user' || message.role === 'assistant',
     );
-    const newImageIds = fresh
+    const newAttachmentIds = fresh
       .flatMap((message) => (message.parts as UIPart[]).flatMap((part) => attachmentIdOfPart(part) ?? []))
-      .filter((id) => !keyOfImage.has(id));
-    // Only this chat's own images go along; a reference whose image is gone is left out, and so
-    // is a document (D1): the export format carries images only, so far.
-    const described = await describeAttachments(q, newImageIds, thread.id);
-    for (const id of newImageIds) {
+      .filter((id) => !keyOfAttachment.has(id));
+    // Only this chat's own images and documents go along; a reference whose file is gone is left out.
+    const described = await describeAttachments(q, newAttachmentIds, thread.id);
+    for (const id of newAttachmentIds) {
       const attachment = described.get(id);
-      if (!attachment || !isImageAttachment(attachment) || keyOfImage.has(id)) continue;
-      const key = `i${keyOfImage.size + 1}`;
-      keyOfImage.set(attachment.id, key);
-      images.push({ key, attachment });
+      if (!attachment || keyOfAttachment.has(id)) continue;
+      if (isImageAttachment(attachment)) {
+        const key = `i${images.length + 1}`;
+        keyOfAttachment.set(id, { image: key });
+        images.push({ key, attachment });
+      } else if (isDocumentAttachment(attachment)) {
+        const key = `d${documents.length + 1}`;
+        keyOfAttachment.set(id, { document: key });
+        documents.push({ key, attachment });
+      }
     }
     for (const message of fresh) {
       const origin = originOf(message.id);
@@ -116,7 +128,7 @@ export async function readChatExport(
           role: message.role as ExportedMessage['role'],
           createdAt: createdAt.toISOString(),
           parts: (message.parts as UIPart[]).flatMap(
-            (part) => toExportedPart(part, (attachmentId) => keyOfImage.get(attachmentId)) ?? [],
+            (part) => toExportedPart(part, (attachmentId) => keyOfAttachment.get(attachmentId)) ?? [],
           ),
         },
       });
@@ -177,6 +189,7 @@ export async function readChatExport(
       ),
     },
     images,
+    documents,
   };
 }
 

@@ -8,17 +8,25 @@ import {
   refusalMessages,
 } from '@chat/contracts';
 import { ApiError } from '../../platform/errors';
+import { sniffImage } from '../../platform/imageInfo';
+import { checkDocument } from '../attachments/documentCheck';
 import { type CheckedImage, checkImage } from '../attachments/imageCheck';
-import type { NewChatImage } from './chatWriter';
+import type { PdfReadLimits } from '../attachments/pdfText';
+import type { NewChatDocument, NewChatImage } from './chatWriter';
 
 /**
  * What an import must be beyond its schema (P2), checked before anything is written: every key
  * names something of the same file, each version lists its messages once and oldest first after
  * the one it was made from, what only replies have is on replies, user messages keep a send's
- * limits (text, images per message), every image is used and passes the checks of an upload. The
- * first problem found is refused, naming where it is (`error.field`), and nothing is written.
+ * limits (text, images and documents per message), every image and document is used and passes
+ * the checks of an upload (a document's text is read from its bytes here, as at an upload: the
+ * file never says what its text is). The first problem found is refused, naming where it is
+ * (`error.field`), and nothing is written.
  */
-export function checkImport(document: ChatExport): NewChatImage[] {
+export async function checkImport(
+  document: ChatExport,
+  pdfLimits: PdfReadLimits,
+): Promise<{ images: NewChatImage[]; documents: NewChatDocument[] }> {
   const messageKeys = uniqueKeys(document.messages, 'messages');
   const versionIndex = new Map<string, number>();
   document.versions.forEach((version, index) => {
@@ -26,6 +34,8 @@ export function checkImport(document: ChatExport): NewChatImage[] {
     versionIndex.set(version.id, index);
   });
   const imageKeys = uniqueKeys(document.images, 'images');
+  const exportedDocuments = document.documents ?? [];
+  const documentKeys = uniqueKeys(exportedDocuments, 'documents');
   if (!versionIndex.has(document.shownVersion)) refuse('shownVersion', importProblems.unknownVersion);
 
   const createdAt = new Map(document.messages.map((message) => [message.id, Date.parse(message.createdAt)]));
@@ -57,6 +67,7 @@ export function checkImport(document: ChatExport): NewChatImage[] {
   });
 
   const usedImages = new Set<string>();
+  const usedDocuments = new Set<string>();
   const toolCalls = new Set<string>();
   document.messages.forEach((message, index) => {
     const where = `messages.${index}`;
@@ -67,18 +78,23 @@ export function checkImport(document: ChatExport): NewChatImage[] {
       message.feedback !== undefined ||
       message.usage !== undefined;
     if (message.role === 'user' && replyOnly) refuse(where, importProblems.repliesOnly);
-    let images = 0;
+    let attached = 0;
     let text = '';
     message.parts.forEach((part, position) => {
       if ('image' in part) {
         if (!imageKeys.has(part.image))
           refuse(`${where}.parts.${position}.image`, importProblems.unknownImage);
         usedImages.add(part.image);
-        images += 1;
+        attached += 1;
+      } else if ('document' in part) {
+        if (!documentKeys.has(part.document))
+          refuse(`${where}.parts.${position}.document`, importProblems.unknownDocument);
+        usedDocuments.add(part.document);
+        attached += 1;
       } else if (part.type === 'text' && 'text' in part) text += part.text;
       if ('toolCallId' in part) toolCalls.add(part.toolCallId);
     });
-    if (images > MAX_ATTACHMENTS_PER_MESSAGE)
+    if (attached > MAX_ATTACHMENTS_PER_MESSAGE)
       refuse(`${where}.parts`, refusalMessages.too_large.images, 'too_large');
     // A user message was a send: it keeps a send's limit.
     if (message.role === 'user' && characterCount(text.trim()) > MAX_TEXT_LENGTH) {
@@ -91,7 +107,7 @@ export function checkImport(document: ChatExport): NewChatImage[] {
   });
 
   // Last: the bytes are the costly part.
-  return document.images.map((image, index) => {
+  const images = document.images.map((image, index) => {
     const where = `images.${index}`;
     if (!usedImages.has(image.id)) refuse(where, importProblems.unusedImage);
     const bytes = Buffer.from(image.data, 'base64');
@@ -111,6 +127,47 @@ export function checkImport(document: ChatExport): NewChatImage[] {
     }
     return { key: image.id, ...checked, readBytes: async () => bytes };
   });
+  const documents: NewChatDocument[] = [];
+  // One at a time: each PDF is read in a worker of its own, with the upload's time and memory bounds.
+  for (const [index, exported] of exportedDocuments.entries()) {
+    const where = `documents.${index}`;
+    if (!usedDocuments.has(exported.id)) refuse(where, importProblems.unusedDocument);
+    const bytes = Buffer.from(exported.data, 'base64');
+    // An image is not a document, whatever the file calls it.
+    const image = sniffImage(bytes);
+    if (image) {
+      refuse(
+        `${where}.mediaType`,
+        importProblems.mediaTypeMismatch(image.mediaType),
+        'unsupported_media_type',
+      );
+    }
+    let checked: Awaited<ReturnType<typeof checkDocument>>;
+    try {
+      checked = await checkDocument(bytes, exported.name, pdfLimits);
+    } catch (error) {
+      if (error instanceof ApiError) refuse(`${where}.data`, error.message, error.code);
+      throw error;
+    }
+    if (!checked) {
+      refuse(`${where}.data`, refusalMessages.unsupported_media_type.attachment, 'unsupported_media_type');
+    }
+    if (checked.mediaType !== exported.mediaType) {
+      refuse(
+        `${where}.mediaType`,
+        importProblems.mediaTypeMismatch(checked.mediaType),
+        'unsupported_media_type',
+      );
+    }
+    const { text, ...described } = checked;
+    documents.push({
+      key: exported.id,
+      ...described,
+      readBytes: async () => bytes,
+      readText: async () => text,
+    });
+  }
+  return { images, documents };
 }
 
 function uniqueKeys(items: ReadonlyArray<{ id: string }>, list: string): Set<string> {

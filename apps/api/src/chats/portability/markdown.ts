@@ -4,8 +4,8 @@ import type { ChatExportSource } from './exportReader';
 /**
  * A chat as Markdown (P1): the version shown, to read or paste into notes. Each message under a
  * heading that says who wrote it and when, with a reply's model and whether it was stopped; the
- * text as written (replies are Markdown already); images as links the owner can open while signed
- * in; tool calls as one line each, a result in a code block. Notes close it.
+ * text as written (replies are Markdown already); images and documents as links the owner can
+ * open while signed in; tool calls as one line each, a result in a code block. Notes close it.
  */
 export function chatMarkdown(source: ChatExportSource, webOrigin: string, exportedAt: Date): string {
   const { content } = source;
@@ -13,6 +13,9 @@ export function chatMarkdown(source: ChatExportSource, webOrigin: string, export
   const byKey = new Map(content.messages.map((message) => [message.id, message]));
   const imageUrl = new Map(
     source.images.map(({ key, attachment }) => [key, new URL(mediaUrl(attachment.id), webOrigin).href]),
+  );
+  const documentUrl = new Map(
+    source.documents.map(({ key, attachment }) => [key, new URL(mediaUrl(attachment.id), webOrigin).href]),
   );
   const versions = content.versions.length;
   const blocks: string[] = [
@@ -30,7 +33,7 @@ export function chatMarkdown(source: ChatExportSource, webOrigin: string, export
             .join(' · ');
     blocks.push('---', `### ${who} · ${when(new Date(message.createdAt))}`);
     for (const part of message.parts) {
-      const block = partMarkdown(part, imageUrl);
+      const block = partMarkdown(part, imageUrl, documentUrl);
       if (block) blocks.push(block);
     }
   }
@@ -44,8 +47,17 @@ export function chatMarkdown(source: ChatExportSource, webOrigin: string, export
   return `${blocks.join('\n\n')}\n`;
 }
 
-function partMarkdown(part: ExportedPart, imageUrl: Map<string, string>): string | null {
+function partMarkdown(
+  part: ExportedPart,
+  imageUrl: Map<string, string>,
+  documentUrl: Map<string, string>,
+): string | null {
   if (part.type === 'text') return part.text;
+  if ('document' in part) {
+    const url = documentUrl.get(part.document);
+    const label = (part.filename ?? 'document').replace(/[[\]\\]/g, '');
+    return url ? `Attached: [${label}](<${url}>)` : null;
+  }
   if ('image' in part) {
     const url = imageUrl.get(part.image);
     const label = (part.filename ?? 'image').replace(/[[\]\\]/g, '');

@@ -1,10 +1,4 @@
-import {
-  type Attachment,
-  type ExportedPart,
-  exportedToolStates,
-  type ImageAttachment,
-  mediaUrl,
-} from '@chat/contracts';
+import { type Attachment, type ExportedPart, exportedToolStates, mediaUrl } from '@chat/contracts';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { AIV6Adapter } from '@mastra/core/agent/message-list';
 import { attachmentIdOfPart } from '../attachments/parts';
@@ -19,14 +13,22 @@ import { attachmentIdOfPart } from '../attachments/parts';
 
 type UIPart = { type: string; [key: string]: unknown };
 
+/** How an export names an attachment a part shows: an image's key, or a document's (D1). */
+export type AttachmentKey = { image: string } | { document: string };
+
+/** The attachment of a new chat behind an export's key. */
+export type AttachmentOfKey = (key: AttachmentKey) => Attachment;
+
+type FilePart = Extract<ExportedPart, { type: 'file' }>;
+
 const toolStates = new Set<string>(exportedToolStates);
 const TOOL_TYPE = /^tool-[A-Za-z0-9_.-]{1,64}$/;
 
 /** A part as the export keeps it, or null for one it leaves out. */
 export function toExportedPart(
   part: UIPart,
-  /** The export's key of an image (by attachment id); undefined when its image cannot go along. */
-  imageKeyOf: (attachmentId: string) => string | undefined,
+  /** The export's key of an attachment (by its id); undefined when it cannot go along. */
+  keyOf: (attachmentId: string) => AttachmentKey | undefined,
 ): ExportedPart | null {
   const string = (name: string) => (typeof part[name] === 'string' ? (part[name] as string) : undefined);
   const optional = (name: string, value: unknown) => (value === undefined ? {} : { [name]: value });
@@ -39,15 +41,15 @@ export function toExportedPart(
     }
     case 'file': {
       const attachmentId = attachmentIdOfPart(part);
-      const image = attachmentId && imageKeyOf(attachmentId);
+      const key = attachmentId && keyOf(attachmentId);
       const mediaType = string('mediaType');
-      if (!image || !mediaType) return null;
+      if (!key || !mediaType) return null;
       return {
         type: 'file',
-        mediaType: mediaType as ImageAttachment['mediaType'],
-        image,
+        mediaType,
+        ...key,
         ...optional('filename', string('filename')),
-      };
+      } as FilePart;
     }
     case 'step-start':
       return { type: 'step-start' };
@@ -94,15 +96,23 @@ export function toExportedPart(
   } as ExportedPart;
 }
 
-/** An exported part as a UI part again, its image (if any) at the new chat's media route. */
-function toUIPart(part: ExportedPart, attachmentOf: (imageKey: string) => Attachment): UIPart {
-  if ('image' in part) {
-    const attachment = attachmentOf(part.image);
+/** The key an exported part names its attachment by, if it shows one. */
+export function attachmentKeyOf(part: ExportedPart): AttachmentKey | undefined {
+  if ('image' in part) return { image: part.image };
+  if ('document' in part) return { document: part.document };
+  return undefined;
+}
+
+/** An exported part as a UI part again, its attachment (if any) at the new chat's media route. */
+function toUIPart(part: ExportedPart, attachmentOf: AttachmentOfKey): UIPart {
+  const key = attachmentKeyOf(part);
+  if (key) {
+    const attachment = attachmentOf(key);
     return {
       type: 'file',
       mediaType: attachment.mediaType,
       url: mediaUrl(attachment.id),
-      ...(part.filename === undefined ? {} : { filename: part.filename }),
+      ...('filename' in part && part.filename !== undefined ? { filename: part.filename } : {}),
     };
   }
   if ('toolCallId' in part && part.approval) {
@@ -118,7 +128,7 @@ function toUIPart(part: ExportedPart, attachmentOf: (imageKey: string) => Attach
  */
 export function storedContent(
   message: { id: string; role: 'user' | 'assistant'; createdAt: Date; parts: readonly ExportedPart[] },
-  attachmentOf: (imageKey: string) => Attachment,
+  attachmentOf: AttachmentOfKey,
 ): string {
   const stored: MastraDBMessage = AIV6Adapter.fromUIMessage({
     id: message.id,

@@ -1,9 +1,19 @@
-import type { ExportedMessage, ExportedPart, SharedMessage, SharedPart } from '@chat/contracts';
+import {
+  type ExportedMessage,
+  type ExportedPart,
+  isDocumentMediaType,
+  type SharedMessage,
+  type SharedPart,
+} from '@chat/contracts';
 import type { ChatContent } from './exportReader';
+import type { AttachmentKey } from './parts';
 
-/** An image a continued share shows: the shared chat's attachment, copied into the new chat. */
-export interface SharedImage {
-  key: string;
+/**
+ * An image or a document a continued share shows: the shared chat's attachment, copied into the
+ * new chat (a document with its text).
+ */
+export interface SharedFile {
+  key: AttachmentKey;
   attachmentId: string;
 }
 
@@ -15,15 +25,17 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  * the share page shows them. The snapshot holds only its allow-list (H1: text, finished tool
  * results, images, times), so that is all a continued chat can hold: nothing of the owner's
  * chat, its versions, marks, feedback or approvals. A tool result becomes a finished call again
- * (its input was never shared); an image names the shared chat's attachment, whose bytes the
- * new chat gets a copy of.
+ * (its input was never shared); an image or a document names the shared chat's attachment, whose
+ * bytes (and a document's text) the new chat gets a copy of.
  */
 export function sharedChatContent(
   snapshot: { createdAt: Date; messages: readonly SharedMessage[] },
   lastShownAt: Date,
-): { content: ChatContent; images: SharedImage[] } {
-  const images: SharedImage[] = [];
-  const keyOfImage = new Map<string, string>();
+): { content: ChatContent; files: SharedFile[] } {
+  const files: SharedFile[] = [];
+  const keyOfFile = new Map<string, AttachmentKey>();
+  let images = 0;
+  let documents = 0;
   const messages: ExportedMessage[] = [];
   let time = snapshot.createdAt.getTime();
   snapshot.messages.forEach((shared, index) => {
@@ -31,12 +43,12 @@ export function sharedChatContent(
     if (messages.length === 0 && shared.createdAt) time = Date.parse(shared.createdAt);
     else if (shared.createdAt) time = Math.max(time, Date.parse(shared.createdAt));
     const parts = shared.parts.flatMap((part, position): ExportedPart[] => {
-      const converted = partOf(part, `shared-${index + 1}-${position + 1}`, (attachmentId) => {
-        let key = keyOfImage.get(attachmentId);
+      const converted = partOf(part, `shared-${index + 1}-${position + 1}`, (attachmentId, document) => {
+        let key = keyOfFile.get(attachmentId);
         if (!key) {
-          key = `i${keyOfImage.size + 1}`;
-          keyOfImage.set(attachmentId, key);
-          images.push({ key, attachmentId });
+          key = document ? { document: `d${++documents}` } : { image: `i${++images}` };
+          keyOfFile.set(attachmentId, key);
+          files.push({ key, attachmentId });
         }
         return key;
       });
@@ -60,14 +72,14 @@ export function sharedChatContent(
       notes: [],
       approvals: [],
     },
-    images,
+    files,
   };
 }
 
 function partOf(
   part: SharedPart,
   toolCallId: string,
-  imageKey: (attachmentId: string) => string,
+  fileKey: (attachmentId: string, document: boolean) => AttachmentKey,
 ): ExportedPart | null {
   switch (part.type) {
     case 'text':
@@ -77,10 +89,10 @@ function partOf(
       if (!attachmentId) return null;
       return {
         type: 'file',
-        mediaType: part.mediaType as Extract<ExportedPart, { type: 'file' }>['mediaType'],
-        image: imageKey(attachmentId),
+        mediaType: part.mediaType,
+        ...fileKey(attachmentId, isDocumentMediaType(part.mediaType)),
         ...(part.filename === undefined ? {} : { filename: part.filename }),
-      };
+      } as Extract<ExportedPart, { type: 'file' }>;
     }
     case 'tool-result':
       if (!TOOL_NAME.test(part.toolName)) return null;
