@@ -109,7 +109,7 @@ describe('merging waiting items into one (Q14)', () => {
     const tooMany = await merge(threadId, [first.id, second.id, third.id]);
     expect([tooMany.status, tooMany.body.error.code]).toEqual([413, 'too_large']);
     expect(tooMany.body.error.message).toBe(
-      'The merged message would carry more than 4 images; a message can carry at most 4.',
+      'The merged message would carry more than 4 images and documents; a message can carry at most 4.',
     );
     expect(await client.turnQueue(threadId)).toEqual(before);
 
