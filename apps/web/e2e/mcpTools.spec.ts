@@ -14,7 +14,7 @@ test.describe('tools from MCP servers (T3)', () => {
     await page.getByTestId('tool-settings-open').click();
     const fromFixture = page.getByRole('region', { name: 'Tools from fixture' });
     await expect(fromFixture).toBeVisible();
-    const echo = fromFixture.getByRole('group', { name: 'mcp__fixture__echo' });
+    const echo = fromFixture.getByRole('group', { name: 'echo', exact: true });
     await expect(echo.getByRole('radio', { name: 'Ask', exact: true })).toBeChecked();
     await expect(fromFixture.getByText('Repeats the text it is given.')).toBeVisible();
     await expect(
@@ -22,7 +22,7 @@ test.describe('tools from MCP servers (T3)', () => {
     ).toBeVisible();
     await expect(page.getByTestId('tool-server-broken')).toContainText('broken: unavailable');
     // A server that is away offers no tools.
-    await expect(page.getByRole('group', { name: /^mcp__broken__/ })).toHaveCount(0);
+    await expect(page.getByTestId(/^tool-setting-mcp__broken__/)).toHaveCount(0);
   });
 
   test('an MCP tool asks first, runs once approved, and its result shows like a built-in tool', async ({
@@ -38,7 +38,7 @@ test.describe('tools from MCP servers (T3)', () => {
       }),
     ).toHaveCount(1);
     await chat.waitForIdle();
-    await expect(card.getByTestId('tool-call-outcome')).toHaveText('You approved running mcp__fixture__echo');
+    await expect(card.getByTestId('tool-call-outcome')).toHaveText('You approved running echo from fixture');
     await card.getByTestId('tool-call-toggle').click();
     await expect(card.getByTestId('tool-call-args')).toContainText('"text": "hello mcp"');
     await expect(card.getByTestId('tool-call-result')).toContainText('"text": "echo: hello mcp"');

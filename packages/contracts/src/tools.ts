@@ -46,6 +46,16 @@ export function mcpToolName(server: string, tool: string): string {
   return `${MCP_TOOL_PREFIX}${server}__${tool}`;
 }
 
+/**
+ * A tool as a person reads its name: an MCP server's tool by its own name and its server's
+ * (`echo from fixture`), a built-in tool by its name.
+ */
+export function toolLabel(name: string): string {
+  if (!name.startsWith(MCP_TOOL_PREFIX)) return name;
+  const [server, ...tool] = name.slice(MCP_TOOL_PREFIX.length).split('__');
+  return server && tool.length > 0 ? `${tool.join('__')} from ${server}` : name;
+}
+
 /** A tool name as a chat's settings may name it. */
 export const toolName = z
   .string()

@@ -1,4 +1,4 @@
-import type { HitlRequest } from '@chat/contracts';
+import { type HitlRequest, toolLabel } from '@chat/contracts';
 import type { DynamicToolUIPart, ToolUIPart } from 'ai';
 
 /** A tool call part of a reply, static or dynamic (an MCP tool). */
@@ -24,14 +24,15 @@ export function toolOutcome(part: ToolPart, request: Pick<HitlRequest, 'status'>
 
 /**
  * What a tool that asks first does, in words a person reads after "Allow …?" and "You
- * approved …". Tools not named here (a configured MCP server's) are named as they are.
+ * approved …". Tools not named here (a configured MCP server's) are named by their label
+ * (`echo from fixture`).
  */
 const APPROVAL_PHRASES: Record<string, string> = {
   save_note: 'saving the note',
 };
 
 export function approvalPhrase(toolName: string): string {
-  return APPROVAL_PHRASES[toolName] ?? `running ${toolName}`;
+  return APPROVAL_PHRASES[toolName] ?? `running ${toolLabel(toolName)}`;
 }
 
 /**
@@ -39,6 +40,7 @@ export function approvalPhrase(toolName: string): string {
  * decision is a card of its own, never a line).
  */
 export function toolSummary(toolName: string, outcomes: readonly ToolOutcome[]): string {
+  const label = toolLabel(toolName);
   const count = outcomes.length;
   const failed = outcomes.filter((outcome) => outcome === 'failed').length;
   const only = count === 1 ? outcomes[0] : undefined;
@@ -50,12 +52,11 @@ export function toolSummary(toolName: string, outcomes: readonly ToolOutcome[]):
     case 'cancelled':
       return `Not run: the reply was stopped before you decided on ${approvalPhrase(toolName)}`;
     case 'failed':
-      return `${toolName} failed`;
+      return `${label} failed`;
   }
-  if (outcomes.at(-1) === 'running')
-    return count === 1 ? `Using ${toolName}…` : `Using ${toolName} (${count})…`;
+  if (outcomes.at(-1) === 'running') return count === 1 ? `Using ${label}…` : `Using ${label} (${count})…`;
   const times = count === 1 ? '' : count === 2 ? ' twice' : ` ${count} times`;
-  return `Used ${toolName}${times}${failed ? ` · ${failed} failed` : ''}`;
+  return `Used ${label}${times}${failed ? ` · ${failed} failed` : ''}`;
 }
 
 /** Keys that only name things inside the system (`id`, `noteId`, `tool_call_id`): not for people. */

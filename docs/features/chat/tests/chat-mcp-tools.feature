@@ -13,12 +13,12 @@ Feature: Tools from MCP servers
 
   Scenario: The panel lists an MCP server's tools and an unavailable server
     When I open "Tools" in the composer
-    Then a section "From the MCP server fixture" lists mcp__fixture__echo and mcp__fixture__slow, each on "Ask"
+    Then a section "From the MCP server fixture" lists echo and slow, each on "Ask"
     And "broken" is named as unavailable, with no tools
 
   Scenario: An MCP tool asks, then runs
     When I send "hello mcp [[tool:mcp__fixture__echo]] [[words:30]]"
-    Then an approval card asks to run mcp__fixture__echo with the text "hello mcp"
+    Then an approval card asks "Allow running echo from fixture?" with the text "hello mcp"
     When I approve it
     Then the reply says 'The tool mcp__fixture__echo returned {"text":"echo: hello mcp"}.'
 
