@@ -46,14 +46,23 @@ export function mcpToolName(server: string, tool: string): string {
   return `${MCP_TOOL_PREFIX}${server}__${tool}`;
 }
 
+/** An MCP tool's name taken apart (undefined for a built-in tool): the inverse of `mcpToolName`. */
+export function mcpToolParts(name: string): { server: string; tool: string } | undefined {
+  if (!name.startsWith(MCP_TOOL_PREFIX)) return undefined;
+  const rest = name.slice(MCP_TOOL_PREFIX.length);
+  // A server name has no `_`: the first `__` ends it.
+  const end = rest.indexOf('__');
+  if (end <= 0 || end + 2 >= rest.length) return undefined;
+  return { server: rest.slice(0, end), tool: rest.slice(end + 2) };
+}
+
 /**
  * A tool as a person reads its name: an MCP server's tool by its own name and its server's
  * (`echo from fixture`), a built-in tool by its name.
  */
 export function toolLabel(name: string): string {
-  if (!name.startsWith(MCP_TOOL_PREFIX)) return name;
-  const [server, ...tool] = name.slice(MCP_TOOL_PREFIX.length).split('__');
-  return server && tool.length > 0 ? `${tool.join('__')} from ${server}` : name;
+  const parts = mcpToolParts(name);
+  return parts ? `${parts.tool} from ${parts.server}` : name;
 }
 
 /** A tool name as a chat's settings may name it. */
