@@ -8,6 +8,8 @@ import {
   type ApiClient,
   iterateChunks,
   readChunks,
+  readChunksUntil,
+  readRest,
   type StreamChunk,
   textOfChunks,
   waitFor,
@@ -62,21 +64,6 @@ async function threadWithServers(): Promise<string> {
     30_000,
   );
   return threadId;
-}
-
-async function readUntil(stream: AsyncGenerator<StreamChunk>, match: (chunk: StreamChunk) => boolean) {
-  const seen: StreamChunk[] = [];
-  for (let next = await stream.next(); !next.done; next = await stream.next()) {
-    seen.push(next.value);
-    if (match(next.value)) return seen;
-  }
-  throw new Error('the stream ended first');
-}
-
-async function rest(stream: AsyncGenerator<StreamChunk>) {
-  const seen: StreamChunk[] = [];
-  for await (const chunk of stream) seen.push(chunk);
-  return seen;
 }
 
 const outputs = (chunks: StreamChunk[]) => chunks.filter((chunk) => chunk.type === 'tool-output-available');
@@ -158,9 +145,9 @@ describe('tools from MCP servers (T3)', () => {
       'walk [[steps:3]] [[tool:mcp__fixture__echo]] [[delay:1500]] [[words:8]]',
     );
     const stream = iterateChunks(reply);
-    const before = await readUntil(stream, (chunk) => chunk.type === 'tool-output-available');
+    const before = await readChunksUntil(stream, (chunk) => chunk.type === 'tool-output-available');
     expect((await setTools(threadId, { mcp__fixture__echo: 'off' })).status).toBe(200);
-    const after = await rest(stream);
+    const after = await readRest(stream);
     expect(outputs([...before, ...after])).toHaveLength(1);
     expect(textOfChunks(after)).toContain('I have no tool named mcp__fixture__echo.');
     expect((await idle(threadId)).messages.at(-1)?.metadata.failed).toBeUndefined();

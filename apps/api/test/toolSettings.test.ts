@@ -5,6 +5,8 @@ import {
   type ApiClient,
   iterateChunks,
   readChunks,
+  readChunksUntil,
+  readRest,
   type StreamChunk,
   textOfChunks,
   waitFor,
@@ -22,23 +24,6 @@ function setTools(threadId: string, tools: unknown) {
 
 function modesOf(detail: ThreadDetail): Record<string, string> {
   return Object.fromEntries(detail.tools.map((tool) => [tool.name, tool.mode]));
-}
-
-/** Reads a stream up to and including the first chunk that matches; the rest stays unread. */
-async function readUntil(stream: AsyncGenerator<StreamChunk>, match: (chunk: StreamChunk) => boolean) {
-  const seen: StreamChunk[] = [];
-  // Not `for await`: leaving that loop would close the stream.
-  for (let next = await stream.next(); !next.done; next = await stream.next()) {
-    seen.push(next.value);
-    if (match(next.value)) return seen;
-  }
-  throw new Error('the stream ended first');
-}
-
-async function rest(stream: AsyncGenerator<StreamChunk>) {
-  const seen: StreamChunk[] = [];
-  for await (const chunk of stream) seen.push(chunk);
-  return seen;
 }
 
 const outputs = (chunks: StreamChunk[]) => chunks.filter((chunk) => chunk.type === 'tool-output-available');
@@ -60,7 +45,7 @@ describe('per-chat tool settings (T1)', () => {
     const stream = iterateChunks(events);
     const changed = await setTools(threadId, { save_note: 'allow' });
     expect(changed.status).toBe(200);
-    await readUntil(stream, (chunk) => chunk.type === 'thread.changed');
+    await readChunksUntil(stream, (chunk) => chunk.type === 'thread.changed');
     await stream.return(undefined);
     expect(modesOf(await client.detail(threadId))).toEqual({ current_time: 'allow', save_note: 'allow' });
     await setTools(threadId, { current_time: 'off' });
@@ -130,9 +115,9 @@ describe('a change reaches the running reply at its next step (T2)', () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'walk [[steps:3]] [[delay:1500]] [[words:8]]');
     const stream = iterateChunks(reply);
-    const before = await readUntil(stream, (chunk) => chunk.type === 'tool-output-available');
+    const before = await readChunksUntil(stream, (chunk) => chunk.type === 'tool-output-available');
     expect((await setTools(threadId, { current_time: 'off' })).status).toBe(200);
-    const after = await rest(stream);
+    const after = await readRest(stream);
     // The call the model was making as the change landed is refused (closed), and the step after
     // it offers the model no current_time.
     expect(outputs([...before, ...after])).toHaveLength(1);
@@ -144,9 +129,9 @@ describe('a change reaches the running reply at its next step (T2)', () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'walk [[steps:3]] [[delay:1500]] [[words:12]]');
     const stream = iterateChunks(reply);
-    await readUntil(stream, (chunk) => chunk.type === 'tool-output-available');
+    await readChunksUntil(stream, (chunk) => chunk.type === 'tool-output-available');
     expect((await setTools(threadId, { current_time: 'ask' })).status).toBe(200);
-    const after = await rest(stream);
+    const after = await readRest(stream);
     expect(outputs(after)).toHaveLength(0);
     expect(after.some((chunk) => chunk.type === 'tool-approval-request')).toBe(true);
     const detail = await client.detail(threadId);
@@ -192,9 +177,9 @@ describe('a change reaches the running reply at its next step (T2)', () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'walk [[steps:2]] [[delay:1500]] [[words:8]]');
     const stream = iterateChunks(reply);
-    await readUntil(stream, (chunk) => chunk.type === 'tool-output-available');
+    await readChunksUntil(stream, (chunk) => chunk.type === 'tool-output-available');
     await setTools(threadId, { current_time: 'off' });
-    const after = await rest(stream);
+    const after = await readRest(stream);
     const refused = after.find((chunk) => chunk.type === 'tool-output-error') as
       | { errorText: string }
       | undefined;

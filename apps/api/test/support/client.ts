@@ -203,6 +203,27 @@ export async function* iterateChunks(response: Response): AsyncGenerator<StreamC
   }
 }
 
+/** Reads a stream up to and including the first chunk that matches; the rest stays unread. */
+export async function readChunksUntil(
+  stream: AsyncGenerator<StreamChunk>,
+  match: (chunk: StreamChunk) => boolean,
+): Promise<StreamChunk[]> {
+  const seen: StreamChunk[] = [];
+  // Not `for await`: leaving that loop would close the stream.
+  for (let next = await stream.next(); !next.done; next = await stream.next()) {
+    seen.push(next.value);
+    if (match(next.value)) return seen;
+  }
+  throw new Error('the stream ended first');
+}
+
+/** The rest of a stream, to its end. */
+export async function readRest(stream: AsyncGenerator<StreamChunk>): Promise<StreamChunk[]> {
+  const seen: StreamChunk[] = [];
+  for await (const chunk of stream) seen.push(chunk);
+  return seen;
+}
+
 /** Reads a stream until its text holds at least `words` words, then drops the connection. */
 export async function readUntilWords(response: Response, words: number): Promise<string> {
   let text = '';
