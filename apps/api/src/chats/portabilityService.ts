@@ -185,11 +185,7 @@ export class PortabilityService {
       size: attachment.size,
       width: attachment.width,
       height: attachment.height,
-      readBytes: async () => {
-        const bytes = await this.deps.storage.get(attachment.id);
-        if (!bytes) throw notFound('image');
-        return bytes;
-      },
+      readBytes: () => storedBytes(this.deps.storage, attachment.id, 'image'),
     }));
   }
 
@@ -207,14 +203,21 @@ export class PortabilityService {
       height: 0,
       pages: attachment.pages ?? null,
       words: attachment.words ?? 0,
-      readBytes: async () => {
-        const bytes = await this.deps.storage.get(attachment.id);
-        if (!bytes) throw notFound('attachment');
-        return bytes;
-      },
+      readBytes: () => storedBytes(this.deps.storage, attachment.id, 'attachment'),
       readText: () => storedText(this.deps.storage, attachment.id),
     }));
   }
+}
+
+/** A file's bytes as stored, for a copy of it (`what` names it in the 404 when they are gone). */
+async function storedBytes(
+  storage: AttachmentStorage,
+  attachmentId: string,
+  what: Parameters<typeof notFound>[0],
+): Promise<Uint8Array> {
+  const bytes = await storage.get(attachmentId);
+  if (!bytes) throw notFound(what);
+  return bytes;
 }
 
 /** A document's extracted text as stored, for a copy of it. */
