@@ -1,7 +1,7 @@
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { recallBranch } from '../src/chats/branches/transcript';
+import { ensureTurnStored, recallBranch } from '../src/chats/branches/transcript';
 import {
   type ApiClient,
   readChunks,
@@ -216,5 +216,58 @@ describe('failures', () => {
     });
     expect([refused.status, refused.body.error.code]).toEqual([413, 'too_large']);
     expect(await turnRows(threadId)).toHaveLength(1);
+  });
+});
+
+describe("the order of a branch's messages", () => {
+  it('stores a turn and returns only once the clock has passed its newest message, so the next turn sorts after it', async () => {
+    const memory = api.runtime.chatAgent.memory;
+    const threadId = crypto.randomUUID();
+    const resourceId = 'order-owner';
+    const base = { threadId, resourceId };
+    await memory.saveThread({
+      thread: {
+        id: threadId,
+        resourceId,
+        title: '',
+        createdAt: new Date(),
+        updatedAt: new Date(),
+        metadata: {},
+      },
+    });
+    const userId = crypto.randomUUID();
+    const replyId = crypto.randomUUID();
+    // A reply stamped ahead of the clock, as Mastra stamps messages made within one millisecond.
+    const ahead = new Date(Date.now() + 80);
+    await ensureTurnStored(memory, {
+      memoryThreadId: threadId,
+      resourceId,
+      userMessage: { id: userId, text: 'First', createdAt: new Date() },
+      messages: [
+        {
+          id: replyId,
+          role: 'assistant',
+          createdAt: ahead.toISOString(),
+          parts: [{ type: 'text', text: 'Reply' }],
+        },
+      ],
+    });
+    // The next turn's message, stamped as Mastra stamps it: with the time it is made.
+    const nextId = crypto.randomUUID();
+    const next = new Date();
+    expect(next.getTime()).toBeGreaterThan(ahead.getTime());
+    await memory.saveMessages({
+      messages: [
+        {
+          ...base,
+          id: nextId,
+          role: 'user',
+          createdAt: next,
+          content: { format: 2, parts: [{ type: 'text', text: 'Next' }] },
+        },
+      ],
+    });
+    const order = (await recallBranch(memory, threadId)).map((message) => message.id);
+    expect(order).toEqual([userId, replyId, nextId]);
   });
 });

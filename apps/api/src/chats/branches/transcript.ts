@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Attachment, ChatMessage, ChatMessageMetadata } from '@chat/contracts';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
@@ -164,10 +165,37 @@ export interface TurnMessages {
  * become the record, written by id (an upsert: a save that lands later changes nothing), and a
  * stored reply message the record does not name goes (the record holds its content: it is what
  * streamed). Replies with nothing visible go either way. Reads the branch's tail from the user
- * message on, never the whole transcript.
+ * message on, never the whole transcript. Returns once the clock has passed the newest of the
+ * turn's messages (`afterNewest`).
  */
 export async function ensureTurnStored(memory: Memory, turn: TurnMessages): Promise<string | null> {
   const stored = await messagesFromUserMessage(memory, turn.memoryThreadId, turn.userMessage.id);
+  const { replyId, written } = await storeMissing(memory, turn, stored);
+  await afterNewest([...stored, ...written].map((message) => new Date(message.createdAt).getTime()));
+  return replyId;
+}
+
+/**
+ * Memory orders a branch by each message's `createdAt`, and the next turn's messages are stamped
+ * with the time they are made: they must come after every message of this turn, which can be
+ * stamped ahead of the clock (Mastra stamps messages made within one millisecond a millisecond
+ * apart; a repaired reply is stamped after its user message whatever the clock says). So this
+ * waits until the clock has passed the newest, usually not at all. Mastra's own save paused 10 ms
+ * after every run for the same reason; that pause is patched out (ADR-032). A stamp further ahead
+ * than MAX_STAMP_LEAD_MS is another clock's (a skewed instance), which waiting would not mend.
+ */
+async function afterNewest(stamps: readonly number[]): Promise<void> {
+  const newest = Math.min(Math.max(...stamps.filter(Number.isFinite)), Date.now() + MAX_STAMP_LEAD_MS);
+  while (Date.now() <= newest) await sleep(newest + 1 - Date.now());
+}
+
+const MAX_STAMP_LEAD_MS = 250;
+
+async function storeMissing(
+  memory: Memory,
+  turn: TurnMessages,
+  stored: MastraDBMessage[],
+): Promise<{ replyId: string | null; written: MastraDBMessage[] }> {
   const storedUser = stored[0];
   const after = stored.slice(1);
   // An abort before the first word leaves an assistant message with nothing visible in it (a
@@ -176,7 +204,7 @@ export async function ensureTurnStored(memory: Memory, turn: TurnMessages): Prom
   if (empty.length > 0) await memory.deleteMessages(empty.map((message) => message.id));
   const kept = after.filter((message) => !empty.includes(message));
   if (storedUser && covers(kept, turn.messages)) {
-    return kept.findLast((message) => message.role === 'assistant')?.id ?? null;
+    return { replyId: kept.findLast((message) => message.role === 'assistant')?.id ?? null, written: [] };
   }
 
   const storedAt = new Map(stored.map((message) => [message.id, message.createdAt]));
@@ -232,7 +260,7 @@ export async function ensureTurnStored(memory: Memory, turn: TurnMessages): Prom
     await memory.saveMessages({ messages: writes });
   }
   if (replaced.length > 0) await memory.deleteMessages(replaced.map((message) => message.id));
-  return writes.findLast((message) => message.role === 'assistant')?.id ?? null;
+  return { replyId: writes.findLast((message) => message.role === 'assistant')?.id ?? null, written: writes };
 }
 
 /**
