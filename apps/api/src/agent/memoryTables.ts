@@ -144,24 +144,36 @@ function windowFrom(scope: ModelWindowScope): SQL {
     where m.thread_id = ${branch.memoryThreadId} and m.role <> 'system' ${since}`;
 }
 
-/** The window's messages that have no token count yet (normally the last turn's), with their content. */
-export async function readUncountedWindowMessages(
+/**
+ * How many messages the window holds, their tokens (a sum of stored counts; uncounted ones add 0),
+ * and the ones with no count yet (normally the last turn's), with their content: one statement, so
+ * the sum and the uncounted are read at one moment (a count another reader adds in between is
+ * neither missed nor counted twice), and a run's first word waits for one round trip.
+ */
+export async function tallyModelWindow(
   q: Queryable,
   scope: ModelWindowScope,
-): Promise<Array<{ originId: string; content: MastraDBMessage['content'] }>> {
-  const rows = await q.execute<{ origin_id: string; content: string }>(sql`
-    select coalesce(o.origin_id, m.id) as origin_id, m.content ${windowFrom(scope)} and c.tokens is null`);
-  return rows.map((row) => ({ originId: row.origin_id, content: parseContent(row.content) }));
-}
-
-/** How many messages the window holds and their tokens (a sum of stored counts; uncounted ones add 0). */
-export async function sumModelWindow(
-  q: Queryable,
-  scope: ModelWindowScope,
-): Promise<{ messages: number; tokens: number }> {
-  const [row] = await q.execute<{ messages: string | number; tokens: string | number | null }>(sql`
-    select count(*) as messages, sum(c.tokens) as tokens ${windowFrom(scope)}`);
-  return { messages: Number(row?.messages ?? 0), tokens: Number(row?.tokens ?? 0) };
+): Promise<{
+  messages: number;
+  tokens: number;
+  uncounted: Array<{ originId: string; content: MastraDBMessage['content'] }>;
+}> {
+  const [row] = await q.execute<{
+    messages: string | number;
+    tokens: string | number | null;
+    uncounted: string;
+  }>(sql`
+    select count(*) as messages, sum(c.tokens) as tokens,
+      coalesce(
+        json_agg(json_build_array(coalesce(o.origin_id, m.id), m.content)) filter (where c.tokens is null),
+        '[]'::json)::text as uncounted
+    ${windowFrom(scope)}`);
+  const uncounted = JSON.parse(row?.uncounted ?? '[]') as Array<[string, string]>;
+  return {
+    messages: Number(row?.messages ?? 0),
+    tokens: Number(row?.tokens ?? 0),
+    uncounted: uncounted.map(([originId, content]) => ({ originId, content: parseContent(content) })),
+  };
 }
 
 /** The window's messages, oldest first, with their counts and content (what a compaction splits). */

@@ -1,19 +1,24 @@
-import { type ContextMarkerRow, type Queryable, schema } from '@chat/db';
-import { and, desc, eq } from 'drizzle-orm';
+import { type ContextMarkerRow, preparedQuery, type Queryable, schema } from '@chat/db';
+import { and, desc, eq, sql } from 'drizzle-orm';
 
 const { contextMarkers, messageOrigins, messageTokenCounts } = schema;
+
+/** Read as every turn starts and settles (the window and the meter): built once (preparedQuery). */
+const selectLatestMarker = preparedQuery('latest_context_marker', (q) =>
+  q
+    .select()
+    .from(contextMarkers)
+    .where(eq(contextMarkers.branchId, sql.placeholder('branchId')))
+    .orderBy(desc(contextMarkers.createdAt))
+    .limit(1),
+);
 
 /** The branch's latest context marker (C3): where the model's view of it starts now. */
 export async function findLatestMarker(
   q: Queryable,
   branchId: string,
 ): Promise<ContextMarkerRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(contextMarkers)
-    .where(eq(contextMarkers.branchId, branchId))
-    .orderBy(desc(contextMarkers.createdAt))
-    .limit(1);
+  const [row] = await selectLatestMarker(q, { branchId });
   return row;
 }
 

@@ -1,11 +1,7 @@
 import type { Attachment, ContextMarker, ContextState } from '@chat/contracts';
 import type { BranchRow, ContextMarkerRow, Queryable } from '@chat/db';
 import { CHAT_INSTRUCTIONS } from '../../../agent/chatAgent';
-import {
-  type ModelWindowScope,
-  readUncountedWindowMessages,
-  sumModelWindow,
-} from '../../../agent/memoryTables';
+import { type ModelWindowScope, tallyModelWindow } from '../../../agent/memoryTables';
 import {
   countStoredParts,
   countSystemTokens,
@@ -83,20 +79,19 @@ export class ContextWindows {
   async measure(q: Queryable, branch: BranchRow): Promise<MeasuredWindow> {
     const marker = await findLatestMarker(q, branch.id);
     const scope = this.scope(branch, marker);
-    const uncounted = await readUncountedWindowMessages(q, scope);
+    const { messages, tokens, uncounted } = await tallyModelWindow(q, scope);
+    let counted = 0;
     if (uncounted.length > 0) {
-      await insertTokenCounts(
-        q,
-        uncounted.map((message) => ({
-          threadId: branch.threadId,
-          messageId: message.originId,
-          encoding: this.encoding,
-          tokens: countStoredParts(partsOf(message.content), this.encoding),
-        })),
-      );
+      const counts = uncounted.map((message) => ({
+        threadId: branch.threadId,
+        messageId: message.originId,
+        encoding: this.encoding,
+        tokens: countStoredParts(partsOf(message.content), this.encoding),
+      }));
+      await insertTokenCounts(q, counts);
+      counted = counts.reduce((sum, count) => sum + count.tokens, 0);
     }
-    const { messages, tokens } = await sumModelWindow(q, scope);
-    return { marker, messages, tokens: this.fixedTokens + (marker?.summaryTokens ?? 0) + tokens };
+    return { marker, messages, tokens: this.fixedTokens + (marker?.summaryTokens ?? 0) + tokens + counted };
   }
 
   /** The tokens a new message adds (its text and images), counted like a stored one. */

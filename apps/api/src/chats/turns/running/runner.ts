@@ -295,17 +295,17 @@ export class TurnRunner {
     checkpoints: TurnCheckpoints,
   ): Promise<void> {
     try {
+      // M4: read as the run starts, so a change reaches the next turn, never one already running.
+      // Beside the history's reads, not after them: the first word waits for both.
+      const instructions =
+        segment.kind === 'start'
+          ? this.waitingForDatabase(controller, () => readRunInstructions(this.deps.db, turn.threadId))
+          : undefined;
+      // Awaited below, or dropped with the run when its history could not be prepared.
+      instructions?.catch(() => {});
       const history = await this.historyFor(turn, context.branch, segment, controller, stream, record);
       if (!history) return;
-      // M4: read as the run starts, so a change reaches the next turn, never one already running.
-      const custom =
-        segment.kind === 'start'
-          ? customInstructions(
-              await this.waitingForDatabase(controller, () =>
-                readRunInstructions(this.deps.db, turn.threadId),
-              ),
-            )
-          : '';
+      const custom = instructions ? customInstructions(await instructions) : '';
       const { toolModes } = this.deps;
       const connection = await this.deps.driver.send({
         turnId: turn.id,
