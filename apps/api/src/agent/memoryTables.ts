@@ -1,4 +1,4 @@
-import type { Queryable } from '@chat/db';
+import { preparedSql, type Queryable } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../platform/sqlArrays';
@@ -305,7 +305,13 @@ export async function writeUserMessageLineage(
   branchId: string,
   messageId: string,
 ): Promise<void> {
-  await q.execute(sql`
+  await insertUserMessageLineage(q, { branchId, messageId });
+}
+
+/** Written as every turn settles: built once (preparedSql). */
+const insertUserMessageLineage = preparedSql<{ branchId: string; messageId: string }>(
+  'user_message_lineage',
+  sql`
     insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
     select b.thread_id, b.id, coalesce(o.origin_id, m.id),
       coalesce((
@@ -317,12 +323,12 @@ export async function writeUserMessageLineage(
       ), ''),
       ${CREATED_AT_Z}
     from branches b
-    join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.id = ${messageId} and m.role = 'user'
+    join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.id = ${sql.placeholder('messageId')} and m.role = 'user'
     left join message_origins o on o.branch_id = b.id and o.message_id = m.id
-    where b.id = ${branchId}
+    where b.id = ${sql.placeholder('branchId')}
     on conflict (branch_id, message_id) do update
-      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
-}
+      set parent_id = excluded.parent_id, created_at = excluded.created_at`,
+);
 
 /** Deletes the lineage rows of `messageIds` (origin ids) whose message is really gone from the branch. */
 export async function deleteLineageOfGoneMessages(
