@@ -48,6 +48,32 @@ export async function readBranchMessages(q: Queryable, memoryThreadId: string): 
 }
 
 /**
+ * A stored message of a branch's memory thread and every message after it, oldest first (empty
+ * when `messageId` is not one of the thread's): one read of the tail, however long the branch.
+ */
+export async function readMessagesFrom(
+  q: Queryable,
+  memoryThreadId: string,
+  messageId: string,
+): Promise<MastraDBMessage[]> {
+  const rows = await selectMessagesFrom(q, { memoryThreadId, messageId });
+  return rows.map((row) => toStoredMessage(row, memoryThreadId));
+}
+
+/** Read as every turn settles (its messages made sure of): built once (preparedSql). */
+const selectMessagesFrom = preparedSql<{ memoryThreadId: string; messageId: string }, MessageRow>(
+  'messages_from',
+  sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${sql.placeholder('memoryThreadId')}
+      and ("createdAt", id) >= (
+        select "createdAt", id from ${MESSAGES}
+        where id = ${sql.placeholder('messageId')} and thread_id = ${sql.placeholder('memoryThreadId')})
+    order by "createdAt" asc, id asc`,
+);
+
+/**
  * The ids and roles of a branch's messages from `fromMessageId` on (included), oldest first, and
  * whether a message of its own (not a copy of its parent's) comes before it. Reads only the tail.
  */
