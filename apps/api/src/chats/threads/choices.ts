@@ -1,5 +1,5 @@
 import type { Queryable, ThreadRow } from '@chat/db';
-import { schema } from '@chat/db';
+import { preparedQuery, schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 
@@ -27,20 +27,32 @@ export async function setThreadChoices(
 
 /** The chat's model as chosen (null: the default), read when a turn is claimed. */
 export async function readThreadModel(q: Queryable, threadId: string): Promise<string | null> {
-  const [row] = await q.select({ model: threads.model }).from(threads).where(eq(threads.id, threadId));
+  const [row] = await selectThreadModel(q, { threadId });
   return row?.model ?? null;
 }
+
+// Read as every turn is claimed (its model) and as it starts (its instructions): built once
+// (preparedQuery).
+const selectThreadModel = preparedQuery('thread_model', (q) =>
+  q
+    .select({ model: threads.model })
+    .from(threads)
+    .where(eq(threads.id, sql.placeholder('threadId'))),
+);
+const selectRunInstructions = preparedQuery('run_instructions', (q) =>
+  q
+    .select({ chat: threads.instructions, account: accountSettings.instructions })
+    .from(threads)
+    .leftJoin(accountSettings, eq(accountSettings.ownerId, threads.ownerId))
+    .where(eq(threads.id, sql.placeholder('threadId'))),
+);
 
 /** The custom instructions a run of the chat gets (M4): the owner's, then the chat's; '' when none. */
 export async function readRunInstructions(
   q: Queryable,
   threadId: string,
 ): Promise<{ account: string; chat: string }> {
-  const [row] = await q
-    .select({ chat: threads.instructions, account: accountSettings.instructions })
-    .from(threads)
-    .leftJoin(accountSettings, eq(accountSettings.ownerId, threads.ownerId))
-    .where(eq(threads.id, threadId));
+  const [row] = await selectRunInstructions(q, { threadId });
   return { account: row?.account ?? '', chat: row?.chat ?? '' };
 }
 

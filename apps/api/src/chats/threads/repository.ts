@@ -229,9 +229,14 @@ export async function setToolModes(
 
 /** What a running reply reads before each step (T2): the chat's changed tool modes; `{}` once it is gone. */
 export async function readToolModes(q: Queryable, threadId: string): Promise<Record<string, ToolMode>> {
-  const [row] = await q
-    .select({ toolModes: threads.toolModes })
-    .from(threads)
-    .where(eq(threads.id, threadId));
+  const [row] = await selectToolModes(q, { threadId });
   return row?.toolModes ?? {};
 }
+
+/** Read before every step of every reply: built once (preparedQuery). */
+const selectToolModes = preparedQuery('thread_tool_modes', (q) =>
+  q
+    .select({ toolModes: threads.toolModes })
+    .from(threads)
+    .where(eq(threads.id, sql.placeholder('threadId'))),
+);
