@@ -151,32 +151,81 @@ export interface ModelWindowScope {
   encoding: string;
 }
 
-function windowFrom(scope: ModelWindowScope): SQL {
-  const { branch, start, threadId, encoding } = scope;
-  const since = start
+/**
+ * Where the window's rows come from, in a prepared statement (values by name: `windowValues`):
+ * from the marker on (`since`), or the whole branch. Each read below is prepared in both shapes.
+ */
+function windowFrom(since: boolean): SQL {
+  const memoryThreadId = sql.placeholder('memoryThreadId');
+  const from = since
     ? sql`and (m."createdAt", m.id) >= (
         coalesce(
-          (select "createdAt" from ${MESSAGES} where id = ${start.messageId} and thread_id = ${branch.memoryThreadId}),
-          ${start.at.toISOString()}::timestamptz at time zone 'UTC'),
+          (select "createdAt" from ${MESSAGES} where id = ${sql.placeholder('startMessageId')} and thread_id = ${memoryThreadId}),
+          ${sql.placeholder('startAt')}::timestamptz at time zone 'UTC'),
         coalesce(
-          (select id from ${MESSAGES} where id = ${start.messageId} and thread_id = ${branch.memoryThreadId}),
+          (select id from ${MESSAGES} where id = ${sql.placeholder('startMessageId')} and thread_id = ${memoryThreadId}),
           ''))`
     : sql``;
   return sql`
     from ${MESSAGES} m
-    left join message_origins o on o.branch_id = ${branch.id} and o.message_id = m.id
+    left join message_origins o on o.branch_id = ${sql.placeholder('branchId')} and o.message_id = m.id
     left join message_token_counts c
-      on c.thread_id = ${threadId} and c.message_id = coalesce(o.origin_id, m.id) and c.encoding = ${encoding}
-    where m.thread_id = ${branch.memoryThreadId} and m.role <> 'system' ${since}`;
+      on c.thread_id = ${sql.placeholder('threadId')} and c.message_id = coalesce(o.origin_id, m.id) and c.encoding = ${sql.placeholder('encoding')}
+    where m.thread_id = ${memoryThreadId} and m.role <> 'system' ${from}`;
 }
+
+type WindowValues = Record<string, string>;
+
+/** The values of `windowFrom`'s placeholders, for `scope`. */
+function windowValues(scope: ModelWindowScope): WindowValues {
+  const { branch, start, threadId, encoding } = scope;
+  return {
+    memoryThreadId: branch.memoryThreadId,
+    branchId: branch.id,
+    threadId,
+    encoding,
+    // A prepared statement's parameter goes as the server typed it: a timestamp as text.
+    ...(start ? { startMessageId: start.messageId, startAt: start.at.toISOString() } : {}),
+  };
+}
+
+/** A read of the window, prepared in its two shapes (from a marker on, or the whole branch). */
+function windowRead<Row>(name: string, read: (from: SQL) => SQL) {
+  const whole = preparedSql<WindowValues, Row>(name, read(windowFrom(false)));
+  const sinceMarker = preparedSql<WindowValues, Row>(`${name}_since`, read(windowFrom(true)));
+  return (q: Queryable, scope: ModelWindowScope) =>
+    (scope.start ? sinceMarker : whole)(q, windowValues(scope));
+}
+
+// Read as every turn starts and settles (its window measured): built once (preparedSql).
+const selectUncounted = windowRead<{ origin_id: string; content: string }>(
+  'window_uncounted',
+  (from) => sql`select coalesce(o.origin_id, m.id) as origin_id, m.content ${from} and c.tokens is null`,
+);
+const selectWindowSum = windowRead<{ messages: string | number; tokens: string | number | null }>(
+  'window_sum',
+  (from) => sql`select count(*) as messages, sum(c.tokens) as tokens ${from}`,
+);
+const selectModelWindow = windowRead<{
+  id: string;
+  role: string;
+  created_at: string;
+  tokens: number | null;
+  content: string;
+}>(
+  'window_messages',
+  (from) => sql`
+    select m.id, m.role, ${CREATED_AT} as created_at,
+      c.tokens, m.content ${from}
+    order by m."createdAt" asc, m.id asc`,
+);
 
 /** The window's messages that have no token count yet (normally the last turn's), with their content. */
 export async function readUncountedWindowMessages(
   q: Queryable,
   scope: ModelWindowScope,
 ): Promise<Array<{ originId: string; content: MastraDBMessage['content'] }>> {
-  const rows = await q.execute<{ origin_id: string; content: string }>(sql`
-    select coalesce(o.origin_id, m.id) as origin_id, m.content ${windowFrom(scope)} and c.tokens is null`);
+  const rows = await selectUncounted(q, scope);
   return rows.map((row) => ({ originId: row.origin_id, content: parseContent(row.content) }));
 }
 
@@ -185,8 +234,7 @@ export async function sumModelWindow(
   q: Queryable,
   scope: ModelWindowScope,
 ): Promise<{ messages: number; tokens: number }> {
-  const [row] = await q.execute<{ messages: string | number; tokens: string | number | null }>(sql`
-    select count(*) as messages, sum(c.tokens) as tokens ${windowFrom(scope)}`);
+  const [row] = await selectWindowSum(q, scope);
   return { messages: Number(row?.messages ?? 0), tokens: Number(row?.tokens ?? 0) };
 }
 
@@ -197,16 +245,7 @@ export async function readModelWindow(
 ): Promise<
   Array<{ id: string; role: string; createdAt: Date; tokens: number; content: MastraDBMessage['content'] }>
 > {
-  const rows = await q.execute<{
-    id: string;
-    role: string;
-    created_at: string;
-    tokens: number | null;
-    content: string;
-  }>(sql`
-    select m.id, m.role, ${CREATED_AT} as created_at,
-      c.tokens, m.content ${windowFrom(scope)}
-    order by m."createdAt" asc, m.id asc`);
+  const rows = await selectModelWindow(q, scope);
   return rows.map((row) => ({
     id: row.id,
     role: row.role,

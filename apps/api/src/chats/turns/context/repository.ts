@@ -1,5 +1,6 @@
-import { type ContextMarkerRow, type Queryable, schema } from '@chat/db';
-import { and, desc, eq } from 'drizzle-orm';
+import { type ContextMarkerRow, preparedQuery, preparedSql, type Queryable, schema } from '@chat/db';
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { textArrayLiteral } from '../../../platform/sqlArrays';
 
 const { contextMarkers, messageOrigins, messageTokenCounts } = schema;
 
@@ -8,14 +9,19 @@ export async function findLatestMarker(
   q: Queryable,
   branchId: string,
 ): Promise<ContextMarkerRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(contextMarkers)
-    .where(eq(contextMarkers.branchId, branchId))
-    .orderBy(desc(contextMarkers.createdAt))
-    .limit(1);
+  const [row] = await selectLatestMarker(q, { branchId });
   return row;
 }
+
+/** Read as every turn starts and settles (its window measured): built once (preparedQuery). */
+const selectLatestMarker = preparedQuery('latest_context_marker', (q) =>
+  q
+    .select()
+    .from(contextMarkers)
+    .where(eq(contextMarkers.branchId, sql.placeholder('branchId')))
+    .orderBy(desc(contextMarkers.createdAt))
+    .limit(1),
+);
 
 /**
  * A new marker after `previousId` (null: the branch's first). Undefined when another one already
@@ -44,5 +50,24 @@ export async function insertTokenCounts(
   rows: Array<typeof messageTokenCounts.$inferInsert>,
 ): Promise<void> {
   if (rows.length === 0) return;
-  await q.insert(messageTokenCounts).values(rows).onConflictDoNothing();
+  // However many rows, one statement of one shape: each column one array.
+  await insertTokenCountRows(q, {
+    threadIds: textArrayLiteral(rows.map((row) => row.threadId)),
+    messageIds: textArrayLiteral(rows.map((row) => row.messageId)),
+    encodings: textArrayLiteral(rows.map((row) => row.encoding)),
+    tokens: textArrayLiteral(rows.map((row) => String(row.tokens))),
+  });
 }
+
+/** Written as every turn starts (the last turn's messages counted): built once (preparedSql). */
+const insertTokenCountRows = preparedSql<Record<'threadIds' | 'messageIds' | 'encodings' | 'tokens', string>>(
+  'token_counts',
+  sql`
+    insert into ${messageTokenCounts} (thread_id, message_id, encoding, tokens)
+    select * from unnest(
+      ${sql.placeholder('threadIds')}::text[]::uuid[],
+      ${sql.placeholder('messageIds')}::text[],
+      ${sql.placeholder('encodings')}::text[],
+      ${sql.placeholder('tokens')}::text[]::int[])
+    on conflict do nothing`,
+);
