@@ -9,7 +9,7 @@ import type { Queryable, TurnRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
-import { leaseFromNowPlaceholder, leaseInterval } from './running/lease';
+import { leaseFromNowPlaceholder, leaseInterval } from './lease';
 
 /**
  * A turn row's lifecycle, enforced: the moves are the contract's table (`turnTransitions` in
@@ -125,7 +125,7 @@ export type EntryStatus = Extract<TurnStatus, 'queued' | 'steer_pending' | 'runn
 export interface NewClaim {
   handoff: boolean;
   runnerId: string;
-  /** Its lease runs from the database's clock (running/lease.ts). */
+  /** Its lease runs from the database's clock (lease.ts). */
   leaseMs: number;
   startedAt: Date;
   userMessageId: string;

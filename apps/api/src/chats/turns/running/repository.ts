@@ -1,8 +1,8 @@
 import type { Queryable, ReplySnapshot, TurnRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
 import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm';
+import { leaseFromNow, leaseFromNowPlaceholder, leaseInterval } from '../lease';
 import { statusIn } from '../lifecycle';
-import { leaseFromNow, leaseFromNowPlaceholder, leaseInterval } from './lease';
 
 export { leaseFromNow };
 
