@@ -269,7 +269,7 @@ export async function createRuntime(
     ready: databaseReadiness(database.sql),
     threads,
     context: new ContextService({ db, driver, windows, signals, logger }),
-    events: new ThreadEvents({ db, signals, logger, memory, windows }),
+    events: new ThreadEvents({ db, signals, logger, windows }),
     acceptance,
     queue,
     claims,

@@ -1,4 +1,12 @@
-import { createDatabase, createSql, type Database, preparedQuery, type Sql, schema } from '@chat/db';
+import {
+  createDatabase,
+  createSql,
+  type Database,
+  preparedQuery,
+  preparedSql,
+  type Sql,
+  schema,
+} from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,5 +74,29 @@ describe('preparedQuery', () => {
         expect(await titleOf(tx, { threadId })).toEqual([{ title }]);
       });
     }
+  });
+
+  it("runs a statement written in SQL (preparedSql) the same way: its own values, its transaction's rows", async () => {
+    const retitle = preparedSql<{ threadId: string; title: string }, { title: string }>(
+      'test_thread_retitle',
+      sql`update ${threads} set title = ${sql.placeholder('title')} where id = ${sql.placeholder('threadId')} returning title`,
+    );
+    const first = await insertThread(db, 'first');
+    const second = await insertThread(db, 'second');
+    expect(await retitle(db, { threadId: first, title: 'one' })).toEqual([{ title: 'one' }]);
+    expect(await retitle(db, { threadId: second, title: 'two' })).toEqual([{ title: 'two' }]);
+    await db
+      .transaction(async (tx) => {
+        expect(await retitle(tx, { threadId: first, title: 'uncommitted' })).toEqual([
+          { title: 'uncommitted' },
+        ]);
+        tx.rollback();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error) || !error.message.includes('Rollback')) throw error;
+      });
+    // Rolled back with its transaction.
+    expect(await titleOf(db, { threadId: first })).toEqual([{ title: 'one' }]);
+    expect(await titleOf(db, { threadId: second })).toEqual([{ title: 'two' }]);
   });
 });

@@ -239,7 +239,7 @@ describe("the order of a branch's messages", () => {
     const replyId = crypto.randomUUID();
     // A reply stamped ahead of the clock, as Mastra stamps messages made within one millisecond.
     const ahead = new Date(Date.now() + 80);
-    await ensureTurnStored(memory, {
+    await ensureTurnStored(memory, api.runtime.database.db, {
       memoryThreadId: threadId,
       resourceId,
       userMessage: { id: userId, text: 'First', createdAt: new Date() },

@@ -1,3 +1,4 @@
+import type { SQL } from 'drizzle-orm';
 import type { Queryable } from './client';
 
 /** What drizzle's `.prepare(name)` returns: runs the query with its placeholders filled in. */
@@ -40,4 +41,39 @@ export function preparedQuery<Values extends Record<string, unknown>, Result>(
     });
     return await onConnection.execute(values);
   };
+}
+
+/** drizzle's internals a raw statement is prepared with (not in its typed API, like `session.client`). */
+interface Internals {
+  dialect?: { sqlToQuery(sql: SQL): { sql: string; params: unknown[] } };
+  session?: {
+    prepareQuery(
+      query: { sql: string; params: unknown[] },
+      fields: undefined,
+      name: string,
+      isResponseInArrayMode: boolean,
+    ): Prepared<Record<string, unknown>, unknown>;
+  };
+}
+
+/**
+ * `preparedQuery` for a statement written in SQL (`sql\`...\``, values through `sql.placeholder`),
+ * which drizzle's `execute` would build anew on every call. Returns the rows as `execute` does.
+ */
+export function preparedSql<Values extends Record<string, unknown>, Row = Record<string, unknown>>(
+  name: string,
+  statement: SQL,
+): (q: Queryable, values: Values) => Promise<Row[]> {
+  return preparedQuery<Values, Row[]>(name, (q) => {
+    const { dialect, session } = q as unknown as Internals;
+    if (!dialect || !session)
+      throw new Error('preparedSql: this drizzle version keeps no dialect or session');
+    return {
+      prepare: (statementName) =>
+        session.prepareQuery(dialect.sqlToQuery(statement), undefined, statementName, false) as Prepared<
+          Values,
+          Row[]
+        >,
+    };
+  });
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@chat/db';
+import { preparedSql, type Queryable } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../platform/sqlArrays';
@@ -46,6 +46,32 @@ export async function readBranchMessages(q: Queryable, memoryThreadId: string): 
     order by "createdAt" asc, id asc`);
   return rows.map((row) => toStoredMessage(row, memoryThreadId));
 }
+
+/**
+ * A stored message of a branch's memory thread and every message after it, oldest first (empty
+ * when `messageId` is not one of the thread's): one read of the tail, however long the branch.
+ */
+export async function readMessagesFrom(
+  q: Queryable,
+  memoryThreadId: string,
+  messageId: string,
+): Promise<MastraDBMessage[]> {
+  const rows = await selectMessagesFrom(q, { memoryThreadId, messageId });
+  return rows.map((row) => toStoredMessage(row, memoryThreadId));
+}
+
+/** Read as every turn settles (its messages made sure of): built once (preparedSql). */
+const selectMessagesFrom = preparedSql<{ memoryThreadId: string; messageId: string }, MessageRow>(
+  'messages_from',
+  sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${sql.placeholder('memoryThreadId')}
+      and ("createdAt", id) >= (
+        select "createdAt", id from ${MESSAGES}
+        where id = ${sql.placeholder('messageId')} and thread_id = ${sql.placeholder('memoryThreadId')})
+    order by "createdAt" asc, id asc`,
+);
 
 /**
  * The ids and roles of a branch's messages from `fromMessageId` on (included), oldest first, and
@@ -125,24 +151,79 @@ export interface ModelWindowScope {
   encoding: string;
 }
 
-function windowFrom(scope: ModelWindowScope): SQL {
-  const { branch, start, threadId, encoding } = scope;
-  const since = start
+/**
+ * Where the window's rows come from, in a prepared statement (values by name: `windowValues`):
+ * from the marker on (`since`), or the whole branch. Each read below is prepared in both shapes.
+ */
+function windowFrom(since: boolean): SQL {
+  const memoryThreadId = sql.placeholder('memoryThreadId');
+  const from = since
     ? sql`and (m."createdAt", m.id) >= (
         coalesce(
-          (select "createdAt" from ${MESSAGES} where id = ${start.messageId} and thread_id = ${branch.memoryThreadId}),
-          ${start.at.toISOString()}::timestamptz at time zone 'UTC'),
+          (select "createdAt" from ${MESSAGES} where id = ${sql.placeholder('startMessageId')} and thread_id = ${memoryThreadId}),
+          ${sql.placeholder('startAt')}::timestamptz at time zone 'UTC'),
         coalesce(
-          (select id from ${MESSAGES} where id = ${start.messageId} and thread_id = ${branch.memoryThreadId}),
+          (select id from ${MESSAGES} where id = ${sql.placeholder('startMessageId')} and thread_id = ${memoryThreadId}),
           ''))`
     : sql``;
   return sql`
     from ${MESSAGES} m
-    left join message_origins o on o.branch_id = ${branch.id} and o.message_id = m.id
+    left join message_origins o on o.branch_id = ${sql.placeholder('branchId')} and o.message_id = m.id
     left join message_token_counts c
-      on c.thread_id = ${threadId} and c.message_id = coalesce(o.origin_id, m.id) and c.encoding = ${encoding}
-    where m.thread_id = ${branch.memoryThreadId} and m.role <> 'system' ${since}`;
+      on c.thread_id = ${sql.placeholder('threadId')} and c.message_id = coalesce(o.origin_id, m.id) and c.encoding = ${sql.placeholder('encoding')}
+    where m.thread_id = ${memoryThreadId} and m.role <> 'system' ${from}`;
 }
+
+type WindowValues = Record<string, string>;
+
+/** The values of `windowFrom`'s placeholders, for `scope`. */
+function windowValues(scope: ModelWindowScope): WindowValues {
+  const { branch, start, threadId, encoding } = scope;
+  return {
+    memoryThreadId: branch.memoryThreadId,
+    branchId: branch.id,
+    threadId,
+    encoding,
+    // A prepared statement's parameter goes as the server typed it: a timestamp as text.
+    ...(start ? { startMessageId: start.messageId, startAt: start.at.toISOString() } : {}),
+  };
+}
+
+/** A read of the window, prepared in its two shapes (from a marker on, or the whole branch). */
+function windowRead<Row>(name: string, read: (from: SQL) => SQL) {
+  const whole = preparedSql<WindowValues, Row>(name, read(windowFrom(false)));
+  const sinceMarker = preparedSql<WindowValues, Row>(`${name}_since`, read(windowFrom(true)));
+  return (q: Queryable, scope: ModelWindowScope) =>
+    (scope.start ? sinceMarker : whole)(q, windowValues(scope));
+}
+
+// Read as every turn starts and settles (its window measured): built once (preparedSql).
+const selectWindowTally = windowRead<{
+  messages: string | number;
+  tokens: string | number | null;
+  uncounted: string;
+}>(
+  'window_tally',
+  (from) => sql`
+    select count(*) as messages, sum(c.tokens) as tokens,
+      coalesce(
+        json_agg(json_build_array(coalesce(o.origin_id, m.id), m.content)) filter (where c.tokens is null),
+        '[]'::json)::text as uncounted
+    ${from}`,
+);
+const selectModelWindow = windowRead<{
+  id: string;
+  role: string;
+  created_at: string;
+  tokens: number | null;
+  content: string;
+}>(
+  'window_messages',
+  (from) => sql`
+    select m.id, m.role, ${CREATED_AT} as created_at,
+      c.tokens, m.content ${from}
+    order by m."createdAt" asc, m.id asc`,
+);
 
 /**
  * How many messages the window holds, their tokens (a sum of stored counts; uncounted ones add 0),
@@ -158,16 +239,7 @@ export async function tallyModelWindow(
   tokens: number;
   uncounted: Array<{ originId: string; content: MastraDBMessage['content'] }>;
 }> {
-  const [row] = await q.execute<{
-    messages: string | number;
-    tokens: string | number | null;
-    uncounted: string;
-  }>(sql`
-    select count(*) as messages, sum(c.tokens) as tokens,
-      coalesce(
-        json_agg(json_build_array(coalesce(o.origin_id, m.id), m.content)) filter (where c.tokens is null),
-        '[]'::json)::text as uncounted
-    ${windowFrom(scope)}`);
+  const [row] = await selectWindowTally(q, scope);
   const uncounted = JSON.parse(row?.uncounted ?? '[]') as Array<[string, string]>;
   return {
     messages: Number(row?.messages ?? 0),
@@ -183,16 +255,7 @@ export async function readModelWindow(
 ): Promise<
   Array<{ id: string; role: string; createdAt: Date; tokens: number; content: MastraDBMessage['content'] }>
 > {
-  const rows = await q.execute<{
-    id: string;
-    role: string;
-    created_at: string;
-    tokens: number | null;
-    content: string;
-  }>(sql`
-    select m.id, m.role, ${CREATED_AT} as created_at,
-      c.tokens, m.content ${windowFrom(scope)}
-    order by m."createdAt" asc, m.id asc`);
+  const rows = await selectModelWindow(q, scope);
   return rows.map((row) => ({
     id: row.id,
     role: row.role,
@@ -317,7 +380,13 @@ export async function writeUserMessageLineage(
   branchId: string,
   messageId: string,
 ): Promise<void> {
-  await q.execute(sql`
+  await insertUserMessageLineage(q, { branchId, messageId });
+}
+
+/** Written as every turn settles: built once (preparedSql). */
+const insertUserMessageLineage = preparedSql<{ branchId: string; messageId: string }>(
+  'user_message_lineage',
+  sql`
     insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)
     select b.thread_id, b.id, coalesce(o.origin_id, m.id),
       coalesce((
@@ -329,12 +398,12 @@ export async function writeUserMessageLineage(
       ), ''),
       ${CREATED_AT_Z}
     from branches b
-    join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.id = ${messageId} and m.role = 'user'
+    join ${MESSAGES} m on m.thread_id = b.memory_thread_id and m.id = ${sql.placeholder('messageId')} and m.role = 'user'
     left join message_origins o on o.branch_id = b.id and o.message_id = m.id
-    where b.id = ${branchId}
+    where b.id = ${sql.placeholder('branchId')}
     on conflict (branch_id, message_id) do update
-      set parent_id = excluded.parent_id, created_at = excluded.created_at`);
-}
+      set parent_id = excluded.parent_id, created_at = excluded.created_at`,
+);
 
 /** Deletes the lineage rows of `messageIds` (origin ids) whose message is really gone from the branch. */
 export async function deleteLineageOfGoneMessages(

@@ -1,6 +1,5 @@
 import type { ContextState, ThreadEvent } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import { eventStreamResponse } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import type { Signals, ThreadSignal } from '../platform/notifications';
@@ -21,7 +20,6 @@ export interface ThreadEventsDeps {
   windows: ContextWindows;
   signals: Signals;
   logger: Logger;
-  memory: Memory;
 }
 
 /**
@@ -94,7 +92,7 @@ export class ThreadEvents {
         if (!row) return null;
         const [turnQueue, messages, context] = await Promise.all([
           readTurnQueue(this.deps.db, threadId),
-          settledTurnMessages(this.deps.db, this.deps.memory, row),
+          settledTurnMessages(this.deps.db, row),
           this.contextOf(threadId, row.branchId),
         ]);
         return {

@@ -6,6 +6,10 @@ import { type SQL, sql } from 'drizzle-orm';
  * more than running it (a thread detail names every shown message).
  */
 export function textArray(values: readonly string[]): SQL {
-  const literal = `{${values.map((value) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
-  return sql`${literal}::text[]`;
+  return sql`${textArrayLiteral(values)}::text[]`;
+}
+
+/** `textArray`'s parameter: the value of a placeholder cast `::text[]` in a prepared statement. */
+export function textArrayLiteral(values: readonly string[]): string {
+  return `{${values.map((value) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }

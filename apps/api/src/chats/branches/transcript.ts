@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Attachment, ChatMessage, ChatMessageMetadata } from '@chat/contracts';
+import type { Queryable } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
+import { readMessagesFrom } from '../../agent/memoryTables';
 import { storedFileReferencePart, visibleFilePart } from '../attachments/parts';
 import { toUIMessages } from './uiMessages';
 
@@ -123,23 +125,12 @@ export function textOf(message: { content: { parts: readonly unknown[] } }): str
  * settling a turn costs the same in a long chat as in a short one.
  */
 export async function messagesFromUserMessage(
-  memory: Memory,
+  q: Queryable,
   memoryThreadId: string,
   userMessageId: string,
 ): Promise<MastraDBMessage[]> {
-  const store = await memory.storage.getStore('memory');
-  if (!store) return [];
-  const { messages: found } = await store.listMessagesById({ messageIds: [userMessageId] });
-  const user = found.find((message) => message.threadId === memoryThreadId);
-  if (!user) return [];
-  const { messages } = await store.listMessages({
-    threadId: memoryThreadId,
-    filter: { dateRange: { start: user.createdAt } },
-    perPage: false,
-    includeTotal: false,
-  });
-  const index = messages.findIndex((message) => message.id === user.id);
-  return index >= 0 ? messages.slice(index) : [user];
+  // One read (memory's own store takes two: the message by id, then its thread from its time on).
+  return await readMessagesFrom(q, memoryThreadId, userMessageId);
 }
 
 /** A turn's messages as its runner recorded them (memory's shape), to be made sure of in memory. */
@@ -165,11 +156,15 @@ export interface TurnMessages {
  * become the record, written by id (an upsert: a save that lands later changes nothing), and a
  * stored reply message the record does not name goes (the record holds its content: it is what
  * streamed). Replies with nothing visible go either way. Reads the branch's tail from the user
- * message on, never the whole transcript. Returns once the clock has passed the newest of the
- * turn's messages (`afterNewest`).
+ * message on (through `q`), never the whole transcript; writes through memory. Returns once the
+ * clock has passed the newest of the turn's messages (`afterNewest`).
  */
-export async function ensureTurnStored(memory: Memory, turn: TurnMessages): Promise<string | null> {
-  const stored = await messagesFromUserMessage(memory, turn.memoryThreadId, turn.userMessage.id);
+export async function ensureTurnStored(
+  memory: Memory,
+  q: Queryable,
+  turn: TurnMessages,
+): Promise<string | null> {
+  const stored = await messagesFromUserMessage(q, turn.memoryThreadId, turn.userMessage.id);
   const { replyId, written } = await storeMissing(memory, turn, stored);
   await afterNewest([...stored, ...written].map((message) => new Date(message.createdAt).getTime()));
   return replyId;

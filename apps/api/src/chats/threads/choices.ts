@@ -25,7 +25,8 @@ export async function setThreadChoices(
   return row;
 }
 
-// Read by every turn, as it is claimed and as it starts: built once (preparedQuery).
+// Read as every turn is claimed (its model) and as it starts (its instructions): built once
+// (preparedQuery).
 const selectThreadModel = preparedQuery('thread_model', (q) =>
   q
     .select({ model: threads.model })

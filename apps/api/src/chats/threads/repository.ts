@@ -117,14 +117,45 @@ export async function updateThread(
   threadId: string,
   changes: Partial<Pick<ThreadRow, 'title' | 'titled' | 'activeBranchId'>>,
 ): Promise<ThreadRow> {
-  const [row] = await q
-    .update(threads)
-    .set({ ...changes, updatedAt: new Date() })
-    .where(eq(threads.id, threadId))
-    .returning();
+  const updatedAt = new Date();
+  const { title, titled, activeBranchId } = changes;
+  // The two shapes every send writes (activity, or activity and the first message's title) are
+  // prepared; the rarer ones (a rename, a version shown) are built as they come.
+  const [row] =
+    activeBranchId === undefined && title === undefined && titled === undefined
+      ? await touchThread(q, { threadId, updatedAt: updatedAt.toISOString() })
+      : activeBranchId === undefined && title !== undefined && titled !== undefined
+        ? await touchThreadTitled(q, { threadId, updatedAt: updatedAt.toISOString(), title, titled })
+        : await q
+            .update(threads)
+            .set({ ...changes, updatedAt })
+            .where(eq(threads.id, threadId))
+            .returning();
   if (!row) throw new InvariantError(`thread ${threadId} vanished`);
   return row;
 }
+
+// Written by every send (its thread's activity): built once (preparedQuery). A prepared
+// statement's parameter goes as the server typed it: a timestamp as text.
+const updatedAtValue = sql`${sql.placeholder('updatedAt')}::timestamptz`;
+const touchThread = preparedQuery('thread_touch', (q) =>
+  q
+    .update(threads)
+    .set({ updatedAt: updatedAtValue })
+    .where(eq(threads.id, sql.placeholder('threadId')))
+    .returning(),
+);
+const touchThreadTitled = preparedQuery('thread_touch_titled', (q) =>
+  q
+    .update(threads)
+    .set({
+      title: sql`${sql.placeholder('title')}`,
+      titled: sql`${sql.placeholder('titled')}::boolean`,
+      updatedAt: updatedAtValue,
+    })
+    .where(eq(threads.id, sql.placeholder('threadId')))
+    .returning(),
+);
 
 export async function deleteThreadRow(q: Queryable, threadId: string): Promise<void> {
   // Branch rows reference the thread and each other; the thread's own FK to its active branch
@@ -198,9 +229,14 @@ export async function setToolModes(
 
 /** What a running reply reads before each step (T2): the chat's changed tool modes; `{}` once it is gone. */
 export async function readToolModes(q: Queryable, threadId: string): Promise<Record<string, ToolMode>> {
-  const [row] = await q
-    .select({ toolModes: threads.toolModes })
-    .from(threads)
-    .where(eq(threads.id, threadId));
+  const [row] = await selectToolModes(q, { threadId });
   return row?.toolModes ?? {};
 }
+
+/** Read before every step of every reply: built once (preparedQuery). */
+const selectToolModes = preparedQuery('thread_tool_modes', (q) =>
+  q
+    .select({ toolModes: threads.toolModes })
+    .from(threads)
+    .where(eq(threads.id, sql.placeholder('threadId'))),
+);

@@ -1,8 +1,15 @@
-import { canTransition, type TurnStatus, type TurnStatusGroup, turnStatusGroups } from '@chat/contracts';
+import {
+  canTransition,
+  type TokenUsage,
+  type TurnStatus,
+  type TurnStatusGroup,
+  turnStatusGroups,
+} from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
-import { schema } from '@chat/db';
-import { and, eq, inArray, type SQL } from 'drizzle-orm';
+import { preparedQuery, schema } from '@chat/db';
+import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
+import { leaseFromNowPlaceholder, leaseInterval } from './lease';
 
 /**
  * A turn row's lifecycle, enforced: the moves are the contract's table (`turnTransitions` in
@@ -46,6 +53,67 @@ export async function transitionTurn(
   return row;
 }
 
+/** How a settling turn ends: what every settle writes (the rest of the row is cleared). */
+export interface TurnEnd {
+  error: string | null;
+  assistantMessageId: string | null;
+  /** Left out: the row keeps the one it has. */
+  resumeToken?: string | null;
+  /** Left out: the row keeps the one it has. */
+  usage?: TokenUsage | null;
+  finishedAt: Date;
+}
+
+/**
+ * `transitionTurn` for the move that ends a turn (running, settling or awaiting an approval, to
+ * how it ended): its reply is in memory, so the checkpoint and the lease go. One write of fixed
+ * shape for every settle, a column left out kept as it is.
+ */
+export async function endTurn(
+  q: Queryable,
+  turn: Pick<TurnRow, 'id' | 'status'>,
+  to: TurnStatus,
+  end: TurnEnd,
+): Promise<TurnRow> {
+  assertTransition(turn.status, to);
+  const [row] = await updateEndedTurn(q, {
+    turnId: turn.id,
+    from: turn.status,
+    to,
+    error: end.error,
+    assistantMessageId: end.assistantMessageId,
+    setResumeToken: end.resumeToken !== undefined,
+    resumeToken: end.resumeToken ?? null,
+    setUsage: end.usage !== undefined,
+    // As drizzle writes a jsonb column: its JSON text, or NULL.
+    usage: end.usage == null ? null : JSON.stringify(end.usage),
+    // A prepared statement's parameter goes as the server typed it: a timestamp as text.
+    finishedAt: end.finishedAt.toISOString(),
+  });
+  if (!row) throw new InvariantError(`turn ${turn.id} is no longer ${turn.status}`);
+  return row;
+}
+
+/** Written as every turn settles: built once (preparedQuery). */
+const updateEndedTurn = preparedQuery('turn_end', (q) =>
+  q
+    .update(turns)
+    .set({
+      status: sql`${sql.placeholder('to')}`,
+      error: sql`${sql.placeholder('error')}`,
+      assistantMessageId: sql`${sql.placeholder('assistantMessageId')}`,
+      resumeToken: sql`case when ${sql.placeholder('setResumeToken')}::boolean then ${sql.placeholder('resumeToken')}::text else ${turns.resumeToken} end`,
+      usage: sql`case when ${sql.placeholder('setUsage')}::boolean then ${sql.placeholder('usage')}::jsonb else ${turns.usage} end`,
+      partialText: '',
+      partialParts: null,
+      outcome: null,
+      finishedAt: sql`${sql.placeholder('finishedAt')}::timestamptz`,
+      leaseExpiresAt: null,
+    })
+    .where(and(eq(turns.id, sql.placeholder('turnId')), eq(turns.status, sql.placeholder('from'))))
+    .returning(),
+);
+
 /**
  * Where a turn's life begins: waiting in the queue, (a steer) waiting for the running reply, or,
  * a send to an idle thread, running at once: claimed in the transaction that accepts it
@@ -53,35 +121,96 @@ export async function transitionTurn(
  */
 export type EntryStatus = Extract<TurnStatus, 'queued' | 'steer_pending' | 'running'>;
 
+/** What a claim writes on a turn recorded running at once (`running/claim.ts` decides it). */
+export interface NewClaim {
+  handoff: boolean;
+  runnerId: string;
+  /** Its lease runs from the database's clock (lease.ts). */
+  leaseMs: number;
+  startedAt: Date;
+  userMessageId: string;
+  model: string;
+}
+
+/** The values an accepted turn is recorded with. */
+export interface NewTurn {
+  threadId: string;
+  branchId: string;
+  clientRequestId: string;
+  text: string;
+  steer?: boolean;
+  attachments?: TurnRow['attachments'];
+  /** Its place in the queue; left out, it goes last (a merge gives it the first item's, Q14). */
+  queuePosition?: number;
+  /** A regenerate's own model (M3); left out, the chat's when claimed. */
+  requestedModel?: string;
+}
+
 /**
  * Records an accepted turn (Q1: recording it is acceptance). A turn recorded `running` takes the
- * table's `queued -> running` move in that write, with its claim's columns (`changes`).
+ * table's `queued -> running` move in that write, with its claim's columns (`claim`); the columns
+ * a claim of a waiting turn resets (`finished_at`, the reply, the error) are at their defaults on
+ * a new row, and its `queue_position` is the sequence's next either way.
  */
 export async function insertTurn(
   q: Queryable,
   status: EntryStatus,
-  values: {
-    threadId: string;
-    branchId: string;
-    clientRequestId: string;
-    text: string;
-    steer?: boolean;
-    attachments?: TurnRow['attachments'];
-    /** Its place in the queue; left out, it goes last (a merge gives it the first item's, Q14). */
-    queuePosition?: number;
-    /** A regenerate's own model (M3); left out, the chat's when claimed. */
-    requestedModel?: string;
-  },
-  changes: TurnChanges = {},
+  values: NewTurn,
+  claim?: NewClaim,
 ): Promise<TurnRow> {
   if (status === 'running') assertTransition('queued', 'running');
-  const [row] = await q
-    .insert(turns)
-    .values({ ...values, ...changes, status })
-    .returning();
+  if (status === 'running' && !claim) throw new InvariantError('a turn recorded running needs its claim');
+  const common = {
+    threadId: values.threadId,
+    branchId: values.branchId,
+    clientRequestId: values.clientRequestId,
+    text: values.text,
+    steer: values.steer ?? false,
+    attachments: values.attachments ?? [],
+    requestedModel: values.requestedModel ?? null,
+    status,
+  };
+  const [row] = claim
+    ? await insertClaimedTurn(q, { ...common, ...claim, lease: leaseInterval(claim.leaseMs) })
+    : values.queuePosition === undefined
+      ? await insertWaitingTurn(q, common)
+      : await q
+          .insert(turns)
+          .values({ ...values, status })
+          .returning();
   if (!row) throw new InvariantError('insert returned no turn');
   return row;
 }
+
+// Every send records its turn one of these two ways: built once (preparedQuery). A merge's turn,
+// which takes a given place in the queue, is built as it comes.
+const newTurnColumns = {
+  threadId: sql.placeholder('threadId'),
+  branchId: sql.placeholder('branchId'),
+  clientRequestId: sql.placeholder('clientRequestId'),
+  text: sql.placeholder('text'),
+  steer: sql.placeholder('steer'),
+  attachments: sql.placeholder('attachments'),
+  requestedModel: sql.placeholder('requestedModel'),
+  status: sql.placeholder('status'),
+};
+const insertWaitingTurn = preparedQuery('turn_insert_waiting', (q) =>
+  q.insert(turns).values(newTurnColumns).returning(),
+);
+const insertClaimedTurn = preparedQuery('turn_insert_claimed', (q) =>
+  q
+    .insert(turns)
+    .values({
+      ...newTurnColumns,
+      handoff: sql.placeholder('handoff'),
+      runnerId: sql.placeholder('runnerId'),
+      leaseExpiresAt: leaseFromNowPlaceholder,
+      startedAt: sql.placeholder('startedAt'),
+      userMessageId: sql.placeholder('userMessageId'),
+      model: sql.placeholder('model'),
+    })
+    .returning(),
+);
 
 /**
  * Records turns that ran in another chat and are copied with its history (an import, a fork, a

@@ -1,6 +1,5 @@
 import type { ChatMessage } from '@chat/contracts';
 import type { Queryable, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import { findBranch } from '../branches/repository';
 import { messagesFromUserMessage, toChatMessages } from '../branches/transcript';
 import { listRequests } from './approval/repository';
@@ -14,16 +13,12 @@ import { hasEarlierTurnOnBranch } from './repository';
  * could not apply them on their own: nothing stored, or the first turn of an edited version (its
  * user message carries version info that only the detail computes).
  */
-export async function settledTurnMessages(
-  q: Queryable,
-  memory: Memory,
-  turn: TurnRow,
-): Promise<ChatMessage[] | undefined> {
+export async function settledTurnMessages(q: Queryable, turn: TurnRow): Promise<ChatMessage[] | undefined> {
   if (!turn.userMessageId) return undefined;
   const branch = await findBranch(q, turn.branchId);
   if (!branch) return undefined;
   if (branch.parentBranchId !== null && !(await hasEarlierTurnOnBranch(q, turn))) return undefined;
-  const stored = await messagesFromUserMessage(memory, branch.memoryThreadId, turn.userMessageId);
+  const stored = await messagesFromUserMessage(q, branch.memoryThreadId, turn.userMessageId);
   if (stored.length === 0) return undefined;
   const ids = stored.map((message) => message.id);
   const [marks, hitl] = await Promise.all([

@@ -1,5 +1,6 @@
-import { type ContextMarkerRow, preparedQuery, type Queryable, schema } from '@chat/db';
+import { type ContextMarkerRow, preparedQuery, preparedSql, type Queryable, schema } from '@chat/db';
 import { and, desc, eq, sql } from 'drizzle-orm';
+import { textArrayLiteral } from '../../../platform/sqlArrays';
 
 const { contextMarkers, messageOrigins, messageTokenCounts } = schema;
 
@@ -49,5 +50,24 @@ export async function insertTokenCounts(
   rows: Array<typeof messageTokenCounts.$inferInsert>,
 ): Promise<void> {
   if (rows.length === 0) return;
-  await q.insert(messageTokenCounts).values(rows).onConflictDoNothing();
+  // However many rows, one statement of one shape: each column one array.
+  await insertTokenCountRows(q, {
+    threadIds: textArrayLiteral(rows.map((row) => row.threadId)),
+    messageIds: textArrayLiteral(rows.map((row) => row.messageId)),
+    encodings: textArrayLiteral(rows.map((row) => row.encoding)),
+    tokens: textArrayLiteral(rows.map((row) => String(row.tokens))),
+  });
 }
+
+/** Written as every turn starts (the last turn's messages counted): built once (preparedSql). */
+const insertTokenCountRows = preparedSql<Record<'threadIds' | 'messageIds' | 'encodings' | 'tokens', string>>(
+  'token_counts',
+  sql`
+    insert into ${messageTokenCounts} (thread_id, message_id, encoding, tokens)
+    select * from unnest(
+      ${sql.placeholder('threadIds')}::text[]::uuid[],
+      ${sql.placeholder('messageIds')}::text[],
+      ${sql.placeholder('encodings')}::text[],
+      ${sql.placeholder('tokens')}::text[]::int[])
+    on conflict do nothing`,
+);

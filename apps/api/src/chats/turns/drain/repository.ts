@@ -1,7 +1,7 @@
 import type { Queryable, ThreadRow } from '@chat/db';
-import { schema } from '@chat/db';
+import { preparedQuery, schema } from '@chat/db';
 import { and, eq, or, type SQL, sql } from 'drizzle-orm';
-import { textArray } from '../../../platform/sqlArrays';
+import { textArrayLiteral } from '../../../platform/sqlArrays';
 import { statusIn } from '../lifecycle';
 
 const { threads, chatTurnRequests: turns } = schema;
@@ -20,22 +20,33 @@ export async function lockDrainableThread(
   q: Queryable,
   options: { threadId?: string; skip: readonly string[] },
 ): Promise<ThreadRow | undefined> {
-  const conditions: SQL[] = [
-    eq(threads.drainMode, 'background'),
-    eq(threads.queuePaused, false),
-    sql`${threads.id} in (select ${turns.threadId} from ${turns} where ${turns.status} = 'queued')`,
-    sql`not exists (select 1 from ${turns} where ${turns.threadId} = ${threads.id} and ${blocking()})`,
-  ];
-  if (options.threadId) conditions.push(eq(threads.id, options.threadId));
-  if (options.skip.length > 0) conditions.push(sql`${threads.id}::text <> all(${textArray(options.skip)})`);
-  const [row] = await q
-    .select()
-    .from(threads)
-    .where(and(...conditions))
-    .limit(1)
-    .for('update', { skipLocked: true });
+  const skip = textArrayLiteral(options.skip);
+  const [row] = options.threadId
+    ? await selectDrainableThreadOf(q, { threadId: options.threadId, skip })
+    : await selectDrainableThread(q, { skip });
   return row;
 }
+
+// Read after every settle (a signal names the chat) and by every sweep: built once (preparedQuery),
+// for one chat or any. An empty `skip` skips nothing.
+const drainable = (q: Queryable, ofThread: boolean) =>
+  q
+    .select()
+    .from(threads)
+    .where(
+      and(
+        eq(threads.drainMode, 'background'),
+        eq(threads.queuePaused, false),
+        sql`${threads.id} in (select ${turns.threadId} from ${turns} where ${turns.status} = 'queued')`,
+        sql`not exists (select 1 from ${turns} where ${turns.threadId} = ${threads.id} and ${blocking()})`,
+        ofThread ? eq(threads.id, sql.placeholder('threadId')) : undefined,
+        sql`${threads.id}::text <> all(${sql.placeholder('skip')}::text[])`,
+      ),
+    )
+    .limit(1)
+    .for('update', { skipLocked: true });
+const selectDrainableThreadOf = preparedQuery('drainable_thread_of', (q) => drainable(q, true));
+const selectDrainableThread = preparedQuery('drainable_thread', (q) => drainable(q, false));
 
 /** A turn that keeps the head from running: one holding the thread's slot, or a failed head (Q11). */
 function blocking(): SQL {

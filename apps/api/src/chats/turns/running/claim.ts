@@ -3,7 +3,7 @@ import type { Queryable, TurnRow } from '@chat/db';
 import { sql } from 'drizzle-orm';
 import { ApiError } from '../../../platform/errors';
 import { readThreadModel } from '../../threads/choices';
-import { insertTurn, type TurnChanges, transitionTurn } from '../lifecycle';
+import { insertTurn, type NewClaim, type TurnChanges, transitionTurn } from '../lifecycle';
 import {
   countRunningTurnsOf,
   countRunningTurnsOfOwner,
@@ -62,12 +62,7 @@ export async function claimNewTurn(
   ]);
   assertUnderRunningCap(running, limit);
   const model = values.requestedModel ?? chatModel ?? deps.modelName;
-  return await insertTurn(
-    tx,
-    'running',
-    values,
-    claimColumns(values.branchId, lastSettled ?? undefined, model, deps),
-  );
+  return await insertTurn(tx, 'running', values, newClaim(lastSettled ?? undefined, model, deps));
 }
 
 function assertUnderRunningCap(running: number, limit: number): void {
@@ -88,25 +83,34 @@ function assertUnderRunningCap(running: number, limit: number): void {
  * a regenerate's own, else the chat's as it is now, else the default). A model no longer configured
  * is written too: the run fails on it at the head (Q11), it never falls back to another.
  */
+function newClaim(lastSettled: TurnRow | undefined, model: string, deps: ClaimDeps): NewClaim {
+  return {
+    handoff: lastSettled?.status === 'interrupted',
+    runnerId: deps.runnerId,
+    leaseMs: deps.leaseMs,
+    startedAt: new Date(),
+    userMessageId: crypto.randomUUID(),
+    model,
+  };
+}
+
+/** A claim of a turn that waited: `newClaim`, and what an earlier run of it left is reset. */
 function claimColumns(
   branchId: string,
   lastSettled: TurnRow | undefined,
   model: string,
   deps: ClaimDeps,
 ): TurnChanges {
+  const { leaseMs, ...claim } = newClaim(lastSettled, model, deps);
   return {
     branchId,
-    handoff: lastSettled?.status === 'interrupted',
+    ...claim,
+    leaseExpiresAt: leaseFromNow(leaseMs),
     // The next place in the run order: the queue may have been reordered (Q13), so the turn that
     // runs now can have been sent before one that already ran. The last to settle stays the last.
     queuePosition: sql`default`,
-    runnerId: deps.runnerId,
-    leaseExpiresAt: leaseFromNow(deps.leaseMs),
-    startedAt: new Date(),
     finishedAt: null,
-    userMessageId: crypto.randomUUID(),
     assistantMessageId: null,
-    model,
     partialText: '',
     error: null,
   };

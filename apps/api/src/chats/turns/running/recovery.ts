@@ -44,7 +44,7 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
       if (!settling || turn.outcome !== 'completed') reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
       let replyId = turn.assistantMessageId;
       if (branch && turn.userMessageId) {
-        replyId = await ensureTurnStored(deps.memory, {
+        replyId = await ensureTurnStored(deps.memory, deps.db, {
           memoryThreadId: branch.memoryThreadId,
           resourceId: thread.ownerId,
           userMessage: {

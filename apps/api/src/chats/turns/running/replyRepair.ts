@@ -38,7 +38,7 @@ export async function storeReply(
   if (cutOff) reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
   const stoppedAsItSuspended = suspendedCall !== undefined && outcome.status !== 'awaiting_approval';
   reply.appendSteers(await deliveredSteersOf(deps.db, turn));
-  const replyId = await ensureTurnStored(deps.memory, {
+  const replyId = await ensureTurnStored(deps.memory, deps.db, {
     memoryThreadId: context.branch.memoryThreadId,
     resourceId: context.ownerId,
     userMessage: {

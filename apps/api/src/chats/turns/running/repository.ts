@@ -1,7 +1,10 @@
 import type { Queryable, ReplySnapshot, TurnRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
-import { and, desc, eq, isNull, lt, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm';
+import { leaseFromNow, leaseFromNowPlaceholder, leaseInterval } from '../lease';
 import { statusIn } from '../lifecycle';
+
+export { leaseFromNow };
 
 /** The queries of running turns: leases and checkpoints, orphans, the per-account cap, S5's read. */
 
@@ -70,11 +73,6 @@ export interface Checkpoint {
   partialParts?: ReplySnapshot;
 }
 
-/** This runner's running turn (the condition of every checkpoint write). */
-function ownRunning(turnId: string, runnerId: string): SQL | undefined {
-  return and(eq(turns.id, turnId), running, eq(turns.runnerId, runnerId));
-}
-
 /**
  * Checkpoints a running turn this runner holds, and renews its lease. Returns false when the turn
  * is no longer this runner's running turn (settled by someone else, or stopped).
@@ -86,16 +84,17 @@ export async function checkpointRunningTurn(
   leaseMs: number,
   checkpoint: Checkpoint,
 ): Promise<boolean> {
-  const rows = await q
-    .update(turns)
-    .set({
-      partialText: checkpoint.partialText,
-      assistantMessageId: checkpoint.assistantMessageId,
-      ...(checkpoint.partialParts ? { partialParts: checkpoint.partialParts } : {}),
-      leaseExpiresAt: leaseFromNow(leaseMs),
-    })
-    .where(ownRunning(turnId, runnerId))
-    .returning({ id: turns.id });
+  const values = {
+    turnId,
+    runnerId,
+    partialText: checkpoint.partialText,
+    assistantMessageId: checkpoint.assistantMessageId,
+    lease: leaseInterval(leaseMs),
+  };
+  const rows = checkpoint.partialParts
+    ? // As drizzle writes a jsonb column: its JSON text.
+      await checkpointWithParts(q, { ...values, partialParts: JSON.stringify(checkpoint.partialParts) })
+    : await checkpointText(q, values);
   return rows.length > 0;
 }
 
@@ -112,16 +111,48 @@ export async function appendCheckpointText(
   leaseMs: number,
   text: { delta: string; knownBytes: number },
 ): Promise<boolean> {
-  const rows = await q
-    .update(turns)
-    .set({
-      partialText: sql`${turns.partialText} || ${text.delta}`,
-      leaseExpiresAt: leaseFromNow(leaseMs),
-    })
-    .where(and(ownRunning(turnId, runnerId), sql`octet_length(${turns.partialText}) = ${text.knownBytes}`))
-    .returning({ id: turns.id });
+  const rows = await appendText(q, {
+    turnId,
+    runnerId,
+    delta: text.delta,
+    knownBytes: text.knownBytes,
+    lease: leaseInterval(leaseMs),
+  });
   return rows.length > 0;
 }
+
+// The checkpoint writes of every streaming reply: built once (preparedQuery).
+/** This runner's running turn (the condition of every checkpoint write). */
+const ownRunning = and(
+  eq(turns.id, sql.placeholder('turnId')),
+  running,
+  eq(turns.runnerId, sql.placeholder('runnerId')),
+);
+const checkpointColumns = {
+  partialText: sql`${sql.placeholder('partialText')}`,
+  assistantMessageId: sql`${sql.placeholder('assistantMessageId')}`,
+  leaseExpiresAt: leaseFromNowPlaceholder,
+};
+const checkpointText = preparedQuery('checkpoint_text', (q) =>
+  q.update(turns).set(checkpointColumns).where(ownRunning).returning({ id: turns.id }),
+);
+const checkpointWithParts = preparedQuery('checkpoint_parts', (q) =>
+  q
+    .update(turns)
+    .set({ ...checkpointColumns, partialParts: sql`${sql.placeholder('partialParts')}::jsonb` })
+    .where(ownRunning)
+    .returning({ id: turns.id }),
+);
+const appendText = preparedQuery('checkpoint_append', (q) =>
+  q
+    .update(turns)
+    .set({
+      partialText: sql`${turns.partialText} || ${sql.placeholder('delta')}::text`,
+      leaseExpiresAt: leaseFromNowPlaceholder,
+    })
+    .where(and(ownRunning, sql`octet_length(${turns.partialText}) = ${sql.placeholder('knownBytes')}::int`))
+    .returning({ id: turns.id }),
+);
 
 /**
  * Renews the lease of a turn this runner holds (running, or settling its reply). Returns false
@@ -159,9 +190,4 @@ export async function listOrphanedTurns(q: Queryable): Promise<TurnRow[]> {
     .select()
     .from(turns)
     .where(and(statusIn('leased'), lt(turns.leaseExpiresAt, sql`now()`)));
-}
-
-/** The database's clock plus the lease, so instances with skewed clocks agree on expiry. */
-export function leaseFromNow(leaseMs: number): SQL {
-  return sql`now() + ${`${leaseMs} milliseconds`}::interval`;
 }

@@ -4,7 +4,7 @@ import { writeUserMessageLineage } from '../../../agent/memoryTables';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
-import { transitionTurn } from '../lifecycle';
+import { endTurn, transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { listSteersDeliveredInto, requeueSteers } from '../steer/repository';
 import type { ReplyRecord } from './replyRecord';
@@ -50,14 +50,7 @@ export async function settleTurn(
     for (const steer of await listSteersDeliveredInto(tx, turn)) {
       if (steer.userMessageId) await writeUserMessageLineage(tx, turn.branchId, steer.userMessageId);
     }
-    return await transitionTurn(tx, turn, status, {
-      ...changes,
-      partialText: '',
-      partialParts: null,
-      outcome: null,
-      finishedAt: new Date(),
-      leaseExpiresAt: null,
-    });
+    return await endTurn(tx, turn, status, { ...changes, finishedAt: new Date() });
   });
   // Committed: the turn has settled whatever happens to the signal (receivers read the database,
   // and tabs refetch on their next event).
