@@ -75,11 +75,24 @@ export class Session {
   }
 
   /** POST a send; the response is returned unread (SSE when it runs at once, 202 when queued). */
-  async send(threadId: string, text: string): Promise<Response> {
-    return await this.fetch('POST', `/api/threads/${threadId}/turns`, {
-      clientRequestId: crypto.randomUUID(),
-      text,
-    });
+  async send(threadId: string, text: string, clientRequestId = crypto.randomUUID()): Promise<Response> {
+    return await this.fetch('POST', `/api/threads/${threadId}/turns`, { clientRequestId, text });
+  }
+
+  /**
+   * A send as the web app makes it: shed with `503 overloaded`, it goes again with the same
+   * clientRequestId after the answer's Retry-After, stretched at random by up to half (so the
+   * retries do not come back as one burst). Returns the first answer that is not a 503, unread.
+   */
+  async sendUntilStarted(threadId: string, text: string): Promise<{ response: Response; retries: number }> {
+    const clientRequestId = crypto.randomUUID();
+    for (let retries = 0; ; retries++) {
+      const response = await this.send(threadId, text, clientRequestId);
+      if (response.status !== 503) return { response, retries };
+      await response.arrayBuffer();
+      const seconds = Number(response.headers.get('retry-after')) || 1;
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1_000 * (1 + Math.random() / 2)));
+    }
   }
 }
 

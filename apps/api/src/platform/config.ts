@@ -122,9 +122,9 @@ const configSchema = z.object({
    * Sends (and edits, regenerates) handled at once by this instance, how many more may wait, and
    * for how long; past that a send is answered `503 overloaded` at once (platform/startSlots.ts).
    */
-  SENDS_AT_ONCE: z.coerce.number().int().min(1).max(10_000).default(32),
-  SENDS_WAITING: z.coerce.number().int().min(0).max(100_000).default(64),
-  SEND_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(500),
+  SENDS_AT_ONCE: z.coerce.number().int().min(1).max(10_000).default(16),
+  SENDS_WAITING: z.coerce.number().int().min(0).max(100_000).default(32),
+  SEND_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   /** Where image bytes are stored: `postgres` (the only storage so far; the interface allows others). */
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */
