@@ -295,17 +295,19 @@ export class TurnRunner {
     checkpoints: TurnCheckpoints,
   ): Promise<void> {
     try {
-      // M4: read as the run starts, so a change reaches the next turn, never one already running.
-      // Beside the history's reads, not after them: the first word waits for both.
-      const instructions =
-        segment.kind === 'start'
-          ? this.waitingForDatabase(controller, () => readRunInstructions(this.deps.db, turn.threadId))
-          : undefined;
-      // Awaited below, or dropped with the run when its history could not be prepared.
-      instructions?.catch(() => {});
       const history = await this.historyFor(turn, context.branch, segment, controller, stream, record);
       if (!history) return;
-      const custom = instructions ? customInstructions(await instructions) : '';
+      // M4: read as the run starts, so a change reaches the next turn, never one already running.
+      // After the history, not beside it: this read also waits out an outage that began while the
+      // history was read, before the model call (which is not tried again) starts.
+      const custom =
+        segment.kind === 'start'
+          ? customInstructions(
+              await this.waitingForDatabase(controller, () =>
+                readRunInstructions(this.deps.db, turn.threadId),
+              ),
+            )
+          : '';
       const { toolModes } = this.deps;
       const connection = await this.deps.driver.send({
         turnId: turn.id,
