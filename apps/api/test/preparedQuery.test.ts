@@ -1,18 +1,9 @@
-import {
-  createDatabase,
-  createSql,
-  type Database,
-  preparedQuery,
-  preparedSql,
-  type Sql,
-  schema,
-} from '@chat/db';
-import type { TestDatabase } from '@chat/db/testing';
+import { type Database, preparedQuery, preparedSql, schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase } from './support/testApi';
+import { describe, expect, it } from 'vitest';
+import { useOwnedDatabase } from './support/testApi';
 
-const { threads, user } = schema;
+const { threads } = schema;
 const ownerId = crypto.randomUUID();
 
 /**
@@ -20,18 +11,9 @@ const ownerId = crypto.randomUUID();
  * transaction it sees that transaction's own uncommitted rows and takes its locks there, exactly
  * as the query built anew each call did; outside one it runs on the pool.
  */
-let database: TestDatabase;
-let client: Sql;
 let db: Database;
-beforeAll(async () => {
-  database = await freshDatabase();
-  client = createSql(database.url, { max: 4 });
-  db = createDatabase(client);
-  await db.insert(user).values({ id: ownerId, name: 'owner', email: `${ownerId}@example.test` });
-});
-afterAll(async () => {
-  await client.end();
-  await database.drop();
+useOwnedDatabase(ownerId, (ready) => {
+  db = ready;
 });
 
 const titleOf = preparedQuery('test_thread_title', (q) =>

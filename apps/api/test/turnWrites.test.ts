@@ -1,13 +1,12 @@
-import { createDatabase, createSql, type Database, type Sql, schema } from '@chat/db';
-import type { TestDatabase } from '@chat/db/testing';
+import { type Database, schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { insertThreadWithRootBranch, updateThread } from '../src/chats/threads/repository';
 import { endTurn, insertTurn } from '../src/chats/turns/lifecycle';
 import { findTurn } from '../src/chats/turns/repository';
 import { appendCheckpointText, checkpointRunningTurn } from '../src/chats/turns/running/repository';
 import { InvariantError } from '../src/platform/errors';
-import { freshDatabase } from './support/testApi';
+import { useOwnedDatabase } from './support/testApi';
 
 /**
  * The writes of a short turn run as prepared statements (built once, values by placeholder): the
@@ -16,18 +15,9 @@ import { freshDatabase } from './support/testApi';
  */
 const ownerId = crypto.randomUUID();
 const runnerId = 'runner-a';
-let database: TestDatabase;
-let client: Sql;
 let db: Database;
-beforeAll(async () => {
-  database = await freshDatabase();
-  client = createSql(database.url, { max: 4 });
-  db = createDatabase(client);
-  await db.insert(schema.user).values({ id: ownerId, name: 'owner', email: `${ownerId}@example.test` });
-});
-afterAll(async () => {
-  await client.end();
-  await database.drop();
+useOwnedDatabase(ownerId, (ready) => {
+  db = ready;
 });
 
 /** How PostgreSQL holds a jsonb column of the turn: an object or array, never a JSON string. */

@@ -1,4 +1,4 @@
-import { schema } from '@chat/db';
+import { createDatabase, createSql, type Database, schema } from '@chat/db';
 import { createTestDatabase, type TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
 import { serve } from 'h3';
@@ -19,6 +19,26 @@ export interface TestApi {
 /** A fresh database on the run's test server. */
 export async function freshDatabase(): Promise<TestDatabase> {
   return await createTestDatabase(inject('adminDatabaseUrl'));
+}
+
+/**
+ * A database of the file's own holding one account, reached through the app's drizzle client with
+ * no API in front: for tests of SQL alone. The callback gets the client once `beforeAll` ran.
+ */
+export function useOwnedDatabase(ownerId: string, ready: (db: Database) => void): void {
+  let database: TestDatabase;
+  let client: ReturnType<typeof createSql>;
+  beforeAll(async () => {
+    database = await freshDatabase();
+    client = createSql(database.url, { max: 4 });
+    const db = createDatabase(client);
+    await db.insert(schema.user).values({ id: ownerId, name: 'owner', email: `${ownerId}@example.test` });
+    ready(db);
+  });
+  afterAll(async () => {
+    await client?.end();
+    await database?.drop();
+  });
 }
 
 /**
