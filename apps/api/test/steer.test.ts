@@ -117,10 +117,13 @@ describe('steer: a message folded into the running reply at its next step', () =
 
   it('keeps a steer the database took in though its run never heard (the boundary commit whose answer an outage lost)', async () => {
     const threadId = await client.createThread();
-    const reply = await client.send(threadId, 'plan my week [[steps:3]] [[delay:200]] [[words:6]]');
+    const reply = await client.send(threadId, 'plan my week [[steps:3]] [[delay:800]] [[words:1]]');
     const running = reply.headers.get('x-turn-id') ?? '';
     const chunks = iterateChunks(reply);
-    await readUntil(chunks, (chunk) => chunk.type === 'tool-input-available');
+    // Step 2 has begun: its boundary, the next one, is a whole delay away. The test's own writes
+    // below must land before it, or the run claims the steer first.
+    let steps = 0;
+    await readUntil(chunks, (chunk) => chunk.type === 'start-step' && ++steps === 2);
     const sent = await steer(threadId, 'keep Sunday free');
     const { turn } = (await sent.json()) as { turn: { id: string } };
     // What a boundary leaves when its commit lands and the answer never reaches the runner: the
