@@ -73,7 +73,9 @@ const reuseExistingServer = process.env.E2E_REUSE_SERVERS === '1';
 export default defineConfig({
   testDir: './e2e',
   outputDir: './test-results',
-  timeout: 60_000,
+  // Room for a host that runs everything twice as slowly as usual (a busy CI machine): each step
+  // is bounded by `expect`'s timeout, the whole test by this.
+  timeout: 120_000,
   expect: { timeout: 10_000 },
   fullyParallel: true,
   // Two cores: the API, the web server and the browsers share them.

@@ -30,7 +30,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
     });
 
     test('a chat with a Dock and a full queue', async ({ chat, dock, page }) => {
-      await chat.startThread('[[words:400]] [[delay:30]] busy');
+      await chat.startThread('[[words:2000]] [[delay:30]] busy');
       for (let n = 1; n <= 5; n++) {
         await chat.send(`queued ${n}`);
         await expect(dock.items).toHaveCount(n);

@@ -10,8 +10,8 @@ import type { QueueDock } from './pages/QueueDock';
  * title count and notifications, the "While you were away" divider).
  */
 
-/** A reply long enough to queue behind and to leave while it runs (about 6 s). */
-const LONG = '[[words:200]] [[delay:30]]';
+/** A reply long enough to queue behind and to leave while it runs, on a slow machine too (about 12 s). */
+const LONG = '[[words:400]] [[delay:30]]';
 
 /**
  * Lets the test hide and show the page (`window.__setHidden`), as switching tabs does; headless

@@ -235,11 +235,11 @@ test.describe('versions of a conversation', () => {
     await expect(otherChat.messageText(otherFirst)).toHaveText('Pick a film [[words:8]]');
 
     // While the new reply streams, the other tab already shows the new version only.
-    await chat.editMessage(first, 'Pick a book [[words:80]] [[delay:50]]');
+    await chat.editMessage(first, 'Pick a book [[words:300]] [[delay:50]]');
     await expect(otherChat.stopButton).toBeVisible();
     await expect(otherChat.lastReply()).toContainText('You said: "Pick a book"');
     await expect(otherChat.userMessages).toHaveCount(1);
-    await expect(otherChat.messageText(otherFirst)).toHaveText('Pick a book [[words:80]] [[delay:50]]');
+    await expect(otherChat.messageText(otherFirst)).toHaveText('Pick a book [[words:300]] [[delay:50]]');
     await expect(otherChat.stopButton).toBeVisible();
     await expect(otherChat.repliesTo('Pick a film')).toHaveCount(0);
     await chat.waitForIdle();

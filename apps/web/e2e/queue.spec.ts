@@ -2,8 +2,11 @@ import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
 
-/** A reply long enough to queue things behind it (about 12 s with 30 ms between words). */
-const LONG = '[[words:400]] [[delay:30]]';
+/**
+ * A reply long enough to queue things behind it on a slow machine (about 45 s with 30 ms between
+ * words); the tests stop it or leave it running, none waits for its end.
+ */
+const LONG = '[[words:1500]] [[delay:30]]';
 
 test.describe('queued turns', () => {
   test('a message sent while a reply streams is queued in the dock, then runs next (Q3, Q7)', async ({
@@ -123,7 +126,7 @@ test.describe('queued turns', () => {
     await chat.send(`${LONG} stop me at once`);
     await chat.stopButton.click();
 
-    // The reply (12 s long) stops: the page is idle soon, and the server has nothing running.
+    // The reply (45 s long) stops: the page is idle soon, and the server has nothing running.
     await chat.waitForIdle(8_000);
     await page.unroute('**/api/threads/*/turns');
     const threadId = new URL(page.url()).pathname.split('/').pop();
@@ -372,7 +375,7 @@ test.describe('queued turns', () => {
   test('a reload in the middle of a reply attaches to it and keeps streaming', async ({ chat }) => {
     await chat.startThread('[[words:8]] an earlier exchange');
     await chat.waitForIdle();
-    await chat.send('[[words:150]] [[delay:40]] keep going');
+    await chat.send('[[words:500]] [[delay:30]] keep going');
     await expect(chat.lastReply()).toContainText('You said: "keep going"');
 
     await chat.reload();

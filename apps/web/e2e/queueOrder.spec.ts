@@ -10,9 +10,12 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
   // Tall enough for four items without scrolling the Dock's list: a drag starts on a visible grip.
   test.use({ viewport: { width: 1440, height: 900 } });
 
-  /** A thread with a long reply running and four short messages queued behind it. */
+  /**
+   * A thread with a long reply running (5 minutes: every test stops it, and on a slow machine a
+   * test's steps take minutes) and four short messages queued behind it.
+   */
   async function fourQueued(chat: ChatPage, dock: QueueDock): Promise<string> {
-    const url = await chat.startThread('[[words:3000]] [[delay:30]] a long reply');
+    const url = await chat.startThread('[[words:3000]] [[delay:100]] a long reply');
     for (const text of ['one', 'two', 'three', 'four']) await chat.send(`${text} [[words:6]]`);
     await dock.expectTexts(words(['one', 'two', 'three', 'four']));
     return url;
@@ -88,9 +91,10 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
 
     // Two items that are not side by side become one message at the place of the first.
     await dock.merge([1, 3]);
+    // The pointer rests on the toast first: the toast closes by itself after a few seconds.
+    await undo.hover();
     const merged = ['one [[words:6]]', 'two [[words:6]]\n\nfour [[words:6]]', 'three [[words:6]]'];
     await dock.expectTexts(merged);
-    await undo.hover();
     await otherDock.expectTexts(merged);
     // Undo splits them again, each at its place.
     await undo.click();
@@ -148,7 +152,7 @@ test.describe('reordering and merging the queue (Q9, Q13, Q14)', () => {
   });
 
   test('a failed head keeps the front: nothing is offered or dropped ahead of it', async ({ chat, dock }) => {
-    await chat.startThread('[[words:3000]] [[delay:30]] runs');
+    await chat.startThread('[[words:3000]] [[delay:100]] runs');
     await chat.send('breaks [[fail]]');
     await chat.send('first [[words:3]]');
     await chat.send('second [[words:3]]');
