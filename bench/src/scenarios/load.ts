@@ -1,6 +1,7 @@
 import { describeError } from '../errors';
 import { firstDeltaThenDrain, readStream, type Session } from '../http';
 import type { Row } from '../rows';
+import { describeStalls, watchForStalls } from '../stallWatch';
 import { summarize } from '../stats';
 import { type BenchContext, inParallel } from './context';
 
@@ -86,6 +87,7 @@ export async function measureSustainedRate(context: BenchContext): Promise<Row[]
     const threads = await idleThreads(context, count, Math.min(100, count));
     const results: Array<SendResult & { done: Promise<void> }> = [];
     const sends: Array<Promise<void>> = [];
+    const watch = await watchForStalls(context.api.baseUrl);
     const startedAt = performance.now();
     for (let index = 0; index < count; index++) {
       const due = startedAt + (index * 1000) / rate;
@@ -96,6 +98,7 @@ export async function measureSustainedRate(context: BenchContext): Promise<Row[]
     }
     await Promise.all(sends);
     const spanS = (performance.now() - startedAt) / 1000;
+    const stalls = await watch.stop();
     await Promise.all(results.map((result) => result.done));
     const started = results.filter((result) => result.status === 200);
     const headers = summarize(started.map((result) => result.headersMs));
@@ -108,7 +111,7 @@ export async function measureSustainedRate(context: BenchContext): Promise<Row[]
       ratio: `${startedPerS.toFixed(0)} started/s`,
       target: rate >= 100 ? '>= 100 started/s, p99 < 1 s' : 'p99 < 1 s',
       met: mode.quick ? undefined : startedPerS >= Math.min(rate, 100) * 0.98 && headers.p99 < 1_000,
-      note: countStatuses(results),
+      note: `${countStatuses(results)}; ${describeStalls(stalls)}`,
     });
   }
   return rows;
@@ -130,6 +133,7 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
 
   context.log(`burst: ${count} sends at once`);
   const ids = threads.map(() => crypto.randomUUID());
+  const watch = await watchForStalls(context.api.baseUrl);
   const startedAt = performance.now();
   const burst = Promise.all(
     threads.map(({ session, threadId }, index) => timedSend(session, threadId, ids[index])),
@@ -151,6 +155,7 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
     })(),
   ]);
   const first = await burst;
+  const stalls = await watch.stop();
   // Every shed send again, after its wait, with the same clientRequestId, until all started.
   let retries = 0;
   const allStarted = await Promise.all(
@@ -180,7 +185,7 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
       app: headers,
       target: 'shed at once (max < 1 s), none lost',
       met: mode.quick ? undefined : headers.max < 1_000 && allStarted.every((result) => result.ok),
-      note: `${countStatuses(first)}; 200s p99 ${p99Text(accepted)}, 503s p99 ${p99Text(shed)}; retried ${retries} times by Retry-After, all ${allStarted.filter((r) => r.ok).length} started within ${lastStartedS.toFixed(1)} s`,
+      note: `${countStatuses(first)}; 200s p99 ${p99Text(accepted)}, 503s p99 ${p99Text(shed)}; retried ${retries} times by Retry-After, all ${allStarted.filter((r) => r.ok).length} started within ${lastStartedS.toFixed(1)} s; ${describeStalls(stalls)}`,
     },
     {
       id: 'burst-stop',
