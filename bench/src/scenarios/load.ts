@@ -87,7 +87,7 @@ export async function measureSustainedRate(context: BenchContext): Promise<Row[]
     const threads = await idleThreads(context, count, Math.min(100, count));
     const results: Array<SendResult & { done: Promise<void> }> = [];
     const sends: Array<Promise<void>> = [];
-    const watch = await watchForStalls(context.api.baseUrl);
+    const watch = await watchForStalls(context.api);
     const startedAt = performance.now();
     for (let index = 0; index < count; index++) {
       const due = startedAt + (index * 1000) / rate;
@@ -133,7 +133,7 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
 
   context.log(`burst: ${count} sends at once`);
   const ids = threads.map(() => crypto.randomUUID());
-  const watch = await watchForStalls(context.api.baseUrl);
+  const watch = await watchForStalls(context.api);
   const startedAt = performance.now();
   const burst = Promise.all(
     threads.map(({ session, threadId }, index) => timedSend(session, threadId, ids[index])),
