@@ -75,6 +75,31 @@ describe('an oversized upload', () => {
     const detail = await client.detail(threadId);
     expect(detail.messages).toEqual([]);
   }, 60_000);
+
+  it('refused while its file is still arriving leaves the process running', async () => {
+    const threadId = await client.createThread();
+    // One well-formed file part whose content never ends: the parser is inside the file when the
+    // bound refuses it, and dropping the parser then fails the file's own stream too.
+    const opening = Buffer.from(
+      '------bound\r\ncontent-disposition: form-data; name="file"; filename="huge.txt"\r\n' +
+        'content-type: text/plain\r\n\r\n',
+    );
+    const result = await postEndlessBody(
+      `${api.baseUrl}/api/threads/${threadId}/attachments`,
+      {
+        cookie: client.cookieHeader,
+        origin: TEST_WEB_ORIGIN,
+        'content-type': 'multipart/form-data; boundary=----bound',
+      },
+      25 * MB,
+      opening,
+    );
+    expect(result.status).toBe(413);
+    expect(JSON.parse(result.body).error.code).toBe('too_large');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(api.output.filter((line) => /uncaught exception/.test(line))).toEqual([]);
+    expect((await client.json('GET', `/api/threads/${threadId}`)).status).toBe(200);
+  }, 60_000);
 });
 
 /** A multipart body written by hand (a browser's FormData would not make these). */

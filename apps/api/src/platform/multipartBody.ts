@@ -65,6 +65,9 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
   };
   const file = { name: '', chunks: [] as Buffer[], size: 0, seen: false };
   parser.on('file', (_field, stream, info) => {
+    // Dropping the parser inside a file (a refusal while the file still arrives) fails the file's
+    // own stream with "Unexpected end of file": unheard, that error would end the process.
+    stream.on('error', () => refuse(notMultipart()));
     if (file.seen) {
       refuse(notOneFile());
       stream.resume();

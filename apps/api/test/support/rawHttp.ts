@@ -75,15 +75,20 @@ function postUntilAnswered(
 /**
  * POSTs a chunked body that never ends (1 MiB chunks) and resolves with the answer. The writer
  * stops at `pauseAt` (25 MiB: past every bound of the API, the 20 MB of a document upload too) and waits; a server that reads the
- * whole body before answering never answers, and the promise rejects.
+ * whole body before answering never answers, and the promise rejects. `opening`, when given, is
+ * written first (a multipart part's headers, say, so that the rest is that part's content).
  */
 export function postEndlessBody(
   url: string,
   headers: Record<string, string>,
   pauseAt = 25 * 1024 * 1024,
+  opening?: Uint8Array,
 ): Promise<EndlessBodyResult> {
   const chunk = Buffer.alloc(1024 * 1024, 'a');
-  return postUntilAnswered(url, headers, { pauseAt, piece: () => chunk });
+  return postUntilAnswered(url, headers, {
+    pauseAt,
+    piece: (sent) => (opening && sent === 0 ? opening : chunk),
+  });
 }
 
 /**
