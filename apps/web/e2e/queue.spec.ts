@@ -13,7 +13,7 @@ test.describe('queued turns', () => {
     chat,
     dock,
   }) => {
-    await chat.startThread('[[words:120]] [[delay:30]] first');
+    await chat.startThread('[[words:300]] [[delay:30]] first');
     await expect(chat.stopButton).toBeVisible();
 
     await chat.send('second');
@@ -22,7 +22,7 @@ test.describe('queued turns', () => {
     await expect(chat.userMessages).toHaveCount(1);
 
     // When the first reply ends, this viewer claims the head and its reply streams.
-    await expect(chat.userMessages).toHaveCount(2, { timeout: 20_000 });
+    await expect(chat.userMessages).toHaveCount(2, { timeout: 30_000 });
     await expect(chat.userMessages.last()).toContainText('second');
     await expect(chat.lastReply()).toContainText('You said: "second"');
     await dock.expectTexts([]);
@@ -166,14 +166,14 @@ test.describe('queued turns', () => {
     chat,
     dock,
   }) => {
-    await chat.startThread('[[words:150]] [[delay:30]] before the failure');
+    await chat.startThread('[[words:300]] [[delay:30]] before the failure');
     await expect(chat.stopButton).toBeVisible();
     await chat.send('[[fail]] this one breaks');
     await chat.send('waits behind it');
     await dock.expectTexts(['[[fail]] this one breaks', 'waits behind it']);
 
     // The first reply ends, the head runs and fails: it stays, with its error, and blocks.
-    await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    await expect(dock.headError()).toBeVisible({ timeout: 30_000 });
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
     await expect(dock.headStatus()).toHaveText(
       'Blocked: this message failed. Retry, edit or remove it to continue.',
@@ -202,10 +202,10 @@ test.describe('queued turns', () => {
     chat,
     dock,
   }) => {
-    await chat.startThread('[[words:150]] [[delay:30]] before the failure');
+    await chat.startThread('[[words:300]] [[delay:30]] before the failure');
     await chat.send('[[fail]] this one breaks');
     await chat.send('waits behind it');
-    await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    await expect(dock.headError()).toBeVisible({ timeout: 30_000 });
     await dock.root.getByRole('button', { name: 'Pause the queue' }).click();
     await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
 
@@ -259,7 +259,7 @@ test.describe('queued turns', () => {
     dock,
     page,
   }) => {
-    const url = await chat.startThread('[[words:150]] [[delay:30]] nobody watching');
+    const url = await chat.startThread('[[words:400]] [[delay:30]] nobody watching');
     await expect(chat.stopButton).toBeVisible();
     await chat.send('waiting for a viewer');
     await dock.expectTexts(['waiting for a viewer']);
@@ -270,7 +270,7 @@ test.describe('queued turns', () => {
     const threadId = new URL(url).pathname.split('/').pop();
     const detailOf = async () => await (await page.request.get(`/api/threads/${threadId}`)).json();
     await expect
-      .poll(async () => (await detailOf()).turnQueue.activeTurn === null, { timeout: 20_000 })
+      .poll(async () => (await detailOf()).turnQueue.activeTurn === null, { timeout: 40_000 })
       .toBe(true);
     // Nothing ran it meanwhile.
     expect((await detailOf()).turnQueue.items).toHaveLength(1);

@@ -8,7 +8,7 @@ test.describe('queue controls', () => {
     chat,
     page,
   }) => {
-    await chat.startThread('[[words:300]] [[delay:30]] streaming');
+    await chat.startThread('[[words:1000]] [[delay:30]] streaming');
     const composer = chat.composer;
     await expect(composer.getByRole('button', { name: 'Stop', exact: true })).toBeVisible();
     await expect(composer.getByRole('button', { name: 'Queue message' })).toBeHidden();
@@ -140,7 +140,7 @@ test.describe('queue controls', () => {
     dock,
     page,
   }) => {
-    await chat.startThread('[[words:600]] [[delay:15]] a long story');
+    await chat.startThread('[[words:3000]] [[delay:15]] a long story');
     await expect(chat.lastReply()).toContainText('You said: "a long story"');
     await chat.send('first queued');
     await chat.send('second queued, long enough to take two lines on a narrow screen');

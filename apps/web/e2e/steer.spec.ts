@@ -2,10 +2,11 @@ import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 
 /**
- * Eight tool steps, 1.5 s apart, then a short answer: a steer sent while the steps run waits in
+ * Sixteen tool steps, 1.5 s apart, then a short answer: a steer sent while the steps run waits in
  * the Dock until the next step boundary, then the reply takes it in and goes on with its steps.
+ * (Eight were too few on a slow host: the steps were over before the steer was sent.)
  */
-const MULTI_STEP = 'plan a trip [[steps:8]] [[delay:1500]] [[words:10]]';
+const MULTI_STEP = 'plan a trip [[steps:16]] [[delay:1500]] [[words:10]]';
 
 test.describe('steer', () => {
   test('Ctrl+Enter steers a multi-step reply; the transcript rolls in both tabs and after a reload', async ({
