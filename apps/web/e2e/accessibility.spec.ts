@@ -100,7 +100,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
     });
 
     test('the version controls and an interrupted reply', async ({ chat, page }) => {
-      await chat.startThread('[[words:200]] [[delay:30]] first');
+      await chat.startThread('[[words:1000]] [[delay:30]] first');
       await expect(chat.lastReply()).toContainText('You said');
       await chat.stopButton.click();
       await expect(chat.interruptedBadge(chat.lastReply())).toBeVisible();
@@ -151,13 +151,13 @@ for (const colorScheme of ['light', 'dark'] as const) {
 
 test('a finished reply and queue changes are announced, not every word', async ({ chat, dock, page }) => {
   const announcements = await recordAnnouncements(page);
-  await chat.startThread('[[words:150]] [[delay:30]] announce');
+  await chat.startThread('[[words:400]] [[delay:30]] announce');
   await chat.send('queued');
   await dock.expectTexts(['queued']);
   await expect.poll(announcements).toContain('1 queued.');
   // A finished reply is announced with its first sentence, and the queue moving on after it.
-  await expect.poll(announcements, { timeout: 20_000 }).toContain('Reply finished: You said: "announce".');
-  await expect.poll(announcements, { timeout: 20_000 }).toContain('Reply finished: You said: "queued".');
+  await expect.poll(announcements, { timeout: 30_000 }).toContain('Reply finished: You said: "announce".');
+  await expect.poll(announcements, { timeout: 30_000 }).toContain('Reply finished: You said: "queued".');
   expect((await announcements()).filter((text) => text.includes('You said'))).toEqual([
     'Reply finished: You said: "announce".',
     'Reply finished: You said: "queued".',

@@ -19,7 +19,7 @@ test.describe('keyboard', () => {
     await page.keyboard.press('Escape');
 
     // A new chat's first message: the keyboard stays in the composer across the URL change.
-    await chat.startThread('[[words:200]] [[delay:30]] keep going');
+    await chat.startThread('[[words:1000]] [[delay:30]] keep going');
     await expect(chat.composerInput).toBeFocused();
 
     // Esc outside a text field stops the reply; inside the composer it does not.
