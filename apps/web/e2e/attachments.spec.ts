@@ -25,7 +25,7 @@ test.describe('images in chat', () => {
     dock,
     page,
   }) => {
-    await chat.startThread('[[words:250]] [[delay:40]] first');
+    await chat.startThread('[[words:500]] [[delay:40]] first');
     await expect(chat.stopButton).toBeVisible();
 
     await pasteImage(page, 'screenshot.png', realPng(64, 48));
@@ -44,7 +44,7 @@ test.describe('images in chat', () => {
     await expect(thumb).toHaveCount(0);
 
     // Once it ran, the transcript shows the image and the model saw its bytes.
-    await expect(chat.userMessages).toHaveCount(2, { timeout: 30_000 });
+    await expect(chat.userMessages).toHaveCount(2, { timeout: 45_000 });
     await expect(chat.userMessages.last().getByTestId('message-image')).toBeVisible();
     await expect(chat.lastReply()).toContainText('I see 1 image: png 64x48.', { timeout: 30_000 });
     await expect(chat.stopButton).toBeHidden({ timeout: 30_000 });

@@ -3,7 +3,7 @@ import { recordAnnouncements } from './support/announcements';
 
 test.describe('chat', () => {
   test('streams a reply as it is written, and the transcript survives a reload', async ({ chat }) => {
-    await chat.startThread('[[words:60]] [[delay:50]] hello');
+    await chat.startThread('[[words:300]] [[delay:40]] hello');
     const reply = chat.lastReply();
 
     // Partial text is on screen while the reply is still being written (Stop is showing).
@@ -19,7 +19,7 @@ test.describe('chat', () => {
 
     await chat.reload();
     await expect(chat.userMessages).toHaveCount(1);
-    await expect(chat.userMessages.first()).toContainText('[[words:60]] [[delay:50]] hello');
+    await expect(chat.userMessages.first()).toContainText('[[words:300]] [[delay:40]] hello');
     await expect(chat.assistantMessages).toHaveCount(1);
     expect(await chat.replyText(chat.lastReply())).toBe(full);
   });

@@ -7,7 +7,7 @@ test.describe('documents in chat', () => {
     dock,
     page,
   }) => {
-    await chat.startThread('[[words:250]] [[delay:40]] first');
+    await chat.startThread('[[words:500]] [[delay:40]] first');
     await expect(chat.stopButton).toBeVisible();
 
     await page.getByTestId('attach-input').setInputFiles([
@@ -41,7 +41,7 @@ test.describe('documents in chat', () => {
     await expect(chips).toHaveCount(0);
 
     // Once it ran, the transcript shows both documents, and the model says what it read.
-    await expect(chat.userMessages).toHaveCount(2, { timeout: 30_000 });
+    await expect(chat.userMessages).toHaveCount(2, { timeout: 45_000 });
     const shown = chat.userMessages.last().getByTestId('message-document');
     await expect(shown).toHaveCount(2);
     await expect(shown.nth(0)).toContainText('report.pdf');

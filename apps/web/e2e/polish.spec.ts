@@ -73,7 +73,7 @@ test.describe('on a phone', () => {
   test("the messages' and the Dock's buttons are at least 40 px", async ({ chat, dock, page }) => {
     await chat.startThread('[[words:3]] first');
     await chat.waitForIdle();
-    await chat.editMessage(chat.userMessages.first(), '[[words:200]] [[delay:40]] second');
+    await chat.editMessage(chat.userMessages.first(), '[[words:1000]] [[delay:30]] second');
     await expect(chat.stopButton).toBeVisible();
     await chat.send('queued one');
     await chat.send('queued two');

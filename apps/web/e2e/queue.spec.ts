@@ -222,11 +222,11 @@ test.describe('queued turns', () => {
     chat,
     dock,
   }) => {
-    await chat.startThread('[[words:60]] [[delay:30]] first');
+    await chat.startThread('[[words:300]] [[delay:30]] first');
     await expect(chat.stopButton).toBeVisible();
     await chat.send('half an answer [[fail-after:3]]');
     await chat.send('waits behind it');
-    await expect(dock.headError()).toBeVisible({ timeout: 20_000 });
+    await expect(dock.headError()).toBeVisible({ timeout: 40_000 });
     // Both sends were accepted before the reload (a reload would cut off a send still on its way).
     await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
 

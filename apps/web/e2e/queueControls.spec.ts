@@ -51,8 +51,8 @@ test.describe('queue controls', () => {
 
     // Resume (from the other tab): the head runs.
     await otherDock.root.getByRole('button', { name: 'Resume the queue' }).click();
-    await expect(chat.repliesTo('first queued')).toHaveCount(1);
-    await expect(chat.repliesTo('second queued')).toHaveCount(1, { timeout: 20_000 });
+    await expect(chat.repliesTo('first queued')).toHaveCount(1, { timeout: 30_000 });
+    await expect(chat.repliesTo('second queued')).toHaveCount(1, { timeout: 30_000 });
   });
 
   test('clear empties the queue after a confirmation, in every tab', async ({ chat, dock, context }) => {

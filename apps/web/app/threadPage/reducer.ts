@@ -29,6 +29,22 @@ const REMEMBERED_TURNS = 50;
  * every ordering of server facts can be tested by feeding events in that order.
  */
 export function reduceThreadPage(state: ThreadPageState, event: ThreadPageEvent): ThreadPageState {
+  return withCatchUpRead(reduceEvent(state, event));
+}
+
+/**
+ * A transcript this tab could not show because a stream was shown (`transcriptBehind`) is read
+ * again once nothing is shown and no settle event is awaited: until a read's transcript is shown,
+ * a turn that settled meanwhile (another tab's) would be missing here with nothing to bring it.
+ */
+function withCatchUpRead(state: ThreadPageState): ThreadPageState {
+  const { transcriptBehind, transcript, settleWait, detail } = state;
+  if (!transcriptBehind || transcript.live !== null || settleWait !== null) return state;
+  if (detail.wanted || detail.inFlight > 0) return state;
+  return { ...state, detail: { ...detail, wanted: true } };
+}
+
+function reduceEvent(state: ThreadPageState, event: ThreadPageEvent): ThreadPageState {
   switch (event.type) {
     case 'detail.requested':
       return {
@@ -223,11 +239,20 @@ function detailAnswered(
   };
   // Events that came while the detail was on its way are at least as new as it.
   if (event.at.queue === state.facts.queue) next = applyQueue(next, turnQueue);
-  // Replacing the transcript mid-stream would drop the live reply; every stream's end brings
-  // the transcript in line (its settle event, or another read). A transcript changed without a
-  // detail since the request is newer than this one.
-  if (state.transcript.live === null && event.at.transcript === state.facts.transcript) {
-    next = withoutStaleEditor({ ...next, transcript: { messages: toChatUIMessages(messages), live: null } });
+  // Replacing the transcript mid-stream would drop the live reply: the thread is read again once
+  // the stream has ended (`withCatchUpRead`). A transcript changed without a detail since the
+  // request is newer than this one.
+  if (event.at.transcript === state.facts.transcript) {
+    if (state.transcript.live === null) {
+      next = withoutStaleEditor({
+        ...next,
+        transcript: { messages: toChatUIMessages(messages), live: null },
+        transcriptBehind: false,
+      });
+    } else {
+      // Newer than what is shown, but not shown: it is read again once the stream has ended.
+      next = { ...next, transcriptBehind: true };
+    }
   }
   // Coming back to a chat that worked meanwhile: the divider above the first reply not seen (Q15).
   return state.load.phase === 'ready' ? next : firstLoaded(next);

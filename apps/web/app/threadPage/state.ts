@@ -47,6 +47,11 @@ export interface ThreadPageState {
    * fact holds an older copy of it, and that part of the detail is not shown.
    */
   facts: { queue: number; transcript: number };
+  /**
+   * A detail read's transcript was newer than the one shown but could not be shown, because a
+   * stream was (it would have dropped the live reply): the thread is read again after the stream.
+   */
+  transcriptBehind: boolean;
   /** Detail reads: one is wanted (an effect sends it), how many are out, the newest one's number. */
   detail: { wanted: boolean; inFlight: number; latest: number };
   /** Requests out that may start a turn in this tab (send, claim, Stop & send, retry, edit, decision). */
@@ -210,6 +215,7 @@ export function initialThreadPageState(threadId: string): ThreadPageState {
     attached: false,
     facts: { queue: 0, transcript: 0 },
     // The first load is the first detail read.
+    transcriptBehind: false,
     detail: { wanted: true, inFlight: 0, latest: 0 },
     starts: 0,
     shed: 0,

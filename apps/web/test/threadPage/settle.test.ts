@@ -111,6 +111,41 @@ describe('a settle event and the end of the stream it settles', () => {
     expect(page.effectTypes()).toEqual(['readDetail']);
   });
 
+  it('shows a turn that settled while another stream was shown, once that stream ends (a read then could not show it)', () => {
+    // Another tab runs `a`, then `b`; this tab follows `a`, and its stream is still opening when
+    // both settle (a busy machine: the answer to the attach comes seconds late).
+    const page = Page.opened(
+      detail(exchange('earlier'), queueOf(turn('a', 'running'), [turn('b', 'queued')])),
+    );
+    expect(page.effectTypes()).toEqual(['attach']);
+    page.feed({
+      type: 'stream.opened',
+      turnId: 'a',
+      kind: 'attach',
+      user: { text: 'text of a', attachments: [] },
+    });
+    page.feed(settled(turn('a', 'completed'), queueOf(null, [turn('b', 'queued')]), exchange('a')));
+    page.feed(queueChanged(queueOf(turn('b', 'running'))));
+    // `b` cannot be put in place behind a stream still shown: the thread is read instead...
+    page.feed(settled(turn('b', 'completed'), queueOf(null), exchange('b')));
+    // ...and its answer comes while `a` still shows, so its transcript cannot be shown either.
+    page.readDetail(detail([...exchange('earlier'), ...exchange('a'), ...exchange('b')], queueOf(null)));
+    expect(page.state.transcript.live?.turnId).toBe('a');
+
+    // The attach is answered: `a` ended before it (204).
+    page.feed({ type: 'stream.ended', turnId: 'a', outcome: 'gone' });
+    page.readDetail(detail([...exchange('earlier'), ...exchange('a'), ...exchange('b')], queueOf(null)));
+    expect(page.state.transcript.messages.map((message) => message.id)).toEqual([
+      'user-earlier',
+      'reply-earlier',
+      'user-a',
+      'reply-a',
+      'user-b',
+      'reply-b',
+    ]);
+    expect(page.effectTypes()).toEqual([]);
+  });
+
   it('marks a reply interrupted when its turn settles interrupted', () => {
     const page = streamingWithOneQueued();
     page.feed({ type: 'stream.ended', turnId: 'a', outcome: 'ended' });
