@@ -123,7 +123,7 @@ test.describe('feedback on replies (H2)', () => {
   });
 
   test('a reply that is still streaming has no thumbs yet', async ({ chat }) => {
-    await chat.startThread('Keep going [[words:400]] [[delay:30]]');
+    await chat.startThread('Keep going [[words:1000]] [[delay:30]]');
     await expect(chat.lastReply()).toContainText('You said: "Keep going"');
     await expect(chat.lastReply().getByTestId('feedback')).toHaveCount(0);
     await chat.stopButton.click();

@@ -52,7 +52,7 @@ test.describe('keyboard', () => {
   });
 
   test("Esc in a queued item's editor gives the keyboard back to the item", async ({ chat, dock }) => {
-    await chat.startThread('[[words:400]] [[delay:30]] long');
+    await chat.startThread('[[words:1000]] [[delay:30]] long');
     await chat.send('queued one');
     await dock.expectTexts(['queued one']);
     const editor = await dock.startEditing(0);
