@@ -247,6 +247,17 @@ Feature: Chat with queued turns and interrupts
     And both tabs show the same second reply
 
   @queue @S3
+  Scenario: A queue resumed in another tab runs there, and this tab shows every reply, on a busy machine too
+    Given I sent "[[words:3000]] [[delay:30]] long" and queued "[[words:12]] first queued" and "[[words:12]] second queued"
+    And the same thread is open in a second tab
+    When I pause the queue in the first tab and press Stop
+    Then nothing runs, in either tab
+    When I press "Resume" in the second tab
+    Then the first tab shows a reply to "first queued", then one to "second queued"
+    # The second reply can settle while the first tab still follows the first one's stream (its
+    # answer late on a busy machine): the thread is read again once that stream ends.
+
+  @queue @S3
   Scenario: A paused queue says so on every item and in the composer, even while a reply runs
     Given I sent "[[words:3000]] [[delay:30]] still talking" and its reply is streaming
     And I queued "one" and then "two"
