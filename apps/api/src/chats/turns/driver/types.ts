@@ -52,7 +52,12 @@ export type DriverEvent =
   /** The run's token usage as the model reported it (C1), summed over its model calls; before `turn-complete`. */
   | { type: 'usage'; usage: TokenUsage }
   /** The model call failed; `message` is for a person to read (no stack, no internals). */
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /**
+   * The run could not start: the database it reads first could not be reached. Nothing was
+   * produced and nothing stored, so the host may send the turn again; only ever the first event.
+   */
+  | { type: 'unavailable' };
 
 /**
  * Everything a driver needs to produce one run of a turn. A driver stores the run's messages in

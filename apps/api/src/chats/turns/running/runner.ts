@@ -10,7 +10,14 @@ import { findBranch } from '../../branches/repository';
 import { readRunInstructions } from '../../threads/choices';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
 import type { ContextWindows } from '../context/window';
-import type { DriverEvent, RuntimeDriver, Segment, SuspendedCall } from '../driver/types';
+import type {
+  DriverEvent,
+  DriverTurn,
+  RuntimeConnection,
+  RuntimeDriver,
+  Segment,
+  SuspendedCall,
+} from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
@@ -299,7 +306,7 @@ export class TurnRunner {
       if (!history) return;
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
-      // history was read, before the model call (which is not tried again) starts.
+      // history was read. One that begins after it meets the run's own first reads (`connect`).
       const custom =
         segment.kind === 'start'
           ? customInstructions(
@@ -309,7 +316,7 @@ export class TurnRunner {
             )
           : '';
       const { toolModes } = this.deps;
-      const connection = await this.deps.driver.send({
+      const started = await this.connect(controller, {
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
         message: { id: context.userMessageId, text: turn.text, attachments: turn.attachments },
@@ -327,6 +334,14 @@ export class TurnRunner {
           }),
         ...(toolModes ? { toolModes: () => toolModes(turn.threadId) } : {}),
       });
+      if (!started) {
+        if (controller.signal.aborted) return;
+        // The database stayed away past the wait: failed as a turn whose context could not be read.
+        record.streamError = turnErrorMessages.contextUnavailable;
+        stream.push({ type: 'error', errorText: record.streamError });
+        return;
+      }
+      const { connection, events, first } = started;
       const running = this.running.get(turn.id);
       if (running) running.steerable = connection.steerable;
       // A run that cannot steer leaves steers (sent before it connected, or later) to the queue.
@@ -338,9 +353,8 @@ export class TurnRunner {
           ...(turn.assistantMessageId ? { messageId: turn.assistantMessageId } : {}),
         });
       }
-      const events = connection.events[Symbol.asyncIterator]();
-      for (;;) {
-        const next = await this.nextEvent(events);
+      let next = first;
+      for (; ; next = await this.nextEvent(events)) {
         if (next === 'idle') {
           // The run went silent: stopped as failed, so it cannot hold the thread forever.
           record.idle = true;
@@ -355,6 +369,40 @@ export class TurnRunner {
       }
     } catch (error) {
       if (!controller.signal.aborted) record.streamError = failureOf(error);
+    }
+  }
+
+  /**
+   * Starts the driver's run and waits for its first event. A run that could not start because the
+   * database went away after the reads above (the driver's own first reads failed; nothing was
+   * produced or stored) is started again, with growing pauses, for up to START_WAIT_MS from here.
+   * Undefined when that wait ran out, or a stop or shutdown ended it.
+   */
+  private async connect(controller: AbortController, input: DriverTurn): Promise<StartedRun | undefined> {
+    const until = Date.now() + START_WAIT_MS;
+    let pause: number = DURABLE_RETRY_MS.first;
+    for (let tries = 1; ; tries += 1) {
+      const connection = await this.deps.driver.send(input);
+      const events = connection.events[Symbol.asyncIterator]();
+      const first = await this.nextEvent(events);
+      if (first === 'idle' || first.done || first.value.type !== 'unavailable') {
+        if (tries > 1)
+          this.deps.logger.info(
+            { turnId: input.turnId, tries },
+            'a run started after waiting for the database',
+          );
+        return { connection, events, first };
+      }
+      connection.close();
+      if (tries === 1)
+        this.deps.logger.warn(
+          { turnId: input.turnId },
+          'the database went away as a run started; waiting for it',
+        );
+      const waiting = !controller.signal.aborted && !this.shutdown.signal.aborted;
+      if (!waiting || Date.now() + pause > until) return undefined;
+      await sleep(pause, controller.signal);
+      pause = Math.min(pause * 2, DURABLE_RETRY_MS.max);
     }
   }
 
@@ -467,9 +515,11 @@ export class TurnRunner {
     } else if (event.type === 'suspended') record.suspended = event.call;
     else if (event.type === 'resume-token') record.resumeToken = event.token;
     else if (event.type === 'usage') record.usage = event.usage;
-    else if (event.type === 'error') {
+    else if (event.type === 'error' || event.type === 'unavailable') {
       if (controller.signal.aborted) return;
-      record.streamError = event.message || failureOf(undefined);
+      // `unavailable` after the first event breaks the driver's word: it ends the run as a failure.
+      const message = event.type === 'error' ? event.message : turnErrorMessages.contextUnavailable;
+      record.streamError = message || failureOf(undefined);
       stream.push({ type: 'error', errorText: record.streamError });
     } else if (!event.saved) {
       // The driver's save failed (the database went away as the run ended): `finish` writes it.
@@ -609,6 +659,13 @@ export class TurnRunner {
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
+/** A driver's run that started: its connection, its events and the first of them, already read. */
+interface StartedRun {
+  connection: RuntimeConnection;
+  events: AsyncIterator<DriverEvent>;
+  first: IteratorResult<DriverEvent> | 'idle';
+}
+
 async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return;
   await new Promise<void>((resolve) => {

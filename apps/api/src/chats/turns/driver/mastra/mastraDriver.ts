@@ -5,6 +5,7 @@ import { generateText, type UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../../../agent/chatAgent';
 import { SUMMARY_INSTRUCTION, summaryRequestText } from '../../../../agent/contextSummary';
 import { LiveToolPolicy } from '../../../../agent/toolPolicy';
+import { isDatabaseUnavailable } from '../../../../platform/databaseErrors';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver, SummaryRequest } from '../types';
 import { FreshRuns } from './freshRuns';
 import { callModel, describeModelError, suspendedCallOf } from './modelCall';
@@ -95,6 +96,8 @@ export class MastraDriver implements RuntimeDriver {
     }
     const fresh = this.runs.begin();
     const releaseThread = this.threads.begin(input.conversation.id);
+    // Until the model call is under way a failure to reach the database stored nothing.
+    let started = false;
     try {
       const tools = await this.toolPolicyOf(input);
       const output = await callModel(this.chatAgent.agent, input, {
@@ -102,6 +105,7 @@ export class MastraDriver implements RuntimeDriver {
         stepHooks: [...(steering ? [steering] : []), ...(tools ? [new ToolPolicyStep(tools)] : [])],
         ...(tools ? { tools } : {}),
       });
+      started = true;
       if (output.runId) yield { type: 'resume-token', token: output.runId };
       const chunks = toAISdkStream(output, {
         from: 'agent',
@@ -128,6 +132,10 @@ export class MastraDriver implements RuntimeDriver {
         yield { type: 'turn-complete', saved: await savedAtEnd(output) };
       }
     } catch (error) {
+      if (!started && isDatabaseUnavailable(error)) {
+        yield { type: 'unavailable' };
+        return;
+      }
       yield {
         type: 'error',
         message: describeModelError(error instanceof Error ? error.message : String(error)),
