@@ -2,11 +2,12 @@ import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 
 /**
- * Sixteen tool steps, 1.5 s apart, then a short answer: a steer sent while the steps run waits in
- * the Dock until the next step boundary, then the reply takes it in and goes on with its steps.
- * (Eight were too few on a slow host: the steps were over before the steer was sent.)
+ * Six tool steps, 4 s apart, then a short answer (a word every 4 s too): a steer sent while the
+ * steps run waits in the Dock until the next step boundary, then the reply takes it in and goes on
+ * with its steps. Steps 1.5 s apart were too short on a slow host: the steer was taken in before
+ * the Dock had shown it waiting.
  */
-const MULTI_STEP = 'plan a trip [[steps:16]] [[delay:1500]] [[words:10]]';
+const MULTI_STEP = 'plan a trip [[steps:6]] [[delay:4000]] [[words:8]]';
 
 test.describe('steer', () => {
   test('Ctrl+Enter steers a multi-step reply; the transcript rolls in both tabs and after a reload', async ({
@@ -49,7 +50,7 @@ test.describe('steer', () => {
     }
     for (const page of [chat, otherChat]) {
       await expect(page.lastReply()).toContainText('(steered) You added: "also book a hotel"', {
-        timeout: 30_000,
+        timeout: 60_000,
       });
     }
 
