@@ -56,8 +56,9 @@ export type DriverEvent =
   /**
    * The run could not start: the database it reads first could not be reached. Nothing was
    * produced and nothing stored, so the host may send the turn again; only ever the first event.
+   * `cause`: the database error.
    */
-  | { type: 'unavailable' };
+  | { type: 'unavailable'; cause: unknown };
 
 /**
  * Everything a driver needs to produce one run of a turn. A driver stores the run's messages in

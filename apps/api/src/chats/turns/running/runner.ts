@@ -333,14 +333,14 @@ export class TurnRunner {
             return [];
           }),
         ...(toolModes ? { toolModes: () => toolModes(turn.threadId) } : {}),
-      });
-      if (!started) {
-        if (controller.signal.aborted) return;
+      }).catch((error: unknown) => {
         // The database stayed away past the wait: failed as a turn whose context could not be read.
+        if (!isDatabaseUnavailable(error) || controller.signal.aborted) throw error;
         record.streamError = turnErrorMessages.contextUnavailable;
         stream.push({ type: 'error', errorText: record.streamError });
-        return;
-      }
+        return undefined;
+      });
+      if (!started) return;
       const { connection, events, first } = started;
       const running = this.running.get(turn.id);
       if (running) running.steerable = connection.steerable;
@@ -373,37 +373,21 @@ export class TurnRunner {
   }
 
   /**
-   * Starts the driver's run and waits for its first event. A run that could not start because the
-   * database went away after the reads above (the driver's own first reads failed; nothing was
-   * produced or stored) is started again, with growing pauses, for up to START_WAIT_MS from here.
-   * Undefined when that wait ran out, or a stop or shutdown ended it.
+   * Starts the driver's run and reads its first event. A run whose own first reads could not reach
+   * the database (`unavailable`: nothing produced or stored) is started again, as a starting run's
+   * reads are (`waitingForDatabase`).
    */
-  private async connect(controller: AbortController, input: DriverTurn): Promise<StartedRun | undefined> {
-    const until = Date.now() + START_WAIT_MS;
-    let pause: number = DURABLE_RETRY_MS.first;
-    for (let tries = 1; ; tries += 1) {
+  private async connect(controller: AbortController, input: DriverTurn): Promise<StartedRun> {
+    return await this.waitingForDatabase(controller, async () => {
       const connection = await this.deps.driver.send(input);
       const events = connection.events[Symbol.asyncIterator]();
       const first = await this.nextEvent(events);
-      if (first === 'idle' || first.done || first.value.type !== 'unavailable') {
-        if (tries > 1)
-          this.deps.logger.info(
-            { turnId: input.turnId, tries },
-            'a run started after waiting for the database',
-          );
-        return { connection, events, first };
+      if (first !== 'idle' && !first.done && first.value.type === 'unavailable') {
+        connection.close();
+        throw first.value.cause;
       }
-      connection.close();
-      if (tries === 1)
-        this.deps.logger.warn(
-          { turnId: input.turnId },
-          'the database went away as a run started; waiting for it',
-        );
-      const waiting = !controller.signal.aborted && !this.shutdown.signal.aborted;
-      if (!waiting || Date.now() + pause > until) return undefined;
-      await sleep(pause, controller.signal);
-      pause = Math.min(pause * 2, DURABLE_RETRY_MS.max);
-    }
+      return { connection, events, first };
+    });
   }
 
   /**
@@ -454,7 +438,7 @@ export class TurnRunner {
   }
 
   /**
-   * A read a starting run needs, tried again while the database cannot be reached (a connection
+   * A read a starting run needs (or its start, `connect`), tried again while the database cannot be reached (a connection
    * the outage broke, the server restarting) for up to START_WAIT_MS, pausing longer each time:
    * a turn accepted just before an outage, or claimed just after one, is answered instead of
    * failed. Any other error, a stop, or the wait running out ends it as before.
@@ -658,13 +642,14 @@ export class TurnRunner {
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
 /** A driver's run that started: its connection, its events and the first of them, already read. */
 interface StartedRun {
   connection: RuntimeConnection;
   events: AsyncIterator<DriverEvent>;
   first: IteratorResult<DriverEvent> | 'idle';
 }
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
 
 async function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return;

@@ -133,7 +133,7 @@ export class MastraDriver implements RuntimeDriver {
       }
     } catch (error) {
       if (!started && isDatabaseUnavailable(error)) {
-        yield { type: 'unavailable' };
+        yield { type: 'unavailable', cause: error };
         return;
       }
       yield {
