@@ -25,13 +25,15 @@ export class QueueDock {
     return (await this.root.getByTestId('queue-item-text').allInnerTexts()).map((text) => text.trim());
   }
 
-  async expectTexts(texts: string[]): Promise<void> {
+  /** `timeout`: for a Dock that changes only as replies run (the default is the config's). */
+  async expectTexts(texts: string[], timeout?: number): Promise<void> {
+    const within = timeout === undefined ? {} : { timeout };
     if (texts.length === 0) {
-      await expect(this.root).toBeHidden();
+      await expect(this.root).toBeHidden(within);
       return;
     }
-    await expect(this.root.getByTestId('queue-item-text')).toHaveText(texts);
-    await expect(this.counter).toHaveText(`${texts.length} / 5`);
+    await expect(this.root.getByTestId('queue-item-text')).toHaveText(texts, within);
+    await expect(this.counter).toHaveText(`${texts.length} / 5`, within);
   }
 
   editor(index: number): Locator {
