@@ -47,6 +47,23 @@ afterAll(async () => {
 
 const REMINDER = 'Steer reminder';
 
+/**
+ * What a step boundary leaves when its commit lands and the answer never reaches the runner: a
+ * steer sent into the running turn is delivered into it, and the run is not told. Returns the
+ * message id the database gave it.
+ */
+async function deliveredUnheard(threadId: string, runningTurnId: string, text: string): Promise<string> {
+  const sent = await steer(threadId, text);
+  const { turn } = (await sent.json()) as { turn: { id: string } };
+  const rows = await turnRows(threadId);
+  const pending = rows.find((row) => row.id === turn.id);
+  const running = rows.find((row) => row.id === runningTurnId);
+  expect([pending?.status, running?.status]).toEqual(['steer_pending', 'running']);
+  const messageId = crypto.randomUUID();
+  await markSteerDelivered(runtime.database.db, pending as never, running?.branchId ?? '', messageId);
+  return messageId;
+}
+
 function steer(threadId: string, text: string, clientRequestId: string = crypto.randomUUID()) {
   return client.fetch('POST', `/api/threads/${threadId}/turns`, { clientRequestId, text, mode: 'steer' });
 }
@@ -115,25 +132,48 @@ describe('steer: a message folded into the running reply at its next step', () =
     expect(lines.join('')).not.toContain('also book a hotel');
   });
 
-  it('keeps a steer the database took in though its run never heard (the boundary commit whose answer an outage lost)', async () => {
+  it('answers a steer the database took in though its run never heard (the boundary commit whose answer an outage lost): the next boundary hands it over', async () => {
     const threadId = await client.createThread();
-    const reply = await client.send(threadId, 'plan my week [[steps:3]] [[delay:800]] [[words:1]]');
+    const reply = await client.send(threadId, 'plan my week [[steps:3]] [[delay:800]] [[words:20]]');
     const running = reply.headers.get('x-turn-id') ?? '';
     const chunks = iterateChunks(reply);
     // Step 2 has begun: its boundary, the next one, is a whole delay away. The test's own writes
     // below must land before it, or the run claims the steer first.
     let steps = 0;
     await readUntil(chunks, (chunk) => chunk.type === 'start-step' && ++steps === 2);
-    const sent = await steer(threadId, 'keep Sunday free');
-    const { turn } = (await sent.json()) as { turn: { id: string } };
-    // What a boundary leaves when its commit lands and the answer never reaches the runner: the
-    // steer is delivered into the running turn, and the run goes on without it.
-    const rows = await turnRows(threadId);
-    const pending = rows.find((row) => row.id === turn.id);
-    const runningTurn = rows.find((row) => row.id === running);
-    expect([pending?.status, runningTurn?.status]).toEqual(['steer_pending', 'running']);
-    const messageId = crypto.randomUUID();
-    await markSteerDelivered(runtime.database.db, pending as never, runningTurn?.branchId ?? '', messageId);
+    const messageId = await deliveredUnheard(threadId, running, 'keep Sunday free');
+
+    const after: StreamChunk[] = [];
+    for await (const chunk of chunks) after.push(chunk);
+    const boundary = after.find((chunk) => chunk.type === 'data-steer-boundary') as
+      | { data: { steers: Array<{ messageId: string; text: string }> } }
+      | undefined;
+    expect(boundary?.data.steers.map((taken) => [taken.messageId, taken.text])).toEqual([
+      [messageId, 'keep Sunday free'],
+    ]);
+    const continuation = textOfChunks(after.slice(after.indexOf(boundary as never)));
+    expect(continuation).toMatch(/^\(steered\) You added: "keep Sunday free"\. You said: "plan my week"\./);
+    const settled = (await turnRows(threadId)).find((row) => row.id === running);
+    expect(settled?.status).toBe('completed');
+    // Stored once, under the id the database gave it, and answered.
+    const { messages } = await client.detail(threadId);
+    expect(messages.map((message) => [message.role, message.id === messageId])).toEqual([
+      ['user', false],
+      ['assistant', false],
+      ['user', true],
+      ['assistant', false],
+    ]);
+    expect(textsOf(messages[3] as never).startsWith('(steered)')).toBe(true);
+  });
+
+  it('keeps after the reply a steer the database took in unheard when no boundary is left to hand it over', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'one step [[steps:1]] [[delay:40]] [[words:30]]');
+    const running = reply.headers.get('x-turn-id') ?? '';
+    const chunks = iterateChunks(reply);
+    // The answer is streaming: there is no step boundary left in this reply.
+    await readUntil(chunks, (chunk) => chunk.type === 'text-delta');
+    const messageId = await deliveredUnheard(threadId, running, 'keep Sunday free');
 
     const after: StreamChunk[] = [];
     for await (const chunk of chunks) after.push(chunk);

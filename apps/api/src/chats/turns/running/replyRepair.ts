@@ -22,8 +22,8 @@ export type Outcome =
  * has no result yet closed as cancelled (a turn stopped just as it suspended for an approval also
  * has the driver's suspended run discarded), so the transcript never keeps a call without a result.
  * Every steer the database says the turn took in is kept too, the ones the run never heard of
- * included (their boundary's commit went through but its answer was lost): after the reply, where
- * the record does not hold them. Returns the id of the reply as stored (null when there is none).
+ * included (their boundary's commit went through but its answer was lost, and no later boundary
+ * handed them over): after the reply, where the record does not hold them. Returns the id of the reply as stored (null when there is none).
  * Throws when memory cannot be written: the caller keeps the turn and tries again.
  */
 export async function storeReply(

@@ -316,6 +316,8 @@ export class TurnRunner {
             )
           : '';
       const { toolModes } = this.deps;
+      // The steers this run was handed at its boundaries (by their turn ids).
+      const heard = new Set<string>();
       const started = await this.connect(controller, {
         turnId: turn.id,
         conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
@@ -326,12 +328,22 @@ export class TurnRunner {
         history,
         abortSignal: controller.signal,
         // A boundary the database cannot serve takes nothing in: the reply goes on, its steers wait
-        // for the next boundary or the queue (one whose commit went through is kept by storeReply).
+        // for the next boundary or the queue. One whose commit went through unheard is handed over
+        // at the next boundary, or kept after the reply by storeReply when none comes.
         takeSteers: () =>
-          takeSteersAtBoundary(this.deps, turn).catch((error: unknown) => {
-            this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not take steers in at a boundary');
-            return [];
-          }),
+          takeSteersAtBoundary(this.deps, turn, heard).then(
+            (steers) => {
+              for (const steer of steers) heard.add(steer.turnId);
+              return steers;
+            },
+            (error: unknown) => {
+              this.deps.logger.warn(
+                { err: error, turnId: turn.id },
+                'could not take steers in at a boundary',
+              );
+              return [];
+            },
+          ),
         ...(toolModes ? { toolModes: () => toolModes(turn.threadId) } : {}),
       }).catch((error: unknown) => {
         // The database stayed away past the wait: failed as a turn whose context could not be read.

@@ -1,6 +1,6 @@
 import type { Queryable, TurnRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
-import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, or, sql } from 'drizzle-orm';
 import type { SteerMessage } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 
@@ -71,6 +71,40 @@ const selectSteersDeliveredInto = preparedQuery('steers_delivered_into', (q) =>
         eq(turns.branchId, sql.placeholder('branchId')),
         eq(turns.status, 'delivered'),
         gte(turns.startedAt, sql.placeholder('startedAt')),
+      ),
+    )
+    .orderBy(asc(turns.seq)),
+);
+
+/**
+ * What a running turn's step boundary reads first, in one statement: the thread's steers waiting
+ * for it, and the steers the database says the turn took in, in the order they were accepted.
+ */
+export async function listSteersAtBoundary(q: Queryable, turn: TurnRow): Promise<TurnRow[]> {
+  if (!turn.startedAt) return await listPendingSteers(q, turn.threadId);
+  return await selectSteersAtBoundary(q, {
+    threadId: turn.threadId,
+    branchId: turn.branchId,
+    startedAt: turn.startedAt.toISOString(),
+  });
+}
+
+/** Read at every step boundary of a run that can steer: built once (preparedQuery). */
+const selectSteersAtBoundary = preparedQuery('steers_at_boundary', (q) =>
+  q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(turns.threadId, sql.placeholder('threadId')),
+        or(
+          eq(turns.status, 'steer_pending'),
+          and(
+            eq(turns.status, 'delivered'),
+            eq(turns.branchId, sql.placeholder('branchId')),
+            gte(turns.startedAt, sql.placeholder('startedAt')),
+          ),
+        ),
       ),
     )
     .orderBy(asc(turns.seq)),
