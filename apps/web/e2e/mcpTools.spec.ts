@@ -11,7 +11,13 @@ test.describe('tools from MCP servers (T3)', () => {
     await chat.startThread('hello [[words:3]]');
     await chat.waitForIdle();
     const page = chat.page;
+    // Opening the panel reads the thread again: servers come and go while a page stays open.
+    const reread = page.waitForRequest(
+      (request) =>
+        request.method() === 'GET' && /^\/api\/threads\/[^/]+$/.test(new URL(request.url()).pathname),
+    );
     await page.getByTestId('tool-settings-open').click();
+    await reread;
     const fromFixture = page.getByRole('region', { name: 'Tools from fixture' });
     await expect(fromFixture).toBeVisible();
     const echo = fromFixture.getByRole('group', { name: 'echo', exact: true });

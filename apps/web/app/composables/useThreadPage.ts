@@ -163,5 +163,6 @@ export function useThreadPage(threadId: string) {
       toolSettingsView,
     ),
     setToolMode: toolSettings.setMode,
+    toolPanelOpened: toolSettings.panelOpened,
   };
 }

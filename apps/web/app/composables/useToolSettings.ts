@@ -18,5 +18,10 @@ export function useToolSettings(store: ThreadStore) {
     }
   }
 
-  return { setMode };
+  /** The panel opened: read the detail again, for the MCP servers as they are now (T3). */
+  function panelOpened(): void {
+    dispatch({ type: 'toolPanel.opened' });
+  }
+
+  return { setMode, panelOpened };
 }

@@ -128,6 +128,11 @@ export type ThreadPageEvent =
   | { type: 'toolMode.requested'; name: string; mode: ToolMode }
   | { type: 'toolMode.answered'; name: string }
   | { type: 'toolMode.refused'; name: string; error: Refusal }
+  /**
+   * The panel was opened: the detail is read again, so MCP servers that came or went since the
+   * page's last read show as they are now (T3); nothing else tells the page of them.
+   */
+  | { type: 'toolPanel.opened' }
   /** The page became visible or hidden. */
   | { type: 'page.visibility'; visible: boolean }
   /**

@@ -196,6 +196,8 @@ function reduceEvent(state: ThreadPageState, event: ThreadPageEvent): ThreadPage
       return toolModeAnswered(state, event.name);
     case 'toolMode.refused':
       return showNotice({ ...state, toolsWanted: withoutKey(state.toolsWanted, event.name) }, event.error);
+    case 'toolPanel.opened':
+      return { ...state, detail: { ...state.detail, wanted: true } };
     case 'drainMode.requested':
       return { ...state, drainModeWanted: event.mode };
     case 'drainMode.answered':

@@ -63,4 +63,27 @@ describe('the tool settings panel', () => {
       { name: 'slowpoke', status: 'starting' },
     ]);
   });
+
+  it('reads the detail again when the panel opens, and shows an MCP server that went away since (T3)', () => {
+    const opened = detail([...exchange('hi')]);
+    const echo = {
+      name: 'mcp__files__echo',
+      description: 'Echo.',
+      mode: 'ask',
+      defaultMode: 'ask',
+      server: 'files',
+    } as const;
+    const page = Page.opened({
+      ...opened,
+      tools: [...opened.tools, echo],
+      toolServers: [{ name: 'files', status: 'available' }],
+    });
+    expect(page.effectTypes()).not.toContain('readDetail');
+    page.feed({ type: 'toolPanel.opened' });
+    expect(page.effectTypes()).toContain('readDetail');
+    page.readDetail({ ...opened, toolServers: [{ name: 'files', status: 'unavailable' }] });
+    const view = toolSettingsView(page.state);
+    expect(view.tools.map((tool) => tool.name)).toEqual(['current_time', 'save_note']);
+    expect(view.serversAway).toEqual([{ name: 'files', status: 'unavailable' }]);
+  });
 });

@@ -15,6 +15,7 @@ Feature: Tools from MCP servers
     When I open "Tools" in the composer
     Then a section "From the MCP server fixture" lists echo and slow, each on "Ask"
     And "broken" is named as unavailable, with no tools
+    And opening the panel read the chat again, so servers that came or went since show as they are
 
   Scenario: An MCP tool asks, then runs
     When I send "hello mcp [[tool:mcp__fixture__echo]] [[words:30]]"
