@@ -28,6 +28,13 @@ Feature: Durability under faults
     Then after recovery "and include Rome" is in the transcript, after the reply so far
     And the tool steps I saw before it are kept
 
+  Scenario: A steer whose delivery's answer was lost is still answered (API, steer.test.ts)
+    Given a reply of three tool steps is running
+    And a step boundary took my steer "keep Sunday free" in, but the database's answer never reached the run
+    When the next step boundary comes
+    Then the reply takes the steer in there and answers it, under the message id the database gave it
+    And with no boundary left, the steer is kept after the reply instead
+
   Scenario: A hard kill keeps what a landed checkpoint write holds
     When I send "a long story [[words:2000]] [[delay:40]]" and 20 words have streamed
     And a checkpoint write is held in flight while 5 more words stream
