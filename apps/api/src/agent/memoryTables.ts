@@ -14,9 +14,10 @@ import { textArray } from '../platform/sqlArrays';
  * - The lineage rows (`message_lineage`, see chats/branches/lineage.ts), whose parents are the
  *   branch's stored order.
  * - An account's rows, moved to another account or deleted with it.
- * - A new chat's memory threads and messages (an import, a fork, a continued share), written in the
- *   caller's transaction so the chat appears whole or not at all (Mastra's own `saveMessages` and
- *   `copyThread` write through Mastra's connections, outside it).
+ * - A new chat's memory threads and messages (an import, a fork, a continued share), and a new
+ *   version's copy of the history before its edited message, written in the caller's transaction so
+ *   they appear whole or not at all (Mastra's own `saveMessages` and `copyThread` write through
+ *   Mastra's connections, outside it: an edit rolled back by an outage or a kill left its copy).
  */
 
 /** The rows as Mastra stores them (`content` is the JSON of MastraMessageContentV2). */
@@ -343,6 +344,35 @@ export async function insertMemoryMessages(
         ${column((message) => message.resourceId)}
       ) as m(id, thread_id, content, created, role, resource)`);
   }
+}
+
+/**
+ * A new memory thread `to` holding a copy of the messages `messageIds` of thread `from`, as
+ * Mastra's `copyThread` makes one (each copy a new id, with the same content, time, role and
+ * type), in the caller's transaction and one statement per batch (Mastra's inserts one row a
+ * round trip). Returns each copy's id by the copied message's id; throws when one is not `from`'s.
+ */
+export async function copyMemoryMessages(
+  q: Queryable,
+  copy: { from: string; to: string; resourceId: string; messageIds: readonly string[] },
+): Promise<Map<string, string>> {
+  await insertMemoryThreads(q, [copy.to], copy.resourceId);
+  const copies = new Map(copy.messageIds.map((id) => [id, crypto.randomUUID()]));
+  const pairs = [...copies];
+  for (let start = 0; start < pairs.length; start += INSERT_BATCH) {
+    const batch = pairs.slice(start, start + INSERT_BATCH);
+    const written = await q.execute<{ id: string }>(sql`
+      insert into ${MESSAGES} (id, thread_id, content, "createdAt", "createdAtZ", role, type, "resourceId")
+      select c.copy, ${copy.to}, m.content, m."createdAt", m."createdAtZ", m.role, m.type, ${copy.resourceId}
+      from unnest(${textArray(batch.map(([source]) => source))}, ${textArray(batch.map(([, id]) => id))})
+        as c(source, copy)
+      join ${MESSAGES} m on m.id = c.source and m.thread_id = ${copy.from}
+      returning id`);
+    if (written.length !== batch.length) {
+      throw new Error(`copied ${written.length} of ${batch.length} messages of memory thread ${copy.from}`);
+    }
+  }
+  return copies;
 }
 
 // --- Lineage rows, from the stored order -------------------------------------------------------

@@ -3,6 +3,7 @@ import type { BranchRow, Database, Queryable, ThreadRow } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
 import {
+  copyMemoryMessages,
   readBranchTail,
   readMessageIdsBefore,
   readMessageRole,
@@ -126,7 +127,6 @@ export class BranchService {
     ) => Promise<{ messageId: string; text: string; attachmentIds?: string[]; requestedModel?: string }>,
   ): Promise<SendResult> {
     const newBranchId = crypto.randomUUID();
-    const clone = { made: false };
     return await this.deps.acceptance.accept(
       { ownerId, threadId, clientRequestId },
       {
@@ -139,9 +139,10 @@ export class BranchService {
             : (await listTurnsOfMessages(tx, threadId, [messageId])).find(
                 (turn) => turn.userMessageId === messageId,
               )?.attachments;
-          await this.createVersion(tx, thread, messageId, newBranchId, clone);
+          const branch = await this.createVersion(tx, thread, messageId, newBranchId);
           return {
             branchId: newBranchId,
+            branch,
             text,
             attachments: attachments ?? [],
             joins: 'run',
@@ -149,10 +150,6 @@ export class BranchService {
             thread: { activeBranchId: newBranchId },
             announce: true,
           };
-        },
-        // The transaction rolled back: drop the memory thread it cloned, if any.
-        rolledBack: async () => {
-          if (clone.made) await this.deps.chatAgent.memory.deleteThread(newBranchId).catch(() => {});
         },
       },
     );
@@ -238,17 +235,16 @@ export class BranchService {
 
   /**
    * Makes branch `branchId` a new version of the active branch at its user message `messageId`:
-   * a Mastra clone of the messages before it (by exact ids: several can share one millisecond),
-   * their origins, and the branch row. `clone.made` tells the caller a memory thread now exists.
+   * a copy of the messages before it in a memory thread of its own (by exact ids: several can
+   * share one millisecond), their origins, and the branch row (returned). All in `tx`: an edit
+   * that rolls back leaves nothing of itself, in memory either.
    */
   private async createVersion(
     tx: Queryable,
     thread: ThreadRow,
     messageId: string,
     branchId: string,
-    clone: { made: boolean },
-  ): Promise<void> {
-    const { memory } = this.deps.chatAgent;
+  ): Promise<BranchRow> {
     if (!thread.activeBranchId) throw new InvariantError(`thread ${thread.id} has no active branch`);
     const parent = await findThreadBranch(tx, thread.id, thread.activeBranchId);
     if (!parent) throw new InvariantError(`thread ${thread.id} lost its active branch`);
@@ -259,32 +255,28 @@ export class BranchService {
     if (originOf(storedId) !== messageId) throw notFound('message');
     if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('message');
     const before = await readMessageIdsBefore(tx, parent.memoryThreadId, storedId);
-    await insertBranch(tx, {
+    const branch = await insertBranch(tx, {
       id: branchId,
       threadId: thread.id,
       parentBranchId: parent.id,
       forkMessageId: messageId,
     });
     if (before.length > 0) {
-      // copyThread, not cloneThread: the clone would read the copied transcript back through Mastra.
-      const { messageIdMap } = await memory.copyThread({
-        sourceThreadId: parent.memoryThreadId,
-        newThreadId: branchId,
+      const copies = await copyMemoryMessages(tx, {
+        from: parent.memoryThreadId,
+        to: branchId,
         resourceId: thread.ownerId,
-        options: { messageFilter: { messageIds: before } },
+        messageIds: before,
       });
-      clone.made = true;
       await insertMessageOrigins(
         tx,
         branchId,
-        Object.entries(messageIdMap ?? {}).map(([sourceId, copyId]) => ({
-          messageId: copyId,
-          originId: originOf(sourceId),
-        })),
+        [...copies].map(([sourceId, copyId]) => ({ messageId: copyId, originId: originOf(sourceId) })),
       );
       await writeBranchLineage(tx, branchId);
     }
     await markBranchActive(tx, branchId);
+    return branch;
   }
 }
 

@@ -2,7 +2,7 @@
 # Automated in apps/api/test/durability.test.ts (one scenario per loss the fault suite found),
 # apps/api/test/faults.test.ts (the fault-injection suite: seeded outages and hard kills at
 # points of a reply, a settle, a steer and an approval, one invariant checked after each),
-# recovery.test.ts and silentRun.test.ts, against a real API process, a PostgreSQL server the
+# recovery.test.ts, silentRun.test.ts, steer.test.ts and versionFaults.test.ts, against a real API process, a PostgreSQL server the
 # test stops and starts, and the built-in local model.
 
 Feature: Durability under faults
@@ -34,6 +34,18 @@ Feature: Durability under faults
     When the next step boundary comes
     Then the reply takes the steer in there and answers it, under the message id the database gave it
     And with no boundary left, the steer is kept after the reply instead
+
+  Scenario: An edit whose commit lands as the database goes away is answered, not refused (versionFaults.test.ts)
+    Given a chat with two exchanges
+    When I edit my second message and the database goes away just after the edit committed
+    Then the answer is the new version's reply, once the database is back, never a refusal
+    And both versions are intact: the old one as it was, the new one with my edit and its reply
+
+  Scenario: An edit rolled back by a hard kill leaves nothing in memory (versionFaults.test.ts)
+    Given a chat with two exchanges
+    When I edit my second message and the API is killed after the edit copied the history, before it committed
+    Then the chat is as it was, and no copy of its history is stored anywhere
+    And once I delete the chat, none of its text is left
 
   Scenario: A hard kill keeps what a landed checkpoint write holds
     When I send "a long story [[words:2000]] [[delay:40]]" and 20 words have streamed

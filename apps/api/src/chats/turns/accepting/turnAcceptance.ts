@@ -1,6 +1,7 @@
 import { type Attachment, inStatusGroup, type SendMode, type Turn, type TurnQueue } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
-import { CommitUnsure, commitOrSayUnsure } from '../../../platform/commitOutcome';
+import { commitOrSayUnsure } from '../../../platform/commitOutcome';
+import { InvariantError } from '../../../platform/errors';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { StepTimes } from '../../../platform/serverTiming';
 import { attachmentsForMessage } from '../../attachments/repository';
@@ -41,8 +42,12 @@ export interface TurnRequest {
 export interface Joining {
   /** The branch it is recorded on, and runs on when it runs now. */
   branchId: string;
-  /** The branch row, when the plan read it (the runner would read it again otherwise). */
-  branch?: BranchRow;
+  /**
+   * The branch row, as the plan read or wrote it. A turn that runs now starts on it: nothing after
+   * the commit may read the database before the answer (E5), or an outage there would refuse a
+   * turn that was recorded.
+   */
+  branch: BranchRow;
   /** The branch's last settled turn, when the plan read it with its own reads (S5's read). */
   lastSettled?: TurnRow | null;
   text: string;
@@ -64,10 +69,11 @@ export interface Joining {
  * under the thread lock, after the idempotency lookup found no earlier turn for the request.
  */
 export interface TurnPlan {
-  /** Decides how the turn joins and writes what must come first; may refuse (nothing is recorded). */
+  /**
+   * Decides how the turn joins and writes what must come first, all in `tx` (a rollback leaves
+   * nothing of it); may refuse (nothing is recorded).
+   */
   decide(tx: Queryable, thread: ThreadRow): Promise<Joining>;
-  /** The transaction rolled back: undoes what `decide` did outside the database. */
-  rolledBack?(): Promise<void>;
 }
 
 /**
@@ -105,6 +111,7 @@ export class TurnAcceptance {
             findBranch(tx, branchId),
             lastSettledTurnOnBranch(tx, branchId),
           ]);
+          if (!branch) throw new InvariantError(`thread ${threadId} lost its active branch`);
           const attachments = await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds ?? []);
           const steer = input.mode === 'steer' && active !== undefined;
           const joins = idle
@@ -137,59 +144,52 @@ export class TurnAcceptance {
   async accept(request: TurnRequest, plan: TurnPlan, times = new StepTimes()): Promise<SendResult> {
     const { db, runner, signals } = this.deps;
     const { ownerId, threadId, clientRequestId } = request;
-    let result: { retry: true; turn: TurnRow } | { retry: false; turn: TurnRow; joining: Joining };
     const startedAt = performance.now();
     let claimMs = 0;
-    try {
-      result = await commitOrSayUnsure(db, async (tx) => {
-        // The lock and the idempotency lookup go out together; the lookup runs once the lock is held.
-        const [thread, existing] = await Promise.all([
-          requireOwnedThread(tx, threadId, ownerId, { lock: true }),
-          findTurnByClientRequestId(tx, threadId, clientRequestId),
-        ]);
-        if (existing) return { retry: true as const, turn: existing };
-        const joining = await plan.decide(tx, thread);
-        const values = {
-          threadId,
-          branchId: joining.branchId,
-          clientRequestId,
-          text: joining.text,
-          attachments: joining.attachments,
-          ...(joining.requestedModel ? { requestedModel: joining.requestedModel } : {}),
-        };
-        const touchThread = updateThread(tx, threadId, joining.thread ?? {});
-        // What other tabs hear of it goes out with the writes, delivered at the commit.
-        const told = signals.publishWith(tx, ...signalsOf(threadId, joining));
-        if (joining.joins === 'run') {
-          // Recorded running at once: accepted and claimed in one write (running/claim.ts).
-          const claimStartedAt = performance.now();
-          const [turn] = await Promise.all([
-            runner.claimNew(
-              tx,
-              { ...values, steer: joining.steer ?? false },
-              { ownerId, lastSettled: joining.lastSettled },
-            ),
-            touchThread,
-            told,
-          ]);
-          claimMs = performance.now() - claimStartedAt;
-          return { retry: false as const, turn, joining };
-        }
-        // Under the lock, the two writes go out together: one round trip.
+    const result = await commitOrSayUnsure(db, async (tx) => {
+      // The lock and the idempotency lookup go out together; the lookup runs once the lock is held.
+      const [thread, existing] = await Promise.all([
+        requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+        findTurnByClientRequestId(tx, threadId, clientRequestId),
+      ]);
+      if (existing) return { retry: true as const, turn: existing };
+      const joining = await plan.decide(tx, thread);
+      const values = {
+        threadId,
+        branchId: joining.branchId,
+        clientRequestId,
+        text: joining.text,
+        attachments: joining.attachments,
+        ...(joining.requestedModel ? { requestedModel: joining.requestedModel } : {}),
+      };
+      const touchThread = updateThread(tx, threadId, joining.thread ?? {});
+      // What other tabs hear of it goes out with the writes, delivered at the commit.
+      const told = signals.publishWith(tx, ...signalsOf(threadId, joining));
+      if (joining.joins === 'run') {
+        // Recorded running at once: accepted and claimed in one write (running/claim.ts).
+        const claimStartedAt = performance.now();
         const [turn] = await Promise.all([
-          joining.joins === 'steer'
-            ? insertTurn(tx, 'steer_pending', { ...values, steer: true })
-            : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
+          runner.claimNew(
+            tx,
+            { ...values, steer: joining.steer ?? false },
+            { ownerId, lastSettled: joining.lastSettled },
+          ),
           touchThread,
           told,
         ]);
+        claimMs = performance.now() - claimStartedAt;
         return { retry: false as const, turn, joining };
-      });
-    } catch (error) {
-      // A commit that may have landed is not undone: its version's memory thread may be in use.
-      if (!(error instanceof CommitUnsure)) await plan.rolledBack?.();
-      throw error;
-    }
+      }
+      // Under the lock, the two writes go out together: one round trip.
+      const [turn] = await Promise.all([
+        joining.joins === 'steer'
+          ? insertTurn(tx, 'steer_pending', { ...values, steer: true })
+          : insertTurn(tx, 'queued', { ...values, steer: joining.steer ?? false }),
+        touchThread,
+        told,
+      ]);
+      return { retry: false as const, turn, joining };
+    });
     times.add('accept', performance.now() - startedAt - claimMs);
     if (claimMs > 0) times.add('claim', claimMs);
 
