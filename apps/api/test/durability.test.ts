@@ -1,7 +1,8 @@
-import { type ErrorBody, refusalMessages, type ThreadDetail, type Turn } from '@chat/contracts';
+import { type ErrorBody, refusalMessages, type Turn } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, textOfMessage, waitFor } from './support/client';
+import { type ApiClient, textOfMessage, waitFor } from './support/client';
 import { FaultLab, sleepUntil } from './support/faults/lab';
+import { atRest, openChat, served } from './support/faults/labChat';
 import { KILL_BOUND_MS } from './support/faults/losses';
 import { StreamView } from './support/faults/streamView';
 
@@ -45,54 +46,6 @@ async function storedMessageIds(ids: (string | null | undefined)[]): Promise<str
   return rows.map((row) => row.id).sort();
 }
 
-/**
- * The thread once nothing runs in it. Right after a fault the API may answer `503` a moment (a
- * connection that broke in the outage opens its circuit again until the next probe): read on.
- */
-async function atRest(client: ApiClient, threadId: string, timeoutMs = 90_000): Promise<ThreadDetail> {
-  const detail = await waitFor(
-    () =>
-      client
-        .via(lab.baseUrl)
-        .detail(threadId)
-        .catch(() => undefined),
-    (read) => read !== undefined && read.turnQueue.activeTurn === null,
-    timeoutMs,
-  );
-  if (!detail) throw new Error(`thread ${threadId} could not be read`);
-  return detail;
-}
-
-/**
- * A person and a chat to test in. Setting up is not under test: right after a recovery the API may
- * still answer `503` a moment (its connections come back one by one), so that is tried again.
- */
-async function openChat(): Promise<{ client: ApiClient; threadId: string }> {
-  return await waitFor(
-    async () => {
-      try {
-        const client = await ApiClient.signIn(lab.baseUrl);
-        return { client, threadId: await client.createThread() };
-      } catch {
-        return undefined;
-      }
-    },
-    (opened) => opened !== undefined,
-    30_000,
-  ).then((opened) => opened as { client: ApiClient; threadId: string });
-}
-
-/** A request of the setup, made again while the API answers a passing `503` (up to 30 s). */
-async function served(request: () => Promise<Response>): Promise<Response> {
-  const until = Date.now() + 30_000;
-  for (;;) {
-    const response = await request();
-    if (response.status !== 503 || Date.now() > until) return response;
-    await response.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** A send, made again with its `clientRequestId` while the API answers a passing `503`. */
 async function accepted(client: ApiClient, threadId: string, text: string): Promise<Response> {
   const clientRequestId = crypto.randomUUID();
@@ -122,7 +75,7 @@ async function queue(client: ApiClient, threadId: string, text: string): Promise
 
 /** A reply of tool steps with a steer sent once its first result has shown. */
 async function steeredAfterFirstResult(text: string, steerText: string) {
-  const { client, threadId } = await openChat();
+  const { client, threadId } = await openChat(lab);
   const view = await send(client, threadId, text);
   await waitFor(
     async () => view.toolResultsSeen().length,
@@ -140,7 +93,7 @@ async function steeredAfterFirstResult(text: string, steerText: string) {
 
 /** Where a steer is once the thread is at rest: in the transcript (its message stored) or the queue. */
 async function whereSteerIs(client: ApiClient, threadId: string, steerId: string, text: string) {
-  const detail = await atRest(client, threadId);
+  const detail = await atRest(lab, client, threadId);
   const row = await turnRow(steerId);
   const messageId = row?.user_message_id;
   return {
@@ -159,7 +112,7 @@ function normalise(text: string): string {
 
 describe('what the person saw survives a database outage and a hard kill', () => {
   it('keeps the message and the whole reply of a turn whose reply ends during a 60 s outage, and never calls it completed without them', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     const view = await send(client, threadId, 'long [[words:200]] [[delay:100]]');
     await waitFor(
       async () => view.wordCount,
@@ -172,7 +125,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     expect(view.finish).toEqual({ at: expect.any(Number), interrupted: false });
     expect(view.wordCount).toBe(200);
 
-    const detail = await atRest(client, threadId);
+    const detail = await atRest(lab, client, threadId);
     const row = await turnRow(view.turnId);
     expect(row?.status).toBe('completed');
     // A completed turn's messages are in memory, under the ids it names.
@@ -229,7 +182,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
   }, 120_000);
 
   it('loses to a hard kill nothing a landed checkpoint holds: once the write after a chunk has landed, the chunk is kept', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     const view = await send(client, threadId, 'a long story [[words:2000]] [[delay:40]]');
     await waitFor(
       async () => view.wordCount,
@@ -264,7 +217,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     );
     await lab.inject('kill');
 
-    const detail = await atRest(client, threadId);
+    const detail = await atRest(lab, client, threadId);
     const stored = normalise(textOfMessage(detail.messages[1]));
     expect(detail.messages[1]?.metadata.interrupted).toBe(true);
     expect(stored.startsWith(seen), `stored "…${stored.slice(-60)}", seen "…${seen.slice(-60)}"`).toBe(true);
@@ -273,7 +226,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
   }, 120_000);
 
   it('keeps the tool steps of a reply cut off by a hard kill', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     const view = await send(client, threadId, 'check the time [[steps:4]] [[delay:1000]]');
     await waitFor(
       async () => view.toolResultsSeen().length,
@@ -285,7 +238,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     const seen = view.toolResultsSeen();
     await lab.inject('kill');
 
-    const detail = await atRest(client, threadId);
+    const detail = await atRest(lab, client, threadId);
     const row = await turnRow(view.turnId);
     expect(row?.status).toBe('interrupted');
     expect(row?.assistant_message_id).not.toBeNull();
@@ -296,7 +249,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
   }, 120_000);
 
   it('names the stored tool steps of a reply stopped before its first word as its interrupted reply', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     const view = await send(client, threadId, 'check the time [[steps:4]] [[delay:1000]]');
     await waitFor(
       async () => view.toolResultsSeen().length,
@@ -307,7 +260,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     expect(stop.status).toBe(200);
     await view.done;
 
-    const detail = await atRest(client, threadId);
+    const detail = await atRest(lab, client, threadId);
     const row = await turnRow(view.turnId);
     expect(row?.status).toBe('interrupted');
     expect(row?.assistant_message_id).not.toBeNull();
@@ -320,7 +273,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
   }, 60_000);
 
   it('never answers a thread detail in which an accepted message is neither in the transcript nor in the queue, whatever settles between its reads', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     const api = client.via(lab.baseUrl);
     // A turn a runner holds whose message memory does not hold yet: a run's own save comes at its
     // end, so this is every running turn, and what crash recovery finds after a kill. The runner
@@ -397,7 +350,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
   }, 60_000);
 
   it('answers a turn whose run starts as the database goes away: it waits for the database instead of failing', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     // Held at its first read of what the model gets (the branch's context markers) by a lock of
     // the test's, so the outage meets every run at the same point.
     let locked = () => {};
@@ -437,13 +390,13 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       finished: true,
     });
     expect(normalise(view.textSeen().join(' '))).not.toBe('');
-    const detail = await atRest(client, threadId);
+    const detail = await atRest(lab, client, threadId);
     expect((await turnRow(view.turnId))?.status).toBe('completed');
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
   }, 120_000);
 
   it('names the stored reply on a turn that completed after a tool approval', async () => {
-    const { client, threadId } = await openChat();
+    const { client, threadId } = await openChat(lab);
     const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');
     await asked.done;
     const [request] = (await client.via(lab.baseUrl).detail(threadId)).hitl;
@@ -455,7 +408,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     expect(approved.status).toBe(200);
     await new StreamView(asked.turnId, approved).done;
 
-    await atRest(client, threadId);
+    await atRest(lab, client, threadId);
     const row = await turnRow(asked.turnId);
     expect(row?.status).toBe('completed');
     expect(await storedMessageIds([row?.user_message_id, row?.assistant_message_id])).toEqual(
@@ -467,7 +420,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     // The decision commits within a few milliseconds of arriving; the outage is aimed just after.
     for (const afterMs of [10, 20, 35]) {
       await lab.serving();
-      const { client, threadId } = await openChat();
+      const { client, threadId } = await openChat(lab);
       const asked = await send(client, threadId, 'note this [[tool:save_note]] [[words:12]]');
       await asked.done;
       // The request is recorded as the run suspends, which may come just after its stream ends.
@@ -512,7 +465,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       if (reply) {
         // The continued reply runs to an end, whatever the outage did to it.
         await reply.done;
-        await atRest(client, threadId);
+        await atRest(lab, client, threadId);
       } else if (!unsure) expect((await turnRow(asked.turnId))?.status).toBe('awaiting_approval');
     }
   }, 240_000);
@@ -521,7 +474,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     // The claim commits within a few milliseconds of arriving; the outage is aimed just after.
     for (const afterMs of [5, 10, 15, 20, 30]) {
       await lab.serving();
-      const { client, threadId } = await openChat();
+      const { client, threadId } = await openChat(lab);
       // A thread at rest with one turn waiting: the first reply is stopped (which pauses the queue,
       // S3) and the queue goes on; nothing claims a queued turn but a viewer, so the head waits.
       const first = await send(client, threadId, 'first [[words:400]] [[delay:30]]');
@@ -533,7 +486,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
         api.fetch('PUT', `/api/threads/${threadId}/queue/paused`, { paused: false }),
       );
       expect(resumed.status).toBe(200);
-      await atRest(client, threadId);
+      await atRest(lab, client, threadId);
       const claiming = client.via(lab.baseUrl).fetch('POST', `/api/threads/${threadId}/queue/claim`);
       await sleepUntil(Date.now() + afterMs);
       const outage = lab.inject('outage-5s');
@@ -553,7 +506,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
       if (reply) {
         // The claimed reply runs to an end, whatever the outage did to it.
         await reply.done;
-        await atRest(client, threadId);
+        await atRest(lab, client, threadId);
       }
     }
   }, 240_000);
