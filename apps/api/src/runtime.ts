@@ -167,8 +167,8 @@ export async function createRuntime(
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });
-  const claims = new HeadClaims({ db, memory, signals, runner, logger });
-  const queue = new QueueService({ db, memory, signals });
+  const claims = new HeadClaims({ db, signals, runner, logger });
+  const queue = new QueueService({ db, signals });
   // Recovery never takes a turn this instance's runner still holds.
   const holds = (turnId: string) => runner.holds(turnId);
   const interrupts = new InterruptService({

@@ -14,9 +14,10 @@ import { textArray } from '../platform/sqlArrays';
  * - The lineage rows (`message_lineage`, see chats/branches/lineage.ts), whose parents are the
  *   branch's stored order.
  * - An account's rows, moved to another account or deleted with it.
- * - A new chat's memory threads and messages (an import, a fork, a continued share), and a new
- *   version's copy of the history before its edited message, written in the caller's transaction so
- *   they appear whole or not at all (Mastra's own `saveMessages` and `copyThread` write through
+ * - A new chat's memory threads and messages (an import, a fork, a continued share), a new
+ *   version's copy of the history before its edited message, and messages a change deletes (a
+ *   failed attempt, the latest turn), written in the caller's transaction so they change whole or
+ *   not at all (Mastra's own `saveMessages` and `copyThread` write through
  *   Mastra's connections, outside it: an edit rolled back by an outage or a kill left its copy).
  */
 
@@ -373,6 +374,15 @@ export async function copyMemoryMessages(
     }
   }
   return copies;
+}
+
+/**
+ * Messages deleted by id, in the caller's transaction: Mastra's `deleteMessages` commits on its
+ * own connection, so a change that then rolled back (an outage, a kill) had lost them anyway.
+ */
+export async function deleteMemoryMessages(q: Queryable, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await q.execute(sql`delete from ${MESSAGES} where id = any(${textArray(messageIds)})`);
 }
 
 // --- Lineage rows, from the stored order -------------------------------------------------------

@@ -4,6 +4,7 @@ import type { MastraDBMessage } from '@mastra/core/agent';
 import type { ChatAgent } from '../agent/chatAgent';
 import {
   copyMemoryMessages,
+  deleteMemoryMessages,
   readBranchTail,
   readMessageIdsBefore,
   readMessageRole,
@@ -216,7 +217,7 @@ export class BranchService {
         which = { branchId: branch.id };
       } else {
         const deleted = stored.slice(index).map((message) => message.id);
-        await memory.deleteMessages(deleted);
+        await deleteMemoryMessages(tx, deleted);
         await deleteLineage(tx, branch.id, deleted.map(originOf));
         which = { messageIds: deleted };
       }

@@ -2,7 +2,7 @@
 # Automated in apps/api/test/durability.test.ts (one scenario per loss the fault suite found),
 # apps/api/test/faults.test.ts (the fault-injection suite: seeded outages and hard kills at
 # points of a reply, a settle, a steer and an approval, one invariant checked after each),
-# recovery.test.ts, silentRun.test.ts, steer.test.ts and versionFaults.test.ts, against a real API process, a PostgreSQL server the
+# recovery.test.ts, silentRun.test.ts, steer.test.ts, versionFaults.test.ts and queueFaults.test.ts, against a real API process, a PostgreSQL server the
 # test stops and starts, and the built-in local model.
 
 Feature: Durability under faults
@@ -46,6 +46,24 @@ Feature: Durability under faults
     When I edit my second message and the API is killed after the edit copied the history, before it committed
     Then the chat is as it was, and no copy of its history is stored anywhere
     And once I delete the chat, none of its text is left
+
+  Scenario Outline: A queue change whose commit meets an outage is never refused as if nothing changed (queueFaults.test.ts)
+    Given a stopped reply with four items waiting in the paused queue
+    When I <change> and the database stops while that change commits
+    Then if the change was stored, the 503 says "Reload to see whether it was", never "Try again shortly"
+    And every text is in the queue or the transcript, a merge whole or absent
+
+    Examples:
+      | change                      |
+      | merge two items             |
+      | edit an item                |
+      | delete an item              |
+      | move an item                |
+
+  Scenario: A failed head's edit cut off by a fault keeps its attempt (queueFaults.test.ts)
+    Given a reply failed after three words and waits as the failed head, another item behind it
+    When I edit (or delete) the failed head and the API is killed (or the database stops) before the change commits
+    Then the head is still failed, and its message and partial reply are still in the transcript
 
   Scenario: A hard kill keeps what a landed checkpoint write holds
     When I send "a long story [[words:2000]] [[delay:40]]" and 20 words have streamed

@@ -1,5 +1,5 @@
 import type { Queryable, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
+import { deleteMemoryMessages } from '../../../agent/memoryTables';
 import { transitionTurn } from '../lifecycle';
 import { markTurnsRemoved } from '../repository';
 
@@ -8,12 +8,13 @@ import { markTurnsRemoved } from '../repository';
  * reply if any text came) shown in the transcript. Retry, Edit and Delete each resolve it, and the
  * attempt then leaves memory, so neither the transcript nor the model's context keeps it. The
  * attempt is exactly these two stored messages: the runner removes empty replies when it settles.
- * Called under the thread lock; the Mastra delete is not part of the caller's transaction.
+ * Called under the thread lock, in the transaction that resolves the turn: a change that rolls
+ * back keeps the attempt.
  */
-export async function removeFailedAttempt(memory: Memory, turn: TurnRow): Promise<void> {
+export async function removeFailedAttempt(tx: Queryable, turn: TurnRow): Promise<void> {
   if (turn.status !== 'failed') return;
   const ids = [turn.userMessageId, turn.assistantMessageId].filter((id): id is string => id !== null);
-  if (ids.length > 0) await memory.deleteMessages(ids);
+  await deleteMemoryMessages(tx, ids);
 }
 
 /** The columns that tied a turn to an attempt that is gone. */

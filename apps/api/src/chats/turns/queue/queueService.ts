@@ -8,7 +8,7 @@ import {
   type TurnQueue,
 } from '@chat/contracts';
 import type { Database, Queryable, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
+import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, notEligible, notFound } from '../../../platform/errors';
 import type { Signals } from '../../../platform/notifications';
 import {
@@ -29,7 +29,6 @@ import { readTurnQueue } from './turnQueue';
 
 export interface QueueDeps {
   db: Database;
-  memory: Memory;
   signals: Signals;
 }
 
@@ -37,7 +36,10 @@ export interface QueueDeps {
  * The waiting items of a thread, as the Dock changes them (Q8, Q11, Q13, Q14): edit, delete, move,
  * merge, pause and resume. A pending steer is changed like any other item until the running reply takes it in.
  * Every change runs in a transaction that holds the thread's row lock (as steer delivery does),
- * so changes serialise per thread across instances, and every tab hears it (`queue.changed`).
+ * so changes serialise per thread across instances, and every tab hears it (`queue.changed`, sent
+ * with the writes and delivered at the commit). The answer (the item, the queue) is read in the
+ * same transaction: nothing after the commit may turn a change that was stored into a refusal,
+ * and one whose commit met an outage says so (`commitOrSayUnsure`: "reload to see whether it was").
  */
 export class QueueService {
   constructor(private readonly deps: QueueDeps) {}
@@ -54,21 +56,20 @@ export class QueueService {
     input: { text: string; attachmentIds?: string[] },
   ): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
     const text = validMessageText(input.text);
-    const [before, turn] = await this.deps.db.transaction(async (tx) => {
+    return await this.change(async (tx) => {
       const turn = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
       const ids = input.attachmentIds;
       const attachments = ids ? await attachmentsForMessage(tx, threadId, ownerId, ids) : turn.attachments;
       if (turn.status === 'steer_pending' && attachments.length > 0) {
-        const queued = await transitionTurn(tx, turn, 'queued', { text, attachments });
-        return [turn, queued] as const;
+        return await this.changed(tx, await transitionTurn(tx, turn, 'queued', { text, attachments }));
       }
       if (turn.status !== 'failed') {
         const edited = await updateWaitingTurnText(tx, turn.id, text, attachments);
         await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
-        return [turn, edited] as const;
+        return await this.changed(tx, edited);
       }
       // Q11: an edited failed head replaces its failed attempt and waits to be claimed, first.
-      await removeFailedAttempt(this.deps.memory, turn);
+      await removeFailedAttempt(tx, turn);
       const front = await frontPlace(tx, threadId);
       const requeued = await transitionTurn(tx, turn, 'queued', {
         ...noAttempt,
@@ -78,9 +79,8 @@ export class QueueService {
         ...(front === undefined ? {} : { queuePosition: front }),
       });
       await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
-      return [turn, requeued] as const;
+      return await this.changed(tx, requeued, { transcript: true });
     });
-    return await this.queueChanged(turn, before.status === 'failed');
   }
 
   /** Deletes a waiting item; a failed head's attempt leaves the transcript and the model's context. */
@@ -89,17 +89,16 @@ export class QueueService {
     threadId: string,
     turnId: string,
   ): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
-    const [before, turn] = await this.deps.db.transaction(async (tx) => {
+    return await this.change(async (tx) => {
       const turn = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
-      await removeFailedAttempt(this.deps.memory, turn);
+      await removeFailedAttempt(tx, turn);
       // Its text goes with it (data hygiene): a cancelled row keeps only that it existed.
       const changes = { ...noAttempt, text: '', finishedAt: new Date() };
       const cancelled = await transitionTurn(tx, turn, 'cancelled', changes);
       // Its images go too, unless another message of the thread carries them.
       await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
-      return [turn, cancelled] as const;
+      return await this.changed(tx, cancelled, { transcript: turn.status === 'failed' });
     });
-    return await this.queueChanged(turn, before.status === 'failed');
   }
 
   /**
@@ -108,11 +107,11 @@ export class QueueService {
    * before it left.
    */
   async move(ownerId: string, threadId: string, turnId: string, place: QueuePlace): Promise<QueueItemAnswer> {
-    const { turn, changed } = await this.deps.db.transaction(async (tx) => {
+    return await this.change(async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      return await moveWaitingTurn(tx, threadId, turnId, place);
+      const { turn, changed } = await moveWaitingTurn(tx, threadId, turnId, place);
+      return changed ? await this.changed(tx, turn) : await answerOf(tx, turn);
     });
-    return changed ? await this.queueChanged(turn, false) : await this.answer(turn);
   }
 
   /**
@@ -121,17 +120,17 @@ export class QueueService {
    * steers keep the front (Q13).
    */
   async moveToHead(ownerId: string, threadId: string, turnId: string): Promise<void> {
-    const changed = await this.deps.db.transaction(async (tx) => {
+    await this.change(async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const waiting = await listWaitingTurns(tx, threadId);
       const turn = await requireWaitingTurn(tx, threadId, waiting, turnId);
       const head = waiting[0] as typeof turn;
-      if (head.id === turnId) return false;
+      if (head.id === turnId) return;
       const fixed = fixedPlaceOf(head);
       if (fixed) throw notEligible(fixed);
-      return (await moveWaitingTurn(tx, threadId, turnId, 'front')).changed;
+      const { changed } = await moveWaitingTurn(tx, threadId, turnId, 'front');
+      if (changed) await this.deps.signals.publishWith(tx, { kind: 'queue.changed', threadId });
     });
-    if (changed) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
   }
 
   /**
@@ -143,23 +142,25 @@ export class QueueService {
     threadId: string,
     request: { clientRequestId: string; turnIds: string[] },
   ): Promise<QueueItemAnswer> {
-    const { turn, created } = await this.deps.db.transaction(async (tx) => {
+    return await this.change(async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const earlier = await findTurnByClientRequestId(tx, threadId, request.clientRequestId);
-      if (earlier) return { turn: earlier, created: false };
-      return { turn: await mergeWaitingTurns(tx, threadId, request), created: true };
+      if (earlier) return await answerOf(tx, earlier);
+      return await this.changed(tx, await mergeWaitingTurns(tx, threadId, request));
     });
-    return created ? await this.queueChanged(turn, false) : await this.answer(turn);
   }
 
   /** Pauses or resumes the queue; every tab hears it (`queue.changed`) and the Dock says so. */
   async setPaused(ownerId: string, threadId: string, paused: boolean): Promise<{ turnQueue: TurnQueue }> {
-    await this.deps.db.transaction(async (tx) => {
+    return await this.change(async (tx) => {
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       await setQueuePaused(tx, threadId, paused);
+      const [turnQueue] = await Promise.all([
+        readTurnQueue(tx, threadId),
+        this.deps.signals.publishWith(tx, { kind: 'queue.changed', threadId }),
+      ]);
+      return { turnQueue };
     });
-    await this.deps.signals.publish({ kind: 'queue.changed', threadId });
-    return { turnQueue: await readTurnQueue(this.deps.db, threadId) };
   }
 
   private async lockEditableTurn(tx: Queryable, ownerId: string, threadId: string, turnId: string) {
@@ -171,16 +172,34 @@ export class QueueService {
     return turn;
   }
 
-  /** Publishes the change; `transcriptChanged`: a failed attempt left it, so every tab refetches. */
-  private async queueChanged(turn: TurnRow, transcriptChanged: boolean): Promise<QueueItemAnswer> {
-    if (transcriptChanged)
-      await this.deps.signals.publish({ kind: 'thread.changed', threadId: turn.threadId });
-    await this.deps.signals.publish({ kind: 'queue.changed', threadId: turn.threadId });
-    return await this.answer(turn);
+  /** One change of the queue, in a transaction whose commit meeting an outage says so. */
+  private async change<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    return await commitOrSayUnsure(this.deps.db, work);
   }
 
-  /** The item and the queue as they are now. */
-  private async answer(turn: TurnRow): Promise<QueueItemAnswer> {
-    return { turn: toTurn(turn), turnQueue: await readTurnQueue(this.deps.db, turn.threadId) };
+  /**
+   * The answer to a change, and its signals, sent with the writes: `queue.changed`, and with
+   * `transcript` (a failed attempt left it) `thread.changed`, so every tab reads it again.
+   */
+  private async changed(
+    tx: Queryable,
+    turn: TurnRow,
+    options: { transcript?: boolean } = {},
+  ): Promise<QueueItemAnswer> {
+    const { threadId } = turn;
+    const [answer] = await Promise.all([
+      answerOf(tx, turn),
+      this.deps.signals.publishWith(
+        tx,
+        ...(options.transcript ? [{ kind: 'thread.changed' as const, threadId }] : []),
+        { kind: 'queue.changed', threadId },
+      ),
+    ]);
+    return answer;
   }
+}
+
+/** The item and the queue as the transaction sees them. */
+async function answerOf(tx: Queryable, turn: TurnRow): Promise<QueueItemAnswer> {
+  return { turn: toTurn(turn), turnQueue: await readTurnQueue(tx, turn.threadId) };
 }

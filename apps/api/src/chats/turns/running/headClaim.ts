@@ -1,6 +1,5 @@
 import { inStatusGroup, type Turn } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import { commitOrSayUnsure } from '../../../platform/commitOutcome';
 import { ApiError, notEligible, notFound } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
@@ -24,7 +23,6 @@ interface Claimed {
 
 export interface HeadClaimDeps {
   db: Database;
-  memory: Memory;
   signals: Signals;
   runner: TurnRunner;
   logger: Logger;
@@ -94,7 +92,7 @@ export class HeadClaims {
     if (options.turnId && head.id !== options.turnId) throw new ApiError('not_queue_head');
     if (head.status === 'failed') {
       if (!options.retry) throw notEligible('head_failed');
-      await removeFailedAttempt(this.deps.memory, head);
+      await removeFailedAttempt(tx, head);
     }
     if (options.turnId) await resumeOnExplicitRun(tx, thread);
     // The branch is read here, so nothing after the commit needs the database to start the run.
