@@ -17,8 +17,8 @@ import { textArray } from '../platform/sqlArrays';
  * - A new chat's memory threads and messages (an import, a fork, a continued share), a new
  *   version's copy of the history before its edited message, and messages a change deletes (a
  *   failed attempt, the latest turn), written in the caller's transaction so they change whole or
- *   not at all (Mastra's own `saveMessages` and `copyThread` write through
- *   Mastra's connections, outside it: an edit rolled back by an outage or a kill left its copy).
+ *   not at all (Mastra's own `saveMessages`, `copyThread` and `deleteMessages` write through
+ *   Mastra's connections, outside it: a change rolled back by an outage or a kill kept theirs).
  */
 
 /** The rows as Mastra stores them (`content` is the JSON of MastraMessageContentV2). */

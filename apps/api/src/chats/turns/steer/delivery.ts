@@ -3,7 +3,13 @@ import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
 import type { SteerMessage } from '../driver/types';
 import { findTurn } from '../repository';
-import { listPendingSteers, listSteersAtBoundary, markSteerDelivered, requeueSteers } from './repository';
+import {
+  listPendingSteers,
+  listSteersAtBoundary,
+  markSteerDelivered,
+  requeueSteers,
+  steerMessageOf,
+} from './repository';
 
 /**
  * Steer delivery, the one place a steer becomes part of a running reply. A run that can steer
@@ -25,11 +31,10 @@ export async function takeSteersAtBoundary(
 ): Promise<SteerMessage[]> {
   // Most boundaries have nothing to take: one indexed read, no lock.
   const seen = await listSteersAtBoundary(deps.db, turn);
-  const unheard = seen.flatMap((steer) =>
-    steer.status === 'delivered' && steer.userMessageId && !heard.has(steer.id)
-      ? [{ turnId: steer.id, messageId: steer.userMessageId, text: steer.text }]
-      : [],
-  );
+  const unheard = seen.flatMap((steer) => {
+    const message = steer.status === 'delivered' && !heard.has(steer.id) ? steerMessageOf(steer) : undefined;
+    return message ? [message] : [];
+  });
   if (!seen.some((steer) => steer.status === 'steer_pending')) return unheard;
   return await deps.db.transaction(async (tx) => {
     if (!(await lockThread(tx, turn.threadId))) return unheard;

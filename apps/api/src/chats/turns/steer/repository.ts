@@ -52,12 +52,25 @@ export async function requeueSteers(q: Queryable, threadId: string): Promise<Tur
 /** The steers a turn took in: delivered on its branch since it started. */
 export async function listSteersDeliveredInto(q: Queryable, turn: TurnRow): Promise<TurnRow[]> {
   if (!turn.startedAt) return [];
-  return await selectSteersDeliveredInto(q, {
-    threadId: turn.threadId,
-    branchId: turn.branchId,
-    // A prepared statement's parameter goes as the server typed it: a timestamp as text.
-    startedAt: turn.startedAt.toISOString(),
-  });
+  return await selectSteersDeliveredInto(q, intoTurn({ ...turn, startedAt: turn.startedAt }));
+}
+
+/**
+ * A steer the running turn took in: delivered on its branch since it started (placeholders
+ * `branchId`, `startedAt`; the values of `intoTurn`).
+ */
+function deliveredIntoTurn() {
+  return and(
+    eq(turns.status, 'delivered'),
+    eq(turns.branchId, sql.placeholder('branchId')),
+    gte(turns.startedAt, sql.placeholder('startedAt')),
+  );
+}
+
+/** The placeholder values of `deliveredIntoTurn` for a turn that started. */
+function intoTurn(turn: TurnRow & { startedAt: Date }) {
+  // A prepared statement's parameter goes as the server typed it: a timestamp as text.
+  return { threadId: turn.threadId, branchId: turn.branchId, startedAt: turn.startedAt.toISOString() };
 }
 
 /** Read as every turn is stored and settles: built once (preparedQuery). */
@@ -65,14 +78,7 @@ const selectSteersDeliveredInto = preparedQuery('steers_delivered_into', (q) =>
   q
     .select()
     .from(turns)
-    .where(
-      and(
-        eq(turns.threadId, sql.placeholder('threadId')),
-        eq(turns.branchId, sql.placeholder('branchId')),
-        eq(turns.status, 'delivered'),
-        gte(turns.startedAt, sql.placeholder('startedAt')),
-      ),
-    )
+    .where(and(eq(turns.threadId, sql.placeholder('threadId')), deliveredIntoTurn()))
     .orderBy(asc(turns.seq)),
 );
 
@@ -82,11 +88,7 @@ const selectSteersDeliveredInto = preparedQuery('steers_delivered_into', (q) =>
  */
 export async function listSteersAtBoundary(q: Queryable, turn: TurnRow): Promise<TurnRow[]> {
   if (!turn.startedAt) return await listPendingSteers(q, turn.threadId);
-  return await selectSteersAtBoundary(q, {
-    threadId: turn.threadId,
-    branchId: turn.branchId,
-    startedAt: turn.startedAt.toISOString(),
-  });
+  return await selectSteersAtBoundary(q, intoTurn({ ...turn, startedAt: turn.startedAt }));
 }
 
 /** Read at every step boundary of a run that can steer: built once (preparedQuery). */
@@ -97,14 +99,7 @@ const selectSteersAtBoundary = preparedQuery('steers_at_boundary', (q) =>
     .where(
       and(
         eq(turns.threadId, sql.placeholder('threadId')),
-        or(
-          eq(turns.status, 'steer_pending'),
-          and(
-            eq(turns.status, 'delivered'),
-            eq(turns.branchId, sql.placeholder('branchId')),
-            gte(turns.startedAt, sql.placeholder('startedAt')),
-          ),
-        ),
+        or(eq(turns.status, 'steer_pending'), deliveredIntoTurn()),
       ),
     )
     .orderBy(asc(turns.seq)),
@@ -119,9 +114,15 @@ export async function deliveredSteersOf(
   q: Queryable,
   turn: TurnRow,
 ): Promise<Array<SteerMessage & { at: Date | null }>> {
-  return (await listSteersDeliveredInto(q, turn)).flatMap((steer) =>
-    steer.userMessageId
-      ? [{ turnId: steer.id, messageId: steer.userMessageId, text: steer.text, at: steer.startedAt }]
-      : [],
-  );
+  return (await listSteersDeliveredInto(q, turn)).flatMap((steer) => {
+    const message = steerMessageOf(steer);
+    return message ? [{ ...message, at: steer.startedAt }] : [];
+  });
+}
+
+/** A delivered steer as a driver takes it in (none before its message has an id). */
+export function steerMessageOf(steer: TurnRow): SteerMessage | undefined {
+  return steer.userMessageId
+    ? { turnId: steer.id, messageId: steer.userMessageId, text: steer.text }
+    : undefined;
 }
