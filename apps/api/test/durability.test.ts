@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiClient, textOfMessage, waitFor } from './support/client';
 import { FaultLab, sleepUntil } from './support/faults/lab';
 import { atRest, openChat, served } from './support/faults/labChat';
+import { storedMessageIds } from './support/faults/labRows';
 import { KILL_BOUND_MS } from './support/faults/losses';
 import { StreamView } from './support/faults/streamView';
 
@@ -36,14 +37,6 @@ async function turnRow(turnId: string): Promise<TurnRow | undefined> {
       select id, status, user_message_id, assistant_message_id from chat_turn_requests where id = ${turnId}`,
   );
   return row;
-}
-
-async function storedMessageIds(ids: (string | null | undefined)[]): Promise<string[]> {
-  const wanted = ids.filter((id): id is string => typeof id === 'string');
-  const rows = await lab.postgres.query(
-    (sql) => sql<{ id: string }[]>`select id from mastra.mastra_messages where id = any(${wanted})`,
-  );
-  return rows.map((row) => row.id).sort();
 }
 
 /** A send, made again with its `clientRequestId` while the API answers a passing `503`. */
@@ -102,7 +95,7 @@ async function whereSteerIs(client: ApiClient, threadId: string, steerId: string
     ),
     inQueue: detail.turnQueue.items.some((item) => item.id === steerId),
     status: row?.status,
-    stored: messageId ? (await storedMessageIds([messageId])).length === 1 : false,
+    stored: messageId ? (await storedMessageIds(lab, [messageId])).length === 1 : false,
   };
 }
 
@@ -129,7 +122,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     const row = await turnRow(view.turnId);
     expect(row?.status).toBe('completed');
     // A completed turn's messages are in memory, under the ids it names.
-    expect(await storedMessageIds([row?.user_message_id, row?.assistant_message_id])).toEqual(
+    expect(await storedMessageIds(lab, [row?.user_message_id, row?.assistant_message_id])).toEqual(
       [row?.user_message_id, row?.assistant_message_id].sort(),
     );
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
@@ -264,7 +257,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     const row = await turnRow(view.turnId);
     expect(row?.status).toBe('interrupted');
     expect(row?.assistant_message_id).not.toBeNull();
-    expect(await storedMessageIds([row?.assistant_message_id])).toEqual([row?.assistant_message_id]);
+    expect(await storedMessageIds(lab, [row?.assistant_message_id])).toEqual([row?.assistant_message_id]);
     const reply = detail.messages.find((message) => message.id === row?.assistant_message_id);
     expect(reply?.metadata.interrupted).toBe(true);
     expect(reply?.parts.map((part) => part.toolCallId)).toEqual(
@@ -411,7 +404,7 @@ describe('what the person saw survives a database outage and a hard kill', () =>
     await atRest(lab, client, threadId);
     const row = await turnRow(asked.turnId);
     expect(row?.status).toBe('completed');
-    expect(await storedMessageIds([row?.user_message_id, row?.assistant_message_id])).toEqual(
+    expect(await storedMessageIds(lab, [row?.user_message_id, row?.assistant_message_id])).toEqual(
       [row?.user_message_id, row?.assistant_message_id].sort(),
     );
   }, 60_000);

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiClient, textOfMessage, waitFor } from './support/client';
 import { FaultLab, sleepUntil } from './support/faults/lab';
 import { atRest, openChat, served } from './support/faults/labChat';
+import { lockWaiters, storedMessageIds } from './support/faults/labRows';
 import { StreamView } from './support/faults/streamView';
 
 /**
@@ -73,14 +74,6 @@ async function turnRows(threadId: string): Promise<TurnRecord[]> {
       select id, status, text, user_message_id, assistant_message_id, client_request_id, started_at
       from chat_turn_requests where thread_id = ${threadId} order by seq`,
   );
-}
-
-async function storedMessageIds(ids: (string | null | undefined)[]): Promise<Set<string>> {
-  const wanted = ids.filter((id): id is string => typeof id === 'string');
-  const rows = await lab.postgres.query(
-    (sql) => sql<{ id: string }[]>`select id from mastra.mastra_messages where id = any(${wanted})`,
-  );
-  return new Set(rows.map((row) => row.id));
 }
 
 async function send(client: ApiClient, threadId: string, text: string): Promise<StreamView> {
@@ -176,12 +169,13 @@ async function problems(detail: ThreadDetail, threadId: string, texts: string[])
   }
   const rows = await turnRows(threadId);
   const stored = await storedMessageIds(
+    lab,
     rows.flatMap((row) => [row.user_message_id, row.assistant_message_id]),
   );
   for (const row of rows) {
     if (row.status === 'running') found.push(`turn ${row.id} ("${row.text}") is still running`);
     if (['completed', 'interrupted', 'failed'].includes(row.status)) {
-      if (!row.user_message_id || !stored.has(row.user_message_id))
+      if (!row.user_message_id || !stored.includes(row.user_message_id))
         found.push(`turn ${row.id} ("${row.text}") is ${row.status} but its user message is not stored`);
     }
   }
@@ -189,16 +183,6 @@ async function problems(detail: ThreadDetail, threadId: string, texts: string[])
 }
 
 // --- Aiming a fault -------------------------------------------------------------------------------
-
-/** Backends of the API waiting on a lock, running a statement that matches `pattern`. */
-async function waitingOnLock(pattern: string): Promise<number> {
-  const [row] = await lab.postgres.query(
-    (sql) => sql<{ count: number }[]>`
-      select count(*)::int as count from pg_stat_activity
-      where wait_event_type = 'Lock' and pid <> pg_backend_pid() and query ilike ${pattern}`,
-  );
-  return row?.count ?? 0;
-}
 
 /**
  * Holds `statement` (a lock) in a transaction of the test's own until `release` is called (or the
@@ -391,7 +375,7 @@ describe('queue operations meeting a database outage or a hard kill', () => {
       const held = await hold(`select id from chat_turn_requests where id = '${planned.lockRow}' for update`);
       const asking = answerOf(planned.request());
       await waitFor(
-        () => waitingOnLock('update "chat_turn_requests"%'),
+        () => lockWaiters(lab, 'update "chat_turn_requests"%'),
         (count) => count > 0,
         15_000,
       );
@@ -571,7 +555,7 @@ describe('a failed head edited or deleted as a fault hits', () => {
           : client.via(lab.baseUrl).fetch('DELETE', path),
       );
       await waitFor(
-        () => waitingOnLock('update "chat_turn_requests"%'),
+        () => lockWaiters(lab, 'update "chat_turn_requests"%'),
         (count) => count > 0,
         15_000,
       );
@@ -598,7 +582,7 @@ describe('a failed head edited or deleted as a fault hits', () => {
       // ...and so its attempt must still be in the transcript, its messages stored.
       expect({
         transcript: detail.messages.map((message) => message.id),
-        stored: [...(await storedMessageIds([head?.user_message_id, head?.assistant_message_id]))].length,
+        stored: (await storedMessageIds(lab, [head?.user_message_id, head?.assistant_message_id])).length,
       }).toEqual({ transcript: attempt, stored: 2 });
       expect(
         await problems(detail, threadId, [
@@ -676,7 +660,7 @@ describe('compaction meeting a database outage or a hard kill', () => {
       const held = await hold('lock table context_markers in share mode');
       const asking = answerOf(client.via(lab.baseUrl).fetch('POST', `/api/threads/${threadId}/compact`));
       await waitFor(
-        () => waitingOnLock('insert into "context_markers"%'),
+        () => lockWaiters(lab, 'insert into "context_markers"%'),
         (count) => count > 0,
         15_000,
       );
@@ -726,7 +710,7 @@ describe('compaction meeting a database outage or a hard kill', () => {
       const text = 'what do you remember? [[words:30]] [[delay:50]]';
       const sending = client.via(lab.baseUrl).send(threadId, text);
       await waitFor(
-        () => waitingOnLock('insert into "context_markers"%'),
+        () => lockWaiters(lab, 'insert into "context_markers"%'),
         (count) => count > 0,
         15_000,
       );

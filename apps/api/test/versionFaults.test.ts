@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiClient, textOfMessage, waitFor } from './support/client';
 import { type Fault, FaultLab, sleepUntil } from './support/faults/lab';
 import { atRest, openChat, served } from './support/faults/labChat';
+import { lockWaiters } from './support/faults/labRows';
 import { findLosses } from './support/faults/losses';
 import { StreamView } from './support/faults/streamView';
 
@@ -241,6 +242,18 @@ async function versionProblems(
   return problems;
 }
 
+/** The accepted answer's stream, once `words` of the new reply have shown. */
+async function streamed(answer: Answer, words: number): Promise<StreamView | undefined> {
+  expect(answer.kind).toBe('accepted');
+  const view = answer.kind === 'accepted' ? answer.view : undefined;
+  await waitFor(
+    async () => view?.wordCount ?? 0,
+    (count) => count >= words,
+    30_000,
+  );
+  return view;
+}
+
 /** A thread of two short exchanges, and a slow first message to regenerate or edit. */
 async function twoExchanges(first: string, second: string) {
   const { client, threadId } = await openChat(lab);
@@ -248,17 +261,6 @@ async function twoExchanges(first: string, second: string) {
   await exchange(client, threadId, second);
   const detail = await atRest(lab, client, threadId);
   return { client, threadId, detail };
-}
-
-/** Sessions other than the caller's waiting on a lock, whose wait and query match. */
-async function lockWaiters(waitEvent: string, queryLike: string): Promise<number> {
-  const [row] = await lab.postgres.query(
-    (sql) => sql<{ count: number }[]>`
-      select count(*)::int as count from pg_stat_activity
-      where wait_event_type = 'Lock' and wait_event = ${waitEvent} and pid <> pg_backend_pid()
-        and query ilike ${queryLike}`,
-  );
-  return row?.count ?? 0;
 }
 
 /** The advisory lock a turn of a `hold-commit-` request waits on as it commits (see below). */
@@ -301,13 +303,7 @@ describe('versions survive a database outage and a hard kill', () => {
     const clientRequestId = crypto.randomUUID();
     const text = 'second, edited [[words:80]] [[delay:50]]';
     const answer = await answerOf(editRequest(client, threadId, was.editedId, text, clientRequestId));
-    expect(answer.kind).toBe('accepted');
-    const view = answer.kind === 'accepted' ? answer.view : undefined;
-    await waitFor(
-      async () => view?.wordCount ?? 0,
-      (words) => words >= 20,
-      30_000,
-    );
+    const view = await streamed(answer, 20);
     const fault = await lab.inject('outage-5s');
     await view?.done;
     expect(view?.finish).toEqual({ at: expect.any(Number), interrupted: false });
@@ -324,13 +320,7 @@ describe('versions survive a database outage and a hard kill', () => {
     const was = await versionBefore(client, threadId, lastOf(detail, 'user')?.id ?? '');
     const clientRequestId = crypto.randomUUID();
     const answer = await answerOf(regenerateRequest(client, threadId, reply?.id ?? '', clientRequestId));
-    expect(answer.kind).toBe('accepted');
-    const view = answer.kind === 'accepted' ? answer.view : undefined;
-    await waitFor(
-      async () => view?.wordCount ?? 0,
-      (words) => words >= 30,
-      30_000,
-    );
+    await streamed(answer, 30);
     const fault = await lab.inject('kill');
     expect(
       await versionProblems(client, threadId, was, { clientRequestId, text: slow, answer, fault }),
@@ -346,13 +336,7 @@ describe('versions survive a database outage and a hard kill', () => {
     const clientRequestId = crypto.randomUUID();
     const text = 'hello again [[words:150]] [[delay:30]]';
     const answer = await answerOf(editRequest(client, threadId, was.editedId, text, clientRequestId));
-    expect(answer.kind).toBe('accepted');
-    const view = answer.kind === 'accepted' ? answer.view : undefined;
-    await waitFor(
-      async () => view?.wordCount ?? 0,
-      (words) => words >= 20,
-      30_000,
-    );
+    await streamed(answer, 20);
     const fault = await lab.inject('kill');
     expect(await versionProblems(client, threadId, was, { clientRequestId, text, answer, fault })).toEqual(
       [],
@@ -366,13 +350,7 @@ describe('versions survive a database outage and a hard kill', () => {
     const was = await versionBefore(client, threadId, lastOf(detail, 'user')?.id ?? '');
     const clientRequestId = crypto.randomUUID();
     const answer = await answerOf(regenerateRequest(client, threadId, reply?.id ?? '', clientRequestId));
-    expect(answer.kind).toBe('accepted');
-    const view = answer.kind === 'accepted' ? answer.view : undefined;
-    await waitFor(
-      async () => view?.wordCount ?? 0,
-      (words) => words >= 34,
-      30_000,
-    );
+    const view = await streamed(answer, 34);
     const fault = await lab.inject('outage-5s');
     await view?.done;
     expect(view?.finish).toEqual({ at: expect.any(Number), interrupted: false });
@@ -425,7 +403,7 @@ describe('versions survive a database outage and a hard kill', () => {
         await hold`select pg_advisory_lock(${COMMIT_HOLD})`;
         const sending = answerOf(editRequest(client, threadId, was.editedId, text, clientRequestId));
         await waitFor(
-          () => lockWaiters('advisory', '%'),
+          () => lockWaiters(lab, '%', 'advisory'),
           (count) => count > 0,
           30_000,
         );
@@ -443,7 +421,7 @@ describe('versions survive a database outage and a hard kill', () => {
           )
           .catch(() => undefined);
         await waitFor(
-          () => lockWaiters('relation', 'lock table branches%'),
+          () => lockWaiters(lab, 'lock table branches%', 'relation'),
           (count) => count > 0,
           30_000,
         );
@@ -495,7 +473,7 @@ describe('versions survive a database outage and a hard kill', () => {
         await lock`lock table message_lineage in access exclusive mode`;
         const sending = answerOf(editRequest(client, threadId, was.editedId, text, clientRequestId));
         await waitFor(
-          () => lockWaiters('relation', '%message_lineage%'),
+          () => lockWaiters(lab, '%message_lineage%', 'relation'),
           (count) => count > 0,
           30_000,
         );

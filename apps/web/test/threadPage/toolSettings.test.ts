@@ -7,6 +7,15 @@ import { detail, exchange, Page, queueOf, server, THREAD, turn } from '../suppor
 const modes = (page: Page) =>
   Object.fromEntries(toolSettingsView(page.state).tools.map((tool) => [tool.name, tool.mode]));
 
+/** An MCP server's tool, as the detail lists it (T3). */
+const echo = {
+  name: 'mcp__files__echo',
+  description: 'Echo.',
+  mode: 'ask',
+  defaultMode: 'ask',
+  server: 'files',
+} as const;
+
 describe('the tool settings panel', () => {
   it("shows the detail's settings, a change at once, and the stored mode once the server took it", () => {
     const page = Page.opened(detail([...exchange('hi')]));
@@ -39,13 +48,6 @@ describe('the tool settings panel', () => {
 
   it("shows an MCP server's tools with the built-in ones, and names the servers that are unavailable (T3)", () => {
     const opened = detail([...exchange('hi')]);
-    const echo = {
-      name: 'mcp__files__echo',
-      description: 'Echo.',
-      mode: 'ask',
-      defaultMode: 'ask',
-      server: 'files',
-    } as const;
     const page = Page.opened({
       ...opened,
       tools: [...opened.tools, echo],
@@ -66,13 +68,6 @@ describe('the tool settings panel', () => {
 
   it('reads the detail again when the panel opens, and shows an MCP server that went away since (T3)', () => {
     const opened = detail([...exchange('hi')]);
-    const echo = {
-      name: 'mcp__files__echo',
-      description: 'Echo.',
-      mode: 'ask',
-      defaultMode: 'ask',
-      server: 'files',
-    } as const;
     const page = Page.opened({
       ...opened,
       tools: [...opened.tools, echo],
