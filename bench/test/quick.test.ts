@@ -1,31 +1,23 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { createTestDatabase, startTestServer } from '@chat/db/testing';
 import postgres from 'postgres';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { assertEmpty, ForeignDataError } from '../src/database';
 import type { Row } from '../src/rows';
+import { endHarness, startHarness } from './harness';
 
-const benchRoot = fileURLToPath(new URL('../', import.meta.url));
+let running: ChildProcess | undefined;
+
+afterEach(async () => {
+  const child = running;
+  running = undefined;
+  if (child) await endHarness(child);
+}, 30_000);
 
 function runQuick(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--quick', '--json'], {
-      cwd: benchRoot,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  const harness = startHarness(['--quick', '--json']);
+  running = harness.child;
+  return harness.done;
 }
 
 const isSummary = (value: unknown) =>
