@@ -258,9 +258,9 @@ export class AiSdkDriver implements RuntimeDriver {
             args: chunk.input ?? {},
           });
         } else if (chunk.type === 'tool-approval-request') {
+          // The host names the request by its own id and shows it once it is recorded.
           const call = run.calls.get(chunk.toolCallId);
           if (call) yield { type: 'suspended', call: { ...call, resumeToken: tokenOfCall(call) } };
-          continue;
         } else if (chunk.type === 'error') {
           failed = true;
           yield { type: 'error', message: chunk.errorText || turnErrorMessages.modelFailed };
