@@ -127,7 +127,9 @@ export class AiSdkDriver implements RuntimeDriver {
 
     const system: SystemModelMessage[] = [
       { role: 'system', content: this.deps.instructions },
-      ...(segment.kind === 'start' ? hiddenInstructions(turn) : []).map(
+      // A resumed run is the same turn: its call gets what the started one got (the summary above
+      // all, since the window leaves out what it stands for).
+      ...hiddenInstructions(turn).map(
         (content): SystemModelMessage => ({ role: 'system', content }),
       ),
     ];
