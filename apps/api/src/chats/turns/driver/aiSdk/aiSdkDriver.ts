@@ -129,9 +129,7 @@ export class AiSdkDriver implements RuntimeDriver {
       { role: 'system', content: this.deps.instructions },
       // A resumed run is the same turn: its call gets what the started one got (the summary above
       // all, since the window leaves out what it stands for).
-      ...hiddenInstructions(turn).map(
-        (content): SystemModelMessage => ({ role: 'system', content }),
-      ),
+      ...hiddenInstructions(turn).map((content): SystemModelMessage => ({ role: 'system', content })),
     ];
     const names = Object.keys(tools);
     const offered = () => (policy ? names.filter((name) => policy.modeOf(name) !== 'off') : names);
