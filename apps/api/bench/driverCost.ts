@@ -1,24 +1,26 @@
 /**
- * What one run of a short turn costs inside the API process, by way of running the model: the
- * Mastra driver as the API runs it (its agent, memory recall and save, step hooks, UI stream),
- * beside a prototype that runs the same model with AI SDK `streamText` directly over the same
- * memory (recall before, save after) and the same tools. Everything else of a turn (HTTP, the
- * send and settle transactions) is left out, so the difference is what the driver costs.
+ * What one run of a short turn costs inside the API process, by way of running the model: each
+ * runtime driver as the API runs it (`CHAT_RUNTIME=mastra`: the Mastra agent with its memory recall
+ * and save, step hooks and UI stream; `CHAT_RUNTIME=ai-sdk`: one AI SDK `streamText` over a bounded
+ * window read and the same tools), each followed by what the runner does with every run's reply
+ * before the turn is done (`ensureTurnStored`: a tail read, and the write of what memory lacks,
+ * which for the AI SDK driver is the whole turn). Everything else of a turn (HTTP, the send and
+ * settle transactions) is left out, so the difference is what the driver costs.
  *
  * Process CPU time and wall time per run, in alternating rounds after a warm-up; the database is a
  * child process, so its CPU is not counted. Not a test and not part of `pnpm bench`: a measurement
- * for the decision between drivers (ADR-032). Run it alone on a quiet machine:
+ * for the choice between drivers (ADR-032, ADR-034). Run it alone on a quiet machine:
  *
  *   cd apps/api && npx -y pnpm@12.4.2 run bench:driver            # TURNS=200 ROUNDS=3 by default
  */
+import { createDatabase, createSql } from '@chat/db';
 import { createTestDatabase, startTestServer } from '@chat/db/testing';
-import type { MastraDBMessage } from '@mastra/core/agent';
-import { convertToModelMessages, stepCountIs, streamText, type ToolSet, tool, type UIMessage } from 'ai';
-import { CHAT_INSTRUCTIONS, createChatAgent } from '../src/agent/chatAgent';
+import { createChatAgent } from '../src/agent/chatAgent';
 import { ModelRegistry } from '../src/agent/models';
-import { toUIMessages } from '../src/chats/branches/uiMessages';
-import { MastraDriver } from '../src/chats/turns/driver/mastra/mastraDriver';
-import type { DriverTurn } from '../src/chats/turns/driver/types';
+import { ensureTurnStored } from '../src/chats/branches/transcript';
+import { driverFor } from '../src/chats/turns/driver/choice';
+import type { DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
+import { ReplyRecord } from '../src/chats/turns/running/replyRecord';
 
 /** The benchmark's short turn: a five-word reply, no pacing. */
 const TEXT = 'How are you today? [[words:5]] [[delay:0]]';
@@ -30,6 +32,8 @@ const OWNER = 'driver-cost';
 
 const server = await startTestServer();
 const database = await createTestDatabase(server.adminUrl);
+const sql = createSql(database.url, { max: 4 });
+const db = createDatabase(sql);
 const models = new ModelRegistry([{ kind: 'local', id: 'local', label: 'Local', contextWindow: 128_000 }], {
   localModelDelayMs: 0,
 });
@@ -39,24 +43,8 @@ const chat = await createChatAgent({
   startupLock: (work) => work(),
   tools: { saveNote: async () => null },
 });
-const driver = await MastraDriver.create(chat);
-const model = models.defaultModel();
-
-/** The agent's tools as AI SDK tools, made once: the same names, descriptions and schemas. */
-const agentTools = (await chat.agent.listTools()) as Record<
-  string,
-  { description?: string; inputSchema?: unknown; execute?: (input: unknown, context: unknown) => unknown }
->;
-const tools: ToolSet = Object.fromEntries(
-  Object.entries(agentTools).map(([name, agentTool]) => [
-    name,
-    tool({
-      description: agentTool.description ?? '',
-      inputSchema: agentTool.inputSchema as never,
-      execute: async (input: unknown) => await agentTool.execute?.(input, {}),
-    }),
-  ]),
-);
+const mastra = await driverFor('mastra', chat, db);
+const aiSdk = await driverFor('ai-sdk', chat, db);
 
 let threads = 0;
 async function newThread(): Promise<string> {
@@ -67,6 +55,9 @@ async function newThread(): Promise<string> {
   return id;
 }
 
+/** How many messages each thread holds so far: the window a run gets (all of a short chat). */
+const stored = new Map<string, number>();
+
 function turnOf(threadId: string): DriverTurn {
   return {
     turnId: crypto.randomUUID(),
@@ -75,62 +66,29 @@ function turnOf(threadId: string): DriverTurn {
     instructions: { handoff: false, lateSteer: false },
     model: models.defaultId,
     segment: { kind: 'start' },
-    history: { messages: 40, summary: null },
+    history: { messages: stored.get(threadId) ?? 0, summary: null },
     abortSignal: new AbortController().signal,
     takeSteers: async () => [],
     toolModes: async () => ({}),
   };
 }
 
-/** One run through the driver the API uses. */
-async function mastraRun(threadId: string): Promise<void> {
-  const connection = await driver.send(turnOf(threadId));
+/** One run through `driver`, then the runner's making sure of its messages in memory. */
+async function runOn(driver: RuntimeDriver, threadId: string): Promise<void> {
+  const input = turnOf(threadId);
+  const reply = ReplyRecord.empty();
+  const connection = await driver.send(input);
   for await (const event of connection.events) {
     if (event.type === 'error') throw new Error(event.message);
+    if (event.type === 'chunk') reply.take(event.chunk);
   }
-}
-
-/** One run of the prototype: recall, `streamText` with a step hook, the UI stream, save. */
-async function streamTextRun(threadId: string): Promise<void> {
-  const input = turnOf(threadId);
-  const { messages: recalled } = await chat.memory.recall({
-    threadId,
+  await ensureTurnStored(chat.memory, db, {
+    memoryThreadId: threadId,
     resourceId: OWNER,
-    perPage: input.history.messages,
+    userMessage: { id: input.message.id, text: TEXT, createdAt: new Date() },
+    messages: reply.all,
   });
-  const user: UIMessage = { id: input.message.id, role: 'user', parts: [{ type: 'text', text: TEXT }] };
-  const result = streamText({
-    model,
-    system: CHAT_INSTRUCTIONS,
-    messages: await convertToModelMessages([...(toUIMessages(recalled) as UIMessage[]), user]),
-    tools,
-    stopWhen: stepCountIs(25),
-    abortSignal: input.abortSignal,
-    // What the Mastra driver's step hooks do at each step: steers, then the chat's tool settings.
-    prepareStep: async ({ stepNumber }) => {
-      if (stepNumber > 0) await input.takeSteers();
-      await input.toolModes?.();
-      return { activeTools: Object.keys(tools) };
-    },
-  });
-  const replyId = crypto.randomUUID();
-  let text = '';
-  for await (const chunk of result.toUIMessageStream({ generateMessageId: () => replyId })) {
-    if (chunk.type === 'text-delta') text += chunk.delta;
-  }
-  await result.totalUsage;
-  const at = Date.now();
-  const stored = (id: string, role: 'user' | 'assistant', body: string, offset: number): MastraDBMessage => ({
-    id,
-    role,
-    createdAt: new Date(at + offset),
-    threadId,
-    resourceId: OWNER,
-    content: { format: 2, parts: [{ type: 'text', text: body }] },
-  });
-  await chat.memory.saveMessages({
-    messages: [stored(input.message.id, 'user', TEXT, 0), stored(replyId, 'assistant', text, 1)],
-  });
+  stored.set(threadId, (stored.get(threadId) ?? 0) + 2);
 }
 
 function cpuMs(): number {
@@ -150,7 +108,10 @@ async function measure(run: (threadId: string) => Promise<void>, turns: number) 
   return { cpu: (cpuMs() - cpu) / turns, wall: (performance.now() - wall) / turns };
 }
 
-const drivers = { mastra: mastraRun, streamText: streamTextRun };
+const drivers = {
+  mastra: (threadId: string) => runOn(mastra, threadId),
+  'ai-sdk': (threadId: string) => runOn(aiSdk, threadId),
+};
 try {
   for (const run of Object.values(drivers)) await measure(run, 50);
   console.log('| round | driver | CPU per run | wall time per run |\n|---|---|---|---|');
@@ -162,6 +123,7 @@ try {
   }
 } finally {
   await chat.close();
+  await sql.end();
   await database.drop();
   await server.stop();
 }

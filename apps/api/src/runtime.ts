@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { MAX_DOCUMENT_PAGES, MAX_DOCUMENT_TEXT_CHARS, MAX_PDF_INFLATED_BYTES } from '@chat/contracts';
-import { connect, createSql, type DatabaseHandle, withStartupLock } from '@chat/db';
+import { connect, createSql, type Database, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
@@ -32,7 +32,7 @@ import { ApprovalService } from './chats/turns/approval/approvalService';
 import { endWithApprovalRequest } from './chats/turns/approval/suspend';
 import { ContextWindows } from './chats/turns/context/window';
 import { startBackgroundDrain } from './chats/turns/drain/backgroundDrain';
-import { MastraDriver } from './chats/turns/driver/mastra/mastraDriver';
+import { driverFor } from './chats/turns/driver/choice';
 import type { RuntimeDriver } from './chats/turns/driver/types';
 import { InterruptService } from './chats/turns/interrupt/interruptService';
 import { QueueService } from './chats/turns/queue/queueService';
@@ -73,8 +73,11 @@ export interface RuntimeOptions {
    * chat-queue-interrupt-ci eval profile in `evals/`). The API itself passes nothing.
    */
   wrapModel?: (model: LanguageModelV4) => LanguageModelV4;
-  /** The runtime driver turns run through (default: the Mastra agent); tests swap in others. */
-  driver?: (chatAgent: ChatAgent) => RuntimeDriver | Promise<RuntimeDriver>;
+  /**
+   * The runtime driver turns run through (default: the one `CHAT_RUNTIME` names, `driverFor`);
+   * tests swap in others, or wrap a real one.
+   */
+  driver?: (chatAgent: ChatAgent, db: Database) => RuntimeDriver | Promise<RuntimeDriver>;
 }
 
 /** Wires the API's parts together from the validated config. */
@@ -141,7 +144,7 @@ export async function createRuntime(
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
-  const driver = await (options.driver?.(chatAgent) ?? MastraDriver.create(chatAgent));
+  const driver = await (options.driver?.(chatAgent, db) ?? driverFor(config.CHAT_RUNTIME, chatAgent, db));
   const { memory } = chatAgent;
   const windows = new ContextWindows({
     encoding: models.encoding(),

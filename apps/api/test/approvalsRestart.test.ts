@@ -17,17 +17,24 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function start(): Promise<ApiProcess> {
-  const api = await startApiProcess({ DATABASE_URL: database.url, TURN_LEASE_MS: '600' });
+async function start(runtime: string): Promise<ApiProcess> {
+  const api = await startApiProcess({
+    DATABASE_URL: database.url,
+    TURN_LEASE_MS: '600',
+    CHAT_RUNTIME: runtime,
+  });
   processes.push(api);
   return api;
 }
 
-describe('a pending approval survives the API going away (H3)', () => {
+// Part of the runtime driver contract (driverContract.test.ts): each driver resumes from what the
+// host keeps, in another process.
+describe.each(['mastra', 'ai-sdk'])('a pending approval survives the API going away (H3): %s', (runtime) => {
   it('is resumed by another process after a kill, and the lease rules leave the waiting turn alone', {
-    timeout: 90_000,
+    // Two API processes start in it, each up to a minute on a loaded two-core machine.
+    timeout: 240_000,
   }, async () => {
-    const first = await start();
+    const first = await start(runtime);
     const client = await ApiClient.signIn(first.baseUrl);
     const threadId = await client.createThread();
     const { turnId } = await client.sendAndRead(threadId, 'water the plants [[tool:save_note]] [[words:10]]');
@@ -35,7 +42,7 @@ describe('a pending approval survives the API going away (H3)', () => {
     expect(request).toMatchObject({ status: 'pending', turnId });
 
     await first.kill();
-    const second = await start();
+    const second = await start(runtime);
     const again = client.via(second.baseUrl);
     // Several sweeps of the new instance (every lease / 2 = 300 ms) find nothing to settle.
     await new Promise((resolve) => setTimeout(resolve, 1500));

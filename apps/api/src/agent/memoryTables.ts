@@ -50,6 +50,33 @@ export async function readBranchMessages(q: Queryable, memoryThreadId: string): 
 }
 
 /**
+ * The newest `limit` messages of a branch's memory thread, oldest first: a run's window (C3: the
+ * runner measured how many of them the model gets) in one bounded query, however long the branch.
+ */
+export async function readNewestMessages(
+  q: Queryable,
+  memoryThreadId: string,
+  limit: number,
+): Promise<MastraDBMessage[]> {
+  if (limit <= 0) return [];
+  const rows = await selectNewestMessages(q, { memoryThreadId, limit: String(limit) });
+  return rows.map((row) => toStoredMessage(row, memoryThreadId));
+}
+
+/** Read as every turn of the AI SDK driver starts: built once (preparedSql). */
+const selectNewestMessages = preparedSql<{ memoryThreadId: string; limit: string }, MessageRow>(
+  'newest_messages',
+  sql`
+    select * from (
+      select id, content, role, type, ${CREATED_AT} as created_at, "resourceId", "createdAt" as sort_at
+      from ${MESSAGES}
+      where thread_id = ${sql.placeholder('memoryThreadId')} and role <> 'system'
+      order by "createdAt" desc, id desc
+      limit ${sql.placeholder('limit')}::int) newest
+    order by sort_at asc, id asc`,
+);
+
+/**
  * A stored message of a branch's memory thread and every message after it, oldest first (empty
  * when `messageId` is not one of the thread's): one read of the tail, however long the branch.
  */

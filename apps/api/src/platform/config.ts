@@ -46,6 +46,13 @@ const configSchema = z.object({
   CHAT_MODELS: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  /**
+   * The runtime driver every turn of this deployment runs through: `mastra`, the Mastra agent;
+   * `ai-sdk`, one AI SDK `streamText` request per run. Both write the same transcript, so a chat
+   * goes on after a switch (a tool call waiting for approval resumes only on the driver it
+   * suspended on when that is `mastra`).
+   */
+  CHAT_RUNTIME: z.preprocess(emptyAsUndefined, z.enum(['mastra', 'ai-sdk']).default('mastra')),
   LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
   /**
    * The model's context window in tokens (C2). Unset: 8,000 for the local model (small, so long

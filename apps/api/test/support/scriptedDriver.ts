@@ -1,3 +1,4 @@
+import { turnErrorMessages } from '@chat/contracts';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
@@ -8,6 +9,7 @@ import type {
   RuntimeDriver,
   SteerMessage,
 } from '../../src/chats/turns/driver/types';
+import { isDatabaseUnavailable } from '../../src/platform/databaseErrors';
 
 /** What the scripted driver does with one message: decided by the test from the message text. */
 export interface Script {
@@ -36,6 +38,8 @@ export class ScriptedDriver implements RuntimeDriver {
   constructor(
     private readonly memory: Memory,
     private readonly script: (text: string) => Script,
+    /** The configured models (M2): a run names one that is not among them fails. Left out: any. */
+    private readonly models?: { has(id: string): boolean },
   ) {}
 
   async send(turn: DriverTurn): Promise<RuntimeConnection> {
@@ -49,6 +53,18 @@ export class ScriptedDriver implements RuntimeDriver {
   }
 
   private async *run(turn: DriverTurn, steerable: boolean): AsyncGenerator<DriverEvent> {
+    if (turn.model && this.models && !this.models.has(turn.model)) {
+      yield { type: 'error', message: turnErrorMessages.modelRemoved(turn.model) };
+      return;
+    }
+    // Like a real runtime it reads the conversation first: a database away now stored nothing.
+    try {
+      await this.memory.getThreadById({ threadId: turn.conversation.id });
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      yield { type: 'unavailable', cause: error };
+      return;
+    }
     const script = this.script(turn.message.text);
     const stored: Array<{ id: string; role: 'user' | 'assistant'; text: string }> = [
       { id: turn.message.id, role: 'user', text: turn.message.text },

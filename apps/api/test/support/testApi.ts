@@ -62,6 +62,8 @@ export const TEST_ENV: Record<string, string> = {
   RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT: '0',
   SEND_WAIT_MS: '60000',
   SENDS_WAITING: '1000',
+  // The runtime driver of the run (`CHAT_RUNTIME=ai-sdk pnpm test` runs every suite on it).
+  ...(process.env.CHAT_RUNTIME ? { CHAT_RUNTIME: process.env.CHAT_RUNTIME } : {}),
 };
 
 export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {

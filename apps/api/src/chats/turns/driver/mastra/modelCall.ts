@@ -3,19 +3,12 @@ import type { Agent } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
 import { RequestContext } from '@mastra/core/request-context';
 import { CHAT_MODEL_KEY } from '../../../../agent/chatAgent';
-import { summaryForModel } from '../../../../agent/contextSummary';
-import { HANDOFF_INSTRUCTION } from '../../../../agent/handoffInstruction';
-import { steerReminder } from '../../../../agent/steerReminder';
 import { type LiveToolPolicy, toolPolicyContext } from '../../../../agent/toolPolicy';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
 import { fileReferencePart } from '../../../attachments/parts';
+import { hiddenInstructions } from '../hiddenInstructions';
+import { MAX_MODEL_STEPS } from '../modelSteps';
 import type { DriverTurn, SuspendedCall } from '../types';
-
-/**
- * Most model steps (calls, each after a tool result) one run may take. Mastra's default is 5,
- * which cuts a longer tool chain off without an answer (the local model's `[[steps:N]]` goes to 20).
- */
-const MAX_MODEL_STEPS = 25;
 
 /** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
 export async function callModel(
@@ -23,7 +16,7 @@ export async function callModel(
   input: DriverTurn,
   call: { runId: string; stepHooks: InputProcessor[]; tools?: LiveToolPolicy },
 ) {
-  const { conversation, message, instructions, segment, abortSignal, history } = input;
+  const { conversation, message, segment, abortSignal, history } = input;
   const memory = { thread: conversation.id, resource: conversation.ownerId };
   // M2: the agent resolves its model per call from this (chatAgent.ts). T2: the chat's tool
   // settings travel with it too; the step hook (ToolPolicyStep) and each tool's approval rule read
@@ -31,16 +24,8 @@ export async function callModel(
   const requestContext = call.tools ? toolPolicyContext(call.tools) : new RequestContext();
   if (input.model) requestContext.set(CHAT_MODEL_KEY, input.model);
   if (segment.kind === 'start') {
-    // S5 and steers: hidden, for this one call only; Mastra does not store `system`. A steer that
-    // missed the reply it was sent into runs as a turn of its own, with the steer reminder. C3: a
-    // compaction's summary stands in for the messages before the branch's marker.
-    // M4: the person's own instructions come first, right after the built-in ones.
-    const hidden = [
-      ...(instructions.custom ? [instructions.custom] : []),
-      ...(history.summary !== null ? [summaryForModel(history.summary)] : []),
-      ...(instructions.handoff ? [HANDOFF_INSTRUCTION] : []),
-      ...(instructions.lateSteer ? [steerReminder([message.text], { late: true })] : []),
-    ];
+    // Hidden, for this one call only (hiddenInstructions): Mastra does not store `system`.
+    const hidden = hiddenInstructions(input);
     return await agent.stream(
       [
         {
