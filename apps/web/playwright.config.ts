@@ -111,6 +111,8 @@ export default defineConfig({
         API_PORT: String(API_PORT),
         WEB_ORIGIN: webOrigin,
         LOCAL_MODEL_DELAY_MS: '30',
+        // One API process: several are covered by the API suite (processes.test.ts).
+        API_PROCESSES: '1',
         // Two models (M1), both the built-in one under other names, so the model picker and
         // Regenerate's menu show; the default keeps the id `local` that replies are labelled with.
         CHAT_MODELS: 'local,local;id=local-b;label=Local B',

@@ -163,6 +163,8 @@ export async function startApi(options: {
       DATA_DIR: dataDir,
       LOCAL_MODEL_DELAY_MS: '0',
       LOG_LEVEL: 'warn',
+      // One process: its CPU and memory are what the figures and their baselines were taken on.
+      API_PROCESSES: '1',
       WEB_ORIGIN: options.webOrigin,
       BETTER_AUTH_SECRET: 'bench-secret-bench-secret-bench-secret-01',
       MASTRA_TELEMETRY_DISABLED: '1',

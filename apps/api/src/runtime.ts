@@ -54,6 +54,18 @@ import type { ApiServices } from './routes/services';
 const OPERATOR_NOTES =
   /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password|the embedded PostgreSQL now checks passwords)/;
 
+/** Where the embedded PostgreSQL's output goes: the operator's notes at info, the rest at debug. */
+export function embeddedPostgresLog(logger: Logger): (message: string) => void {
+  return (message) => {
+    const text = message.trim();
+    // Our own notes (a stale server stopped, a password moved) matter to an operator; PostgreSQL's
+    // chatter does not.
+    if (OPERATOR_NOTES.test(text)) logger.info({ postgres: text }, 'embedded PostgreSQL');
+    // An error line can quote a value (`invalid input syntax for type uuid: "..."`): cut there.
+    else logger.debug({ postgres: withoutQuotedValue(text) });
+  };
+}
+
 export interface Runtime {
   services: ApiServices;
   database: DatabaseHandle;
@@ -90,14 +102,7 @@ export async function createRuntime(
     databaseUrl: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
     embeddedPort: config.EMBEDDED_PG_PORT,
-    onLog: (message) => {
-      const text = message.trim();
-      // Our own notes (a stale server stopped, a password moved) matter to an operator; PostgreSQL's
-      // chatter does not.
-      if (OPERATOR_NOTES.test(text)) logger.info({ postgres: text }, 'embedded PostgreSQL');
-      // An error line can quote a value (`invalid input syntax for type uuid: "..."`): cut there.
-      else logger.debug({ postgres: withoutQuotedValue(text) });
-    },
+    onLog: embeddedPostgresLog(logger),
   });
   const { db } = database;
   const storage = postgresAttachmentStorage(db);
@@ -354,7 +359,7 @@ export async function createRuntime(
 }
 
 /** Whether `work` settled within `ms` (a rejection is passed on). */
-async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
+export async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), ms);
@@ -367,7 +372,7 @@ async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
 }
 
 /** BETTER_AUTH_SECRET, or one generated once and kept under DATA_DIR so sessions survive restarts. */
-function authSecret(config: Config): string {
+export function authSecret(config: Config): string {
   if (config.BETTER_AUTH_SECRET) return config.BETTER_AUTH_SECRET;
   const file = join(config.DATA_DIR, 'auth-secret');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import {
   DOCUMENT_TOKENS_PER_MESSAGE,
@@ -31,6 +32,19 @@ const list = (fallback: string) =>
 const configSchema = z.object({
   API_HOST: z.string().default('127.0.0.1'),
   API_PORT: port.default(3001),
+  /**
+   * API processes sharing API_PORT (L2): one per core by default; `1` runs the API in this one
+   * process, as before. Each is an instance under the same rules (every rule lives in PostgreSQL).
+   */
+  API_PROCESSES: z.preprocess(
+    emptyAsUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(() => availableParallelism()),
+  ),
   WEB_ORIGIN: z.url().default('http://localhost:3000'),
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   DATA_DIR: z.string().default(`${repoRoot}.data`),

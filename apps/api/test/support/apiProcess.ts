@@ -21,7 +21,7 @@ export interface ApiProcess {
  */
 export async function startApiProcess(
   env: Record<string, string>,
-  options: { captureOutput?: boolean } = {},
+  options: { captureOutput?: boolean; startTimeoutMs?: number } = {},
 ): Promise<ApiProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -52,7 +52,7 @@ export async function startApiProcess(
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
   // Generous: a loaded machine (parallel test files, two cores) can take 20 s to start one.
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`api process exited with ${child.exitCode}`);
     try {

@@ -49,6 +49,8 @@ export function useOwnedDatabase(ownerId: string, ready: (db: Database) => void)
  * sheds.
  */
 export const TEST_ENV: Record<string, string> = {
+  // One process per API under test (what most tests reason about); processes.test.ts runs several.
+  API_PROCESSES: '1',
   WEB_ORIGIN: TEST_WEB_ORIGIN,
   LOCAL_MODEL_DELAY_MS: '5',
   BETTER_AUTH_SECRET: 'test-secret-test-secret-test-secret-0123',
