@@ -30,9 +30,9 @@ beforeAll(async () => {
   database = await freshDatabase();
   api = await startApiProcess(
     { DATABASE_URL: database.url, ...(full ? {} : { DOCUMENT_READ_MEMORY_MB: '256' }) },
-    { captureOutput: true },
+    { captureOutput: process.env.API_TEST_LOG === undefined },
   );
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await api?.stop();
@@ -122,39 +122,49 @@ async function until(condition: () => boolean, what: string, timeoutMs = 60_000)
   }
 }
 
-/** An export whose one user message carries `pdfs` as its documents (at most four, as for a send). */
+/** An export whose user messages carry `pdfs` as their documents, four a message (as for a send). */
 function exportWithPdfs(pdfs: readonly Uint8Array[]): ChatExport {
-  const at = (second: number) => `2026-12-01T09:00:0${second}.000Z`;
+  const at = (second: number) => `2026-12-01T09:00:${String(second).padStart(2, '0')}.000Z`;
+  const exchanges = Array.from({ length: Math.ceil(pdfs.length / 4) }, (_, exchange) => exchange);
+  const messages: ChatExport['messages'] = exchanges.flatMap((exchange) => [
+    {
+      id: `u${exchange}`,
+      role: 'user' as const,
+      createdAt: at(exchange * 2 + 1),
+      parts: [
+        { type: 'text' as const, text: 'read these' },
+        ...pdfs.slice(exchange * 4, exchange * 4 + 4).map((_, index) => ({
+          type: 'file' as const,
+          mediaType: 'application/pdf' as const,
+          document: `d${exchange * 4 + index}`,
+          filename: `slow-${exchange * 4 + index}.pdf`,
+        })),
+      ],
+    },
+    {
+      id: `r${exchange}`,
+      role: 'assistant' as const,
+      createdAt: at(exchange * 2 + 2),
+      parts: [{ type: 'text' as const, text: 'Read.' }],
+      model: 'local',
+    },
+  ]);
   return {
     format: 'queued-turn-chat.export',
     version: 1,
     exportedAt: '2026-12-01T10:00:00.000Z',
     chat: { title: 'Slow documents', createdAt: at(0) },
     shownVersion: 'v1',
-    versions: [{ id: 'v1', parent: null, editOf: null, lastShownAt: at(3), messages: ['m1', 'm2'] }],
-    messages: [
+    versions: [
       {
-        id: 'm1',
-        role: 'user',
-        createdAt: at(1),
-        parts: [
-          { type: 'text', text: 'read these' },
-          ...pdfs.map((_, index) => ({
-            type: 'file' as const,
-            mediaType: 'application/pdf' as const,
-            document: `d${index}`,
-            filename: `slow-${index}.pdf`,
-          })),
-        ],
-      },
-      {
-        id: 'm2',
-        role: 'assistant',
-        createdAt: at(2),
-        parts: [{ type: 'text', text: 'Read.' }],
-        model: 'local',
+        id: 'v1',
+        parent: null,
+        editOf: null,
+        lastShownAt: at(59),
+        messages: messages.map((message) => message.id),
       },
     ],
+    messages,
     images: [],
     documents: pdfs.map((pdf, index) => ({
       id: `d${index}`,
@@ -172,7 +182,7 @@ describe('an import is bounded and stops on hang-up (D1, P2)', () => {
     const client = await ApiClient.signIn(api.baseUrl);
     // Valid PDFs slow to read: each page's content is 64 MB of blanks in 64 KB.
     const slow = await hostilePdf('flate-indirect', 64);
-    const body = JSON.stringify(exportWithPdfs([slow, slow, slow, slow]));
+    const body = JSON.stringify(exportWithPdfs(Array.from({ length: 8 }, () => slow)));
     const { port } = new URL(api.baseUrl);
     const answered: string[] = [];
     const hungUp = new Promise<void>((resolve) => {
@@ -200,8 +210,23 @@ describe('an import is bounded and stops on hang-up (D1, P2)', () => {
     });
     await hungUp;
     expect(answered, 'the import answered before it was read').toEqual([]);
-    // The reading stops with the request: no reader is left, and none starts for the rest.
-    await until(() => readerProcesses().length === 0, 'the readers end after the hang-up', 15_000);
+    // The reading stops with the request: no reader is left, and none starts for the rest (eight
+    // readings one after another would take far longer than this).
+    await until(() => readerProcesses().length === 0, 'the readers end after the hang-up', 10_000);
+    const stillReading = await new Promise<boolean>((resolve) => {
+      // A reader started for the next document would show within this (a spawn is immediate).
+      const check = setInterval(() => {
+        if (readerProcesses().length > 0) {
+          clearInterval(check);
+          resolve(true);
+        }
+      }, 50);
+      setTimeout(() => {
+        clearInterval(check);
+        resolve(false);
+      }, 3_000);
+    });
+    expect(stillReading, 'a reader started after the hang-up').toBe(false);
     // The account's next reading goes at once (the import holds no reading slot) and reads fine.
     const threadId = await client.createThread();
     const normal = await upload(client, threadId, pdfBytes(['after the hang-up']), 'after.pdf');
