@@ -43,7 +43,7 @@ const READER = new URL('./documentReader.mjs', import.meta.url);
 const NODE_RESERVED_MB = 1280;
 
 /**
- * Reads documents' text in processes of their own under limits the kernel enforces (ADR-034): an
+ * Reads documents' text in processes of their own under limits the kernel enforces (ADR-036): an
  * address-space limit (`ulimit -v`, RLIMIT_AS) and a CPU-time limit (`ulimit -t`, RLIMIT_CPU),
  * with a wall-clock kill beside them. Whatever a file holds (any filter, encoding or structure), a
  * reading that grows past its memory or runs past its time ends its own process, and the file is
