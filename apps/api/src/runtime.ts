@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { MAX_DOCUMENT_PAGES, MAX_DOCUMENT_TEXT_CHARS, MAX_PDF_INFLATED_BYTES } from '@chat/contracts';
+import { MAX_DOCUMENT_PAGES, MAX_DOCUMENT_TEXT_CHARS } from '@chat/contracts';
 import { connect, createSql, type Database, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
@@ -13,6 +13,7 @@ import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { SessionCache } from './auth/sessionCache';
 import { AttachmentService } from './chats/attachmentService';
+import { DocumentReader } from './chats/attachments/documentText';
 import { withAttachmentContext } from './chats/attachments/modelContext';
 import { describeAttachments } from './chats/attachments/repository';
 import { postgresAttachmentStorage } from './chats/attachments/storage';
@@ -204,14 +205,23 @@ export async function createRuntime(
     allowGuests,
   });
   const newChatDrainMode = config.QUEUE_DRAIN;
-  // How a PDF is read: at an upload, and again for an imported chat's documents (D1).
-  const pdfLimits = {
-    timeoutMs: config.PDF_READ_TIMEOUT_MS,
-    maxHeapMb: config.PDF_READ_HEAP_MB,
-    maxPages: MAX_DOCUMENT_PAGES,
-    maxChars: MAX_DOCUMENT_TEXT_CHARS,
-    maxInflatedBytes: MAX_PDF_INFLATED_BYTES,
-  };
+  // How a document's text is read: at an upload, and again for an imported chat's documents (D1),
+  // out of process under the OS's limits, a few at a time and fairly between accounts.
+  const reader = new DocumentReader(
+    {
+      timeoutMs: config.PDF_READ_TIMEOUT_MS,
+      memoryMb: config.DOCUMENT_READ_MEMORY_MB,
+      maxPages: MAX_DOCUMENT_PAGES,
+      maxChars: MAX_DOCUMENT_TEXT_CHARS,
+    },
+    new UploadSlots({
+      perAccount: 1,
+      total: config.DOCUMENT_READS_AT_ONCE,
+      maxWaitingPerAccount: 8,
+      maxWaiting: 64,
+      maxWaitMs: 30_000,
+    }),
+  );
   const approvals = new ApprovalService({ db, signals, runner, logger });
   const threads = new ThreadService({
     db,
@@ -287,17 +297,14 @@ export async function createRuntime(
     branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
     shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
-    attachments: new AttachmentService({
-      db,
-      storage,
-      pdfLimits,
-    }),
+    attachments: new AttachmentService({ db, storage, reader }),
     portability: new PortabilityService({
       db,
       storage,
       webOrigin: config.WEB_ORIGIN,
       newChatDrainMode,
-      pdfLimits,
+      reader,
+      importReadMs: config.IMPORT_READ_SECONDS * 1000,
     }),
     settings: new SettingsService({ db, models }),
   };

@@ -14,12 +14,12 @@ import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
 let client: ApiClient;
-// Small budgets so a test can show what is cut; the PDF reader's heap is small too.
+// Small budgets so a test can show what is cut; the document reader's memory is small too.
 useTestApi(
   (started) => {
     ({ api, client } = started);
   },
-  { DOCUMENT_TOKENS_PER_MESSAGE: '400', DOCUMENT_TOKENS_PER_TURN: '600', PDF_READ_HEAP_MB: '64' },
+  { DOCUMENT_TOKENS_PER_MESSAGE: '400', DOCUMENT_TOKENS_PER_TURN: '600', DOCUMENT_READ_MEMORY_MB: '128' },
 );
 
 type Refusal = { error: { code: string; message: string } };
@@ -171,10 +171,12 @@ describe('uploading a document', () => {
     // The API runs in this process: reading the bomb grew it by far less than the bomb holds.
     expect((peak - before) / (1024 * 1024)).toBeLessThan(200);
     expect(refused.status).toBe(415);
-    expect(((await refused.json()) as Refusal).error).toEqual({
-      code: 'unsupported_media_type',
-      message: 'This PDF could not be read: its compressed content expands too far.',
-    });
+    const { error } = (await refused.json()) as Refusal;
+    expect(error.code).toBe('unsupported_media_type');
+    // Which of the reader's limits a loaded machine meets first varies; either is the reason.
+    expect(error.message).toMatch(
+      /^This PDF could not be read: reading it (needed too much memory|took too long)\.$/,
+    );
     expect(await countRows('attachments', threadId)).toBe(0);
   }, 60_000);
 

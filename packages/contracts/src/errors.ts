@@ -178,6 +178,8 @@ export const refusalMessages = {
     mergedImages: `The merged message would carry more than ${MAX_ATTACHMENTS_PER_MESSAGE} images and documents; a message can carry at most ${MAX_ATTACHMENTS_PER_MESSAGE}.`,
     imageDimensions: `Images can be at most ${MAX_IMAGE_SIDE} pixels on a side and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels.`,
     body: 'Request body is too large.',
+    /** An import whose documents together take longer to read than one request may (D1). */
+    readingTime: "This import's documents take too long to read. Import fewer or smaller documents.",
     importBody: `An import can be at most ${MAX_IMPORT_BYTES / (1024 * 1024)} MB.`,
     importCount: (what: string, max: number) => `An import can hold at most ${max} ${what}.`,
   },
@@ -185,6 +187,7 @@ export const refusalMessages = {
     image: `Only ${imageKinds} images can be attached.`,
     attachment: `Only ${imageKinds} images, PDFs and text files (Markdown, CSV, JSON, code) can be attached.`,
     unreadablePdf: (reason: string) => `This PDF could not be read: ${reason}.`,
+    unreadableText: (reason: string) => `This text file could not be read: ${reason}.`,
     json: 'Send the request body as application/json.',
     multipart: 'Upload the image as multipart/form-data.',
   },

@@ -34,9 +34,6 @@ export const MAX_DOCUMENT_PAGES = 500;
 /** Most characters of text kept from one document's PDF (a few bytes can expand to a lot of text). */
 export const MAX_DOCUMENT_TEXT_CHARS = 4_000_000;
 
-/** Most bytes a PDF's compressed streams may expand to, together (a "PDF bomb" is refused). */
-export const MAX_PDF_INFLATED_BYTES = 64 * 1024 * 1024;
-
 /**
  * How much of documents' text the model gets, in tokens: all documents of one message together,
  * and all documents of one model call (the newest messages first). What does not fit is cut, with

@@ -2,9 +2,9 @@ import { type Attachment, isDocumentMediaType, refusalMessages } from '@chat/con
 import type { Database } from '@chat/db';
 import { ApiError, notFound } from '../platform/errors';
 import type { UploadedFile } from '../platform/multipartBody';
-import { checkDocument, countPieces } from './attachments/documentCheck';
+import { checkDocument } from './attachments/documentCheck';
+import type { DocumentReader } from './attachments/documentText';
 import { checkedImage } from './attachments/imageCheck';
-import type { PdfReadLimits } from './attachments/pdfText';
 import {
   findOwnedAttachment,
   findThreadAttachment,
@@ -19,8 +19,8 @@ import { requireOwnedThread } from './threads/repository';
 export interface AttachmentServiceDeps {
   db: Database;
   storage: AttachmentStorage;
-  /** How a PDF is read at upload. */
-  pdfLimits: PdfReadLimits;
+  /** How a document's text is read at upload: out of process, under the OS's limits. */
+  reader: DocumentReader;
 }
 
 /** An image to serve: its bytes and what the response says about them. */
@@ -38,17 +38,23 @@ export interface MediaFile {
 export class AttachmentService {
   constructor(private readonly deps: AttachmentServiceDeps) {}
 
-  async upload(ownerId: string, threadId: string, file: UploadedFile): Promise<Attachment> {
+  /** `signal` ends the upload's reading when its request is gone. */
+  async upload(
+    ownerId: string,
+    threadId: string,
+    file: UploadedFile,
+    signal?: AbortSignal,
+  ): Promise<Attachment> {
     const { db, storage } = this.deps;
     await requireOwnedThread(db, threadId, ownerId);
-    const { text, ...described } = await this.check(file);
+    const { text, pieces, ...described } = await this.check(ownerId, file, signal);
     const row = await db.transaction(async (tx) => {
       // Locked so the thread cannot be deleted in between (its cascade would miss this upload).
       await requireOwnedThread(tx, threadId, ownerId, { lock: true });
       const created = await insertAttachment(tx, { threadId, ownerId, ...described });
       await storage.put(tx, created.id, file.bytes);
-      if (text !== undefined && isDocumentMediaType(described.mediaType))
-        await storage.putText(tx, created.id, text, countPieces(described.mediaType, text));
+      if (text !== undefined && pieces !== null && isDocumentMediaType(described.mediaType))
+        await storage.putText(tx, created.id, text, pieces);
       return created;
     });
     return toAttachment(row);
@@ -58,10 +64,12 @@ export class AttachmentService {
    * An image, else a document (its text extracted once, here), else `415 unsupported_media_type`:
    * by the bytes, never by a name or a declared type.
    */
-  private async check(file: UploadedFile) {
+  private async check(ownerId: string, file: UploadedFile, signal: AbortSignal | undefined) {
     const image = checkedImage(file.bytes, file.name);
-    if (image) return { ...image, pages: null, words: null, text: undefined };
-    const document = await checkDocument(file.bytes, file.name, this.deps.pdfLimits);
+    if (image) return { ...image, pages: null, words: null, text: undefined, pieces: null };
+    const document = await checkDocument(file.bytes, file.name, (kind, bytes) =>
+      this.deps.reader.read(ownerId, kind, bytes, { signal }),
+    );
     if (document) return document;
     throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.attachment);
   }

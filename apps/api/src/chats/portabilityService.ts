@@ -9,7 +9,7 @@ import {
 } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { notFound } from '../platform/errors';
-import type { PdfReadLimits } from './attachments/pdfText';
+import { type DocumentReader, ReadBudget } from './attachments/documentText';
 import { describeAttachments } from './attachments/repository';
 import type { AttachmentStorage } from './attachments/storage';
 import {
@@ -35,8 +35,10 @@ export interface PortabilityServiceDeps {
   webOrigin: string;
   /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15): an import, a fork or a continued share is new. */
   newChatDrainMode: DrainMode;
-  /** How an imported PDF is read: as at an upload (D1). */
-  pdfLimits: PdfReadLimits;
+  /** How an imported document's text is read: as at an upload (D1). */
+  reader: DocumentReader;
+  /** Reading time one import's documents may take together. */
+  importReadMs: number;
 }
 
 /** A chat as a file to download. */
@@ -78,9 +80,17 @@ export class PortabilityService {
     };
   }
 
-  /** P2: a JSON export as a new chat of the importer's, every version and the shown one as exported. */
-  async importChat(ownerId: string, document: ChatExport): Promise<Thread> {
-    const { images, documents } = await checkImport(document, this.deps.pdfLimits);
+  /**
+   * P2: a JSON export as a new chat of the importer's, every version and the shown one as exported.
+   * Its documents are read within one reading-time budget, and when `signal` aborts (the request is
+   * gone) the reading stops and nothing is written.
+   */
+  async importChat(ownerId: string, document: ChatExport, signal?: AbortSignal): Promise<Thread> {
+    const budget = new ReadBudget(this.deps.importReadMs);
+    const { images, documents } = await checkImport(document, (kind, bytes) =>
+      this.deps.reader.read(ownerId, kind, bytes, { signal, budget }),
+    );
+    signal?.throwIfAborted();
     return await this.write({
       ownerId,
       title: document.chat.title,

@@ -161,9 +161,16 @@ const configSchema = z.object({
     .max(10_000_000)
     .default(DOCUMENT_TOKENS_PER_MESSAGE),
   DOCUMENT_TOKENS_PER_TURN: z.coerce.number().int().min(0).max(10_000_000).default(DOCUMENT_TOKENS_PER_TURN),
-  /** How long and how much heap reading one PDF's text may take at upload before it is refused. */
+  /**
+   * How long (wall clock and CPU) and how much memory reading one document's text may take before it
+   * is refused; the kernel enforces both on the reading process (chats/attachments/documentText.ts).
+   */
   PDF_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
-  PDF_READ_HEAP_MB: z.coerce.number().int().min(16).max(4096).default(192),
+  DOCUMENT_READ_MEMORY_MB: z.coerce.number().int().min(64).max(16_384).default(512),
+  /** Documents read at once (per API instance, one per account at a time); more wait their turn. */
+  DOCUMENT_READS_AT_ONCE: z.coerce.number().int().min(1).max(256).default(2),
+  /** Reading time all the documents of one import may take together; past it the import is refused. */
+  IMPORT_READ_SECONDS: z.coerce.number().int().min(1).max(3_600).default(60),
   /** Image uploads read at once per account, and in all (per API instance); more wait their turn. */
   UPLOADS_AT_ONCE_PER_ACCOUNT: z.coerce.number().int().min(1).max(100).default(2),
   UPLOADS_AT_ONCE: z.coerce.number().int().min(1).max(1000).default(4),

@@ -22,7 +22,9 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
       const release = await services.http.uploads.acquire(userId, event.req.signal);
       try {
         const file = await readUploadedFile(event, MAX_DOCUMENT_BYTES);
-        const answer: AttachmentAnswer = { attachment: await attachments.upload(userId, threadId, file) };
+        const answer: AttachmentAnswer = {
+          attachment: await attachments.upload(userId, threadId, file, event.req.signal),
+        };
         return Response.json(answer, { status: 201 });
       } finally {
         release();

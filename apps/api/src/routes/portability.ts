@@ -35,7 +35,7 @@ export function registerPortabilityRoutes(app: H3, services: ApiServices) {
       try {
         await readJsonBody(event, MAX_IMPORT_BYTES, importTooLarge);
         const document = await readJson(event, chatExportV1);
-        return created({ thread: await portability.importChat(userId, document) });
+        return created({ thread: await portability.importChat(userId, document, event.req.signal) });
       } finally {
         release();
       }

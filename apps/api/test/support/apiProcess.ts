@@ -51,8 +51,8 @@ export async function startApiProcess(
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
-  // Generous: a loaded machine (parallel test files, two cores) can take 20 s to start one.
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  // Generous: a loaded machine (parallel test files, two cores) can take over a minute to start one.
+  const deadline = Date.now() + (options.startTimeoutMs ?? 150_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`api process exited with ${child.exitCode}`);
     try {

@@ -1,7 +1,8 @@
 import { type DocumentMediaType, MAX_DOCUMENT_BYTES, refusalMessages } from '@chat/contracts';
 import { ApiError } from '../../platform/errors';
+import type { DocumentKind, DocumentRead } from './documentText';
 import { cleanName } from './imageCheck';
-import { type PdfReadLimits, readPdfText } from './pdfText';
+import { countWords, readText } from './textCounts.mjs';
 
 /** A document that passed the checks: described from its own bytes, with its text. */
 export interface CheckedDocument {
@@ -14,7 +15,18 @@ export interface CheckedDocument {
   words: number;
   /** The text the model reads; a PDF's pages apart by form feeds (`PAGE_BREAK`). */
   text: string;
+  /** How many pieces (`pieceBreak`) the text holds: a PDF's pages, a text's lines. */
+  pieces: number;
 }
+
+/** Reads a document's text out of the API's process (`documentText.ts`, bound to its request). */
+export type ReadDocument = (kind: DocumentKind, bytes: Uint8Array) => Promise<DocumentRead>;
+
+/**
+ * Texts up to this size are read in the API's process (a few milliseconds); a larger one in a
+ * reading process, so that its walk never holds the event loop.
+ */
+const TEXT_READ_IN_PROCESS_BYTES = 256 * 1024;
 
 /** Between two pages of a PDF's stored text (pdf text never holds one: the worker removes them). */
 export const PAGE_BREAK = '\f';
@@ -42,16 +54,6 @@ export function isPdf(bytes: Uint8Array): boolean {
   return PDF_HEADER.every((byte, index) => bytes[index] === byte);
 }
 
-/** Text is valid UTF-8 without a NUL byte (a binary file almost always has one); else undefined. */
-export function utf8Text(bytes: Uint8Array): string | undefined {
-  if (bytes.includes(0)) return undefined;
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Which kind of text a name says a text file is (the bytes already said it is text). */
 function textKind(name: string): DocumentMediaType {
   const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
@@ -61,13 +63,9 @@ function textKind(name: string): DocumentMediaType {
   return 'text/plain';
 }
 
-export function countWords(text: string): number {
-  return text.match(/\S+/g)?.length ?? 0;
-}
-
 /**
  * The checks a document passes before it is stored (D1): at most MAX_DOCUMENT_BYTES
- * (`413 too_large`); a PDF by its header, read once in a bounded worker (too many pages
+ * (`413 too_large`); a PDF by its header, read once by `read` under the OS's limits (too many pages
  * `413 too_large`; unreadable, too slow or too big to read `415 unsupported_media_type` with the
  * reason); otherwise text by being valid UTF-8 without NUL. Undefined when the bytes are neither
  * (the caller tries the other kinds, then refuses).
@@ -75,38 +73,65 @@ export function countWords(text: string): number {
 export async function checkDocument(
   bytes: Uint8Array,
   name: string,
-  limits: PdfReadLimits,
+  read: ReadDocument,
 ): Promise<CheckedDocument | undefined> {
   if (bytes.byteLength > MAX_DOCUMENT_BYTES)
     throw new ApiError('too_large', refusalMessages.too_large.document);
-  const described = (mediaType: DocumentMediaType, text: string, pages: number | null) => ({
+  const described = (
+    mediaType: DocumentMediaType,
+    text: string,
+    pages: number | null,
+    counts: { words: number; pieces: number },
+  ) => ({
     name: cleanName(name, mediaType),
     mediaType,
     size: bytes.byteLength,
     width: 0 as const,
     height: 0 as const,
     pages,
-    words: countWords(text),
     text,
+    ...counts,
   });
   if (isPdf(bytes)) {
-    const read = await readPdfText(bytes, limits);
-    if (read.ok) return described('application/pdf', read.pages.join(PAGE_BREAK), read.pages.length);
-    if (read.reason === 'pages') throw new ApiError('too_large', refusalMessages.too_large.pages);
+    const pdf = await read('pdf', bytes);
+    if (pdf.ok && 'pages' in pdf) {
+      const text = pdf.pages.join(PAGE_BREAK);
+      return described('application/pdf', text, pdf.pages.length, {
+        words: countWords(text),
+        pieces: pdf.pages.length,
+      });
+    }
+    if (!pdf.ok && pdf.reason === 'pages') throw new ApiError('too_large', refusalMessages.too_large.pages);
+    const reason = pdf.ok || pdf.reason === 'binary' ? 'unreadable' : pdf.reason;
     throw new ApiError(
       'unsupported_media_type',
-      refusalMessages.unsupported_media_type.unreadablePdf(PDF_REASONS[read.reason]),
+      refusalMessages.unsupported_media_type.unreadablePdf(PDF_REASONS[reason]),
     );
   }
-  const text = utf8Text(bytes);
-  if (text === undefined) return undefined;
-  return described(textKind(name), text, null);
+  const counted =
+    bytes.byteLength <= TEXT_READ_IN_PROCESS_BYTES ? readText(bytes) : await read('text', bytes);
+  if (counted.ok && 'words' in counted) {
+    // Valid UTF-8, as the count found: decoding it again is one pass the event loop affords.
+    const text = new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);
+    return described(textKind(name), text, null, { words: counted.words, pieces: counted.lines });
+  }
+  if (!counted.ok && counted.reason === 'binary') return undefined;
+  const reason =
+    !counted.ok && (counted.reason === 'timeout' || counted.reason === 'memory')
+      ? counted.reason
+      : 'unreadable';
+  throw new ApiError(
+    'unsupported_media_type',
+    refusalMessages.unsupported_media_type.unreadableText(TEXT_REASONS[reason]),
+  );
 }
 
-const PDF_REASONS = {
-  unreadable: 'it is damaged or not a PDF',
+/** Why a document could not be read, as its refusal says it. */
+const READ_REASONS = {
   timeout: 'reading it took too long',
   memory: 'reading it needed too much memory',
   text: 'it holds too much text',
-  bomb: 'its compressed content expands too far',
 } as const;
+
+const PDF_REASONS = { ...READ_REASONS, unreadable: 'it is damaged or not a PDF' } as const;
+const TEXT_REASONS = { ...READ_REASONS, unreadable: 'it could not be read' } as const;

@@ -42,7 +42,7 @@ export interface NewChatImage extends CheckedImage {
  * A document of a new chat (D1): checked already (its text read from its bytes on an import,
  * copied on a fork or a continued share), its bytes and text read when the chat is written.
  */
-export interface NewChatDocument extends Omit<CheckedDocument, 'text'> {
+export interface NewChatDocument extends Omit<CheckedDocument, 'text' | 'pieces'> {
   /** Its key in the chat's content (`file` parts name it). */
   key: string;
   readBytes(): Promise<Uint8Array>;

@@ -9,9 +9,8 @@ import {
 } from '@chat/contracts';
 import { ApiError } from '../../platform/errors';
 import { sniffImage } from '../../platform/imageInfo';
-import { checkDocument } from '../attachments/documentCheck';
+import { checkDocument, type ReadDocument } from '../attachments/documentCheck';
 import { type CheckedImage, checkImage } from '../attachments/imageCheck';
-import type { PdfReadLimits } from '../attachments/pdfText';
 import type { NewChatDocument, NewChatImage } from './chatWriter';
 
 /**
@@ -25,7 +24,7 @@ import type { NewChatDocument, NewChatImage } from './chatWriter';
  */
 export async function checkImport(
   document: ChatExport,
-  pdfLimits: PdfReadLimits,
+  read: ReadDocument,
 ): Promise<{ images: NewChatImage[]; documents: NewChatDocument[] }> {
   const messageKeys = uniqueKeys(document.messages, 'messages');
   const versionIndex = new Map<string, number>();
@@ -128,7 +127,8 @@ export async function checkImport(
     return { key: image.id, ...checked, readBytes: async () => bytes };
   });
   const documents: NewChatDocument[] = [];
-  // One at a time: each PDF is read in a worker of its own, with the upload's time and memory bounds.
+  // One at a time, each read as at an upload (out of process, under the OS's limits), within the
+  // reading time the caller gives the whole import.
   for (const [index, exported] of exportedDocuments.entries()) {
     const where = `documents.${index}`;
     if (!usedDocuments.has(exported.id)) refuse(where, importProblems.unusedDocument);
@@ -144,7 +144,7 @@ export async function checkImport(
     }
     let checked: Awaited<ReturnType<typeof checkDocument>>;
     try {
-      checked = await checkDocument(bytes, exported.name, pdfLimits);
+      checked = await checkDocument(bytes, exported.name, read);
     } catch (error) {
       if (error instanceof ApiError) refuse(`${where}.data`, error.message, error.code);
       throw error;

@@ -1,0 +1,3 @@
+export type TextCounts = { ok: true; words: number; lines: number } | { ok: false; reason: 'binary' };
+export function readText(bytes: Uint8Array): TextCounts;
+export function countWords(text: string): number;
