@@ -95,6 +95,8 @@ export async function createRuntime(
       // An error line can quote a value (`invalid input syntax for type uuid: "..."`): cut there.
       else logger.debug({ postgres: withoutQuotedValue(text) });
     },
+    onHang: (dropped) =>
+      logger.warn({ dropped }, 'database did not answer: its waiting connections were cut'),
   });
   const { db } = database;
   const storage = postgresAttachmentStorage(db);
@@ -118,6 +120,7 @@ export async function createRuntime(
   });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
+    hangWatch: database.watch,
     models,
     startupLock: (work) => withStartupLock(database.sql, work),
     toolDefaults: config.TOOL_DEFAULTS,
