@@ -280,15 +280,17 @@ export async function createRuntime(
     streams,
     approvals,
     branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
-    shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
+    shares: new ShareService({ db, allowGuests, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
     attachments: new AttachmentService({
       db,
+      allowGuests,
       storage,
       pdfLimits,
     }),
     portability: new PortabilityService({
       db,
+      allowGuests,
       storage,
       webOrigin: config.WEB_ORIGIN,
       newChatDrainMode,
