@@ -269,7 +269,7 @@ export async function createRuntime(
         maxWaitMs: config.SEND_WAIT_MS,
       }),
     },
-    ready: databaseReadiness(database.sql),
+    ready: databaseReadiness(database.sql, circuit),
     threads,
     context: new ContextService({ db, driver, windows, signals, logger }),
     events: new ThreadEvents({ db, signals, logger, windows }),

@@ -151,12 +151,14 @@ describe('a database that hangs', () => {
     expect(wrong, 'answers other than the outage refusal or a success').toEqual([]);
     expect(answered.some((answer) => answer.status === 503)).toBe(true);
 
-    // Back: the reply ends whole, and every send that was accepted is queued.
+    // Back: ready means ready (the very next read is served, not refused until the circuit's next
+    // probe), the reply ends whole, and every send that was accepted is queued.
     await waitFor(
       async () => (await fetch(`${api?.baseUrl}/api/ready`)).status,
       (status) => status === 200,
       60_000,
     );
+    expect((await client.fetch('GET', `/api/threads/${threadId}`)).status).toBe(200);
     await Promise.race([
       reading,
       new Promise((_, reject) => setTimeout(() => reject(new Error('the reply did not end')), 120_000)),
