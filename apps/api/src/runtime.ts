@@ -104,6 +104,8 @@ export async function createRuntime(
     dataDir: config.DATA_DIR,
     embeddedPort: config.EMBEDDED_PG_PORT,
     onLog: embeddedPostgresLog(logger),
+    onHang: (dropped) =>
+      logger.warn({ dropped }, 'database did not answer: its waiting connections were cut'),
   });
   const { db } = database;
   const storage = postgresAttachmentStorage(db);
@@ -127,6 +129,7 @@ export async function createRuntime(
   });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
+    hangWatch: database.watch,
     models,
     startupLock: (work) => withStartupLock(database.sql, work),
     toolDefaults: config.TOOL_DEFAULTS,
@@ -284,7 +287,7 @@ export async function createRuntime(
         maxWaitMs: config.SEND_WAIT_MS,
       }),
     },
-    ready: databaseReadiness(database.sql),
+    ready: databaseReadiness(database.sql, circuit),
     threads,
     context: new ContextService({ db, driver, windows, signals, logger }),
     events: new ThreadEvents({ db, signals, logger, windows }),
@@ -295,11 +298,12 @@ export async function createRuntime(
     streams,
     approvals,
     branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
-    shares: new ShareService({ db, threads, webOrigin: config.WEB_ORIGIN }),
+    shares: new ShareService({ db, allowGuests, threads, webOrigin: config.WEB_ORIGIN }),
     feedback: new FeedbackService({ db, chatAgent, signals }),
-    attachments: new AttachmentService({ db, storage, reader }),
+    attachments: new AttachmentService({ db, allowGuests, storage, reader }),
     portability: new PortabilityService({
       db,
+      allowGuests,
       storage,
       webOrigin: config.WEB_ORIGIN,
       newChatDrainMode,

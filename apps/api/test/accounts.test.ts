@@ -348,6 +348,75 @@ describe('AUTH_ALLOW_GUESTS=false', () => {
   });
 });
 
+describe('guests switched off means off', () => {
+  it('answers an old guest cookie as signed out on every route, get-session and update-user included, and its public share stops answering at once', async () => {
+    const leftover = await guest();
+    const leftoverId = (await accountOf(leftover)).id;
+    const threadId = await leftover.createThread('Shared before the switch');
+    await leftover.sendAndRead(threadId, 'shared words [[words:3]]');
+    const made = await leftover.json<{ share: { token: string } }>(
+      'POST',
+      `/api/threads/${threadId}/shares`,
+      {},
+    );
+    expect(made.status).toBe(201);
+    const token = made.body.share.token;
+    expect((await fetch(`${api.baseUrl}/api/shares/${token}`)).status).toBe(200);
+
+    const strict = await startTestApi(api.runtime.database.url, { AUTH_ALLOW_GUESTS: 'false' });
+    try {
+      const stillGuest = leftover.via(strict.baseUrl);
+      // get-session answers as to no session at all: `null`.
+      const session = await stillGuest.fetch('GET', '/api/auth/get-session');
+      expect(session.status).toBe(200);
+      expect(await session.json()).toBeNull();
+      // Acting as the session is refused as signed out, and changes nothing.
+      const renamed = await stillGuest.json<Refusal>('POST', '/api/auth/update-user', {
+        name: 'Renamed after the switch',
+        image: 'https://example.test/face.png',
+      });
+      expect(renamed.status).toBe(401);
+      expect(renamed.body.error.code).toBe('unauthorized');
+      const password = await stillGuest.json<Refusal>('POST', '/api/auth/change-password', {
+        currentPassword: PASSWORD,
+        newPassword: `${PASSWORD}-new`,
+      });
+      expect(password.status).toBe(401);
+      const { sql } = api.runtime.database;
+      const [row] = await sql<{ name: string; image: string | null }[]>`
+        select name, image from "user" where id = ${leftoverId}`;
+      expect(row?.name).not.toBe('Renamed after the switch');
+      expect(row?.image).toBeNull();
+      for (const [method, path] of [
+        ['GET', '/api/threads'],
+        ['GET', `/api/threads/${threadId}`],
+        ['GET', '/api/account'],
+        ['GET', `/api/threads/${threadId}/shares`],
+        ['DELETE', `/api/shares/${token}`],
+      ] as const)
+        expect([method, path, (await stillGuest.fetch(method, path)).status]).toEqual([method, path, 401]);
+
+      // Its public share answers nothing at once, to anyone, and cannot be continued.
+      const shared = await fetch(`${strict.baseUrl}/api/shares/${token}`);
+      expect(shared.status).toBe(404);
+      expect(((await shared.json()) as Refusal).error.code).toBe('not_found');
+      const member = ApiClient.anonymousVisitor(strict.baseUrl);
+      expect((await signUp(member, newEmail())).status).toBe(200);
+      expect((await member.fetch('POST', `/api/shares/${token}/continue`)).status).toBe(404);
+      // An account's share still answers.
+      const memberThread = await member.createThread('An account’s');
+      const memberShare = await member.json<{ share: { token: string } }>(
+        'POST',
+        `/api/threads/${memberThread}/shares`,
+        {},
+      );
+      expect((await fetch(`${strict.baseUrl}/api/shares/${memberShare.body.share.token}`)).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
 describe('guests switched off: leftover guest data', () => {
   it('is removed, share links included, once its guest has not visited for the grace period; accounts and recent guests stay', async () => {
     const idle = await guest();

@@ -79,6 +79,11 @@ describe('configuration', () => {
         ],
         /MCP_SERVERS\.1\.name: "a" is named twice/,
       ],
+      // Too many is said as such, not as a list that is not one.
+      [
+        Array.from({ length: 21 }, (_, index) => ({ name: `s${index}`, command: 'x' })),
+        /MCP_SERVERS: at most 20 servers, not 21/,
+      ],
     ];
     for (const [value, message] of cases) {
       const load = () =>

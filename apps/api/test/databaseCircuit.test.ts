@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { DatabaseCircuit } from '../src/platform/databaseCircuit';
 import { ApiError } from '../src/platform/errors';
 import { createLogger } from '../src/platform/logger';
+import { databaseReadiness } from '../src/platform/readiness';
 import { waitFor } from './support/client';
+import { type TestApi, useTestApi } from './support/testApi';
+
+let api: TestApi;
+useTestApi((started) => {
+  ({ api } = started);
+});
 
 const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
@@ -57,6 +64,28 @@ describe('the database circuit', () => {
     expect(circuit.recordFailure(syntax)).toBe(false);
     expect(circuit.recordFailure(new ApiError('not_found'))).toBe(false);
     expect(circuit.isOpen).toBe(false);
+    circuit.stop();
+  });
+});
+
+describe('ready means ready', () => {
+  it('closes the open circuit when the readiness query answers, so the request after a 200 from /api/ready is served', async () => {
+    // The database is back, but the circuit's next probe is a minute away (its first one met the outage).
+    const circuit = new DatabaseCircuit({
+      logger: createLogger('silent'),
+      probeIntervalMs: 60_000,
+      probeTimeoutMs: 50,
+      probe: () => new Promise(() => {}),
+    });
+    expect(circuit.recordFailure(refused)).toBe(true);
+    await waitFor(
+      async () => circuit.isOpen,
+      (open) => open,
+      1_000,
+    );
+    await databaseReadiness(api.runtime.database.sql, circuit)();
+    expect(circuit.isOpen).toBe(false);
+    expect(() => circuit.assertClosed()).not.toThrow();
     circuit.stop();
   });
 });

@@ -1,5 +1,6 @@
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { HangWatch } from './hangWatch';
 import * as schema from './schema';
 
 export type Database = ReturnType<typeof createDatabase>;
@@ -15,13 +16,53 @@ export type Sql = postgres.Sql;
  *   changes run on their own connections, without it);
  * - `reconnectMaxMs`: the longest pause between two attempts to reconnect. postgres.js grows its
  *   pause to 20 s after a few failed attempts, and every query waits out the pause before it can
- *   fail: that is what held requests for 8 to 38 s during an outage.
+ *   fail: that is what held requests for 8 to 38 s during an outage;
+ * - `stallMs` and `checkMs`: the client-side deadline (`HangWatch`). A database that hangs enforces
+ *   no statement timeout and closes nothing; a statement unanswered for `stallMs` gets the database
+ *   checked on a connection of its own, and a check unanswered for `checkMs` cuts every connection,
+ *   so each waiting request fails as in an outage within about 2 s. No statement waits longer than
+ *   `statementMs + connectMs`, checked or not.
  */
-export const DATABASE_TIMEOUTS = { connectMs: 2_000, statementMs: 30_000, reconnectMaxMs: 500 } as const;
+export const DATABASE_TIMEOUTS = {
+  connectMs: 2_000,
+  statementMs: 30_000,
+  reconnectMaxMs: 500,
+  stallMs: 1_000,
+  checkMs: 750,
+} as const;
 
-export function createSql(url: string, options: { max?: number } = {}): Sql {
+/**
+ * The client-side deadline for the connections of `url` that serve requests (`createSql`'s and
+ * Mastra's pool): one per process, its check on a connection of its own.
+ */
+export function createHangWatch(url: string, onHang?: (dropped: number) => void): HangWatch {
+  let checker: Sql | undefined;
+  return new HangWatch({
+    check: async () => {
+      checker ??= postgres(url, {
+        max: 1,
+        connect_timeout: DATABASE_TIMEOUTS.connectMs / 1000,
+        onnotice: () => {},
+      });
+      return await checker`select 1`;
+    },
+    resetCheck: async () => {
+      const ended = checker;
+      checker = undefined;
+      await ended?.end({ timeout: 0 });
+    },
+    stallMs: DATABASE_TIMEOUTS.stallMs,
+    checkMs: DATABASE_TIMEOUTS.checkMs,
+    deadlineMs: DATABASE_TIMEOUTS.statementMs + DATABASE_TIMEOUTS.connectMs,
+    onHang,
+  });
+}
+
+/** `watch`: the client-side deadline its connections keep (every pool that serves requests has one). */
+export function createSql(url: string, options: { max?: number; watch?: HangWatch } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
+    ...(options.watch ? { socket: options.watch.socket } : {}),
     connect_timeout: DATABASE_TIMEOUTS.connectMs / 1000,
     // Seconds: 50 ms, doubling, at most reconnectMaxMs.
     backoff: (retries) => Math.min(0.05 * 2 ** retries, DATABASE_TIMEOUTS.reconnectMaxMs / 1000),

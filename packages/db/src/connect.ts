@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createDatabase, createSql, type Database, type Sql } from './client';
+import { createDatabase, createHangWatch, createSql, type Database, type Sql } from './client';
 import { startEmbeddedPostgres } from './embedded';
+import type { HangWatch } from './hangWatch';
 import { runMigrations } from './migrate';
 
 export interface DatabaseHandle {
@@ -11,6 +12,8 @@ export interface DatabaseHandle {
   db: Database;
   /** True when this process started an embedded server. */
   embedded: boolean;
+  /** The client-side deadline `sql` keeps; another pool serving requests makes its connections through it too. */
+  watch: HangWatch;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,8 @@ export interface ConnectOptions {
   dataDir: string;
   embeddedPort?: number;
   onLog?: (message: string) => void;
+  /** Told when the database hung and the connections waiting on it were cut. */
+  onHang?: (dropped: number) => void;
 }
 
 const EMBEDDED_DATABASE = 'chat';
@@ -42,13 +47,16 @@ export async function connect(options: ConnectOptions): Promise<DatabaseHandle> 
     url = await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE);
   }
   await runMigrations(url);
-  const sql = createSql(url);
+  const watch = createHangWatch(url, options.onHang);
+  const sql = createSql(url, { watch });
   return {
     url,
     sql,
     db: createDatabase(sql),
     embedded: !options.databaseUrl,
+    watch,
     close: async () => {
+      await watch.close();
       await sql.end({ timeout: 5 });
       await stopServer();
     },

@@ -1,6 +1,7 @@
 export * from './client';
 export * from './connect';
 export * from './embedded';
+export * from './hangWatch';
 export * from './migrate';
 export * from './preparedQuery';
 export type {

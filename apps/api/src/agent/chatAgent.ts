@@ -1,6 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { ToolMode } from '@chat/contracts';
-import { DATABASE_TIMEOUTS } from '@chat/db';
+import { DATABASE_TIMEOUTS, type HangWatch } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
@@ -51,6 +51,8 @@ export interface ChatAgent {
  */
 export async function createChatAgent(options: {
   databaseUrl: string;
+  /** The client-side deadline the pool's connections keep (the app's, `DatabaseHandle.watch`). */
+  hangWatch?: HangWatch;
   models: ModelRegistry;
   /** Serialises schema creation with other instances starting at the same time. */
   startupLock: <T>(work: () => Promise<T>) => Promise<T>;
@@ -84,6 +86,8 @@ export async function createChatAgent(options: {
     // The client's own bound, for a server that stopped answering without closing the connection.
     query_timeout: DATABASE_TIMEOUTS.statementMs + DATABASE_TIMEOUTS.connectMs,
     keepAlive: true,
+    // A database that hangs: the same client-side deadline as the app's own connections.
+    ...(options.hangWatch ? { stream: options.hangWatch.stream } : {}),
   });
   // An idle client whose connection breaks emits 'error' on the pool; unhandled, it would end the
   // process. The next query makes a new connection.

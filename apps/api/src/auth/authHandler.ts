@@ -52,6 +52,12 @@ export interface AuthHandlerOptions {
   sessions: SessionCache;
 }
 
+/**
+ * Routes that act as the session's person. With guests switched off a guest's session is none
+ * (`signedInOf`): these answer it as they answer no session at all.
+ */
+const AS_THE_SESSION = new Set(['get-session', 'update-user', 'change-password']);
+
 /** Routes after which some of the caller's sessions have ended (a password change may end the others). */
 const ENDS_SESSIONS = new Set(['sign-out', 'change-password']);
 
@@ -59,7 +65,7 @@ const ENDS_SESSIONS = new Set(['sign-out', 'change-password']);
  * better-auth's `/api/auth/**` in the contract's terms: only the routes above; bodies checked first
  * (`400 bad_request` with `error.field`); attempts counted per address, failed sign-ins and password
  * changes as `SignInFailures` says (`429 rate_limited`); guest sign-in refused when guests are off
- * (`403 guests_disabled`); better-auth's own refusals become `{ error: { code, message } }`, and a
+ * (`403 guests_disabled`), and a guest's session then answered as none; better-auth's own refusals become `{ error: { code, message } }`, and a
  * failure of its own is never an empty 500. The request guard has already read the body
  * (`platform/requestBody.ts`).
  */
@@ -70,6 +76,14 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
     const served = ROUTES[route];
     if (!served || served.method !== event.req.method) throw noSuchRoute();
     if (route === 'sign-in/anonymous' && !options.allowGuests) throw new ApiError('guests_disabled');
+    if (!options.allowGuests && AS_THE_SESSION.has(route)) {
+      const who = await signedInOf(auth, event.req.headers, { allowGuests: true, cache: options.sessions });
+      // better-auth's own answers to no session: `null` for get-session, 401 for the others.
+      if (who?.isGuest) {
+        if (route === 'get-session') return Response.json(null, { headers: { 'cache-control': 'no-store' } });
+        throw new ApiError('unauthorized');
+      }
+    }
     const address = clientAddress(event, options.trustedProxies);
     if (served.perAddress) await options.limits.hit(served.perAddress, `ip:${address}`);
 

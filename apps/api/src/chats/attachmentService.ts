@@ -18,6 +18,8 @@ import { requireOwnedThread } from './threads/repository';
 
 export interface AttachmentServiceDeps {
   db: Database;
+  /** `AUTH_ALLOW_GUESTS`: when off, a guest's share links answer nothing (`findShare`). */
+  allowGuests: boolean;
   storage: AttachmentStorage;
   /** How a document's text is read at upload: out of process, under the OS's limits. */
   reader: DocumentReader;
@@ -85,7 +87,9 @@ export class AttachmentService {
    * and only an image the snapshot shows.
    */
   async sharedMedia(token: string, attachmentId: string): Promise<MediaFile> {
-    const share = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
+    const share = isShareTokenShape(token)
+      ? await findShare(this.deps.db, token, { guestOwners: this.deps.allowGuests })
+      : undefined;
     if (!share || !JSON.stringify(share.messages).includes(attachmentId)) throw notFound('image');
     const row = await findThreadAttachment(this.deps.db, share.threadId, attachmentId);
     return await this.withBytes(row);

@@ -30,6 +30,8 @@ import { requireOwnedThread } from './threads/repository';
 
 export interface PortabilityServiceDeps {
   db: Database;
+  /** `AUTH_ALLOW_GUESTS`: when off, a guest's share links answer nothing (`findShare`). */
+  allowGuests: boolean;
   storage: AttachmentStorage;
   /** The origin people open the web app on: a Markdown export's image links are made absolute with it. */
   webOrigin: string;
@@ -136,7 +138,9 @@ export class PortabilityService {
    * only read, and nothing about who continued it is written anywhere its owner could see.
    */
   async continueShare(userId: string, token: string): Promise<Thread> {
-    const share = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
+    const share = isShareTokenShape(token)
+      ? await findShare(this.deps.db, token, { guestOwners: this.deps.allowGuests })
+      : undefined;
     if (!share) throw notFound('share');
     const { content, files } = sharedChatContent(
       { createdAt: share.createdAt, messages: share.messages as SharedMessage[] },

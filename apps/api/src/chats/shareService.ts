@@ -8,6 +8,8 @@ import { requireOwnedThread } from './threads/repository';
 
 export interface ShareServiceDeps {
   db: Database;
+  /** `AUTH_ALLOW_GUESTS`: when off, a guest's share links answer nothing (`findShare`). */
+  allowGuests: boolean;
   threads: ThreadService;
   /** The origin people open the web app on; share links are made absolute with it. */
   webOrigin: string;
@@ -47,7 +49,9 @@ export class ShareService {
 
   /** What anyone with the link sees; no account needed. */
   async read(token: string): Promise<SharedSnapshot> {
-    const row = isShareTokenShape(token) ? await findShare(this.deps.db, token) : undefined;
+    const row = isShareTokenShape(token)
+      ? await findShare(this.deps.db, token, { guestOwners: this.deps.allowGuests })
+      : undefined;
     if (!row) throw notFound('share');
     return {
       title: row.title,

@@ -66,6 +66,18 @@ export class DatabaseCircuit {
     return true;
   }
 
+  /**
+   * The database answered a query made outside the circuit (`/api/ready`'s): the same evidence as a
+   * probe's answer, so an open circuit closes now. Otherwise ready could say 200 while the next
+   * request still got `503` until the next probe.
+   */
+  recordAnswer(): void {
+    if (!this.open || this.stopped) return;
+    this.open = false;
+    clearTimeout(this.timer);
+    this.options.logger.info('database reachable again');
+  }
+
   /** Ends the probing (shutdown). */
   stop(): void {
     this.stopped = true;
@@ -86,13 +98,12 @@ export class DatabaseCircuit {
     try {
       await Promise.race([this.options.probe(), timeout]);
     } catch {
-      this.scheduleProbe(this.probeIntervalMs);
+      // Closed meanwhile (`recordAnswer`): nothing left to probe for.
+      if (this.open) this.scheduleProbe(this.probeIntervalMs);
       return;
     } finally {
       clearTimeout(timer);
     }
-    if (this.stopped) return;
-    this.open = false;
-    this.options.logger.info('database reachable again');
+    this.recordAnswer();
   }
 }

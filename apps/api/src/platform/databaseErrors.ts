@@ -22,6 +22,8 @@ const CONNECTION_CODES = new Set([
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
+  // Ours (`HangWatch`): the database did not answer in time, the connection was cut.
+  'DATABASE_HUNG',
   'ECONNREFUSED',
   'ECONNRESET',
   'EPIPE',

@@ -71,10 +71,19 @@ const serverEntry = z
     };
   });
 
+/** How many servers one API connects to at most. */
+const MAX_SERVERS = 20;
+
 /** The parsed list; names are unique (a tool's name says which server it is from). */
 export const mcpServerList = z
-  .array(serverEntry, { error: 'must be a JSON list of servers' })
-  .max(20)
+  // The list's own message is for what is not a list at all; too many servers says so.
+  .array(serverEntry, {
+    error: (issue) => (issue.code === 'invalid_type' ? 'must be a JSON list of servers' : undefined),
+  })
+  .max(MAX_SERVERS, {
+    error: (issue) =>
+      `at most ${MAX_SERVERS} servers, not ${Array.isArray(issue.input) ? issue.input.length : 'more'}`,
+  })
   .superRefine((servers, context) => {
     const seen = new Set<string>();
     for (const [index, server] of servers.entries()) {

@@ -1,10 +1,10 @@
 import type { SharedMessage } from '@chat/contracts';
 import type { Queryable, ShareRow } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
 
-const { shares } = schema;
+const { shares, user } = schema;
 
 export async function insertShare(
   q: Queryable,
@@ -28,9 +28,28 @@ export async function listSharesOfThread(
     .orderBy(desc(shares.createdAt));
 }
 
-export async function findShare(q: Queryable, token: string): Promise<ShareRow | undefined> {
-  const [row] = await q.select().from(shares).where(eq(shares.token, token));
-  return row;
+/**
+ * The share of `token` while it answers. With guests switched off (`guestOwners: false`) a guest's
+ * shares answer nothing, from the moment the switch is made: the guest can no longer sign in to
+ * revoke them, and its data stays until the grace period ends (`accounts/guestSweep.ts`).
+ */
+export async function findShare(
+  q: Queryable,
+  token: string,
+  options: { guestOwners: boolean },
+): Promise<ShareRow | undefined> {
+  const [row] = await q
+    .select({ share: shares })
+    .from(shares)
+    .where(
+      and(
+        eq(shares.token, token),
+        options.guestOwners
+          ? undefined
+          : sql`not exists (select 1 from ${user} where ${user.id} = ${shares.ownerId} and ${user.isAnonymous})`,
+      ),
+    );
+  return row?.share;
 }
 
 /** Deletes the owner's share; false when there is none (unknown, revoked or someone else's). */

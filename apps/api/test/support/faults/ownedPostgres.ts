@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -17,6 +17,7 @@ import postgres from 'postgres';
  */
 export class OwnedPostgres {
   private server: EmbeddedServer | undefined;
+  private frozen = false;
 
   private constructor(
     private readonly root: string,
@@ -55,6 +56,35 @@ export class OwnedPostgres {
     this.server = await startEmbeddedPostgres({ ...placeIn(this.root), port: this.port });
   }
 
+  /**
+   * Freezes the server without ending anything (`SIGSTOP`): the postmaster first, so it starts no
+   * new session, then every process it started (each session's backend, the background workers).
+   * Connections stay open and new ones are accepted by the kernel, but nothing answers: a database
+   * that hangs, not one that is down. `thaw` lets it go on where it stopped.
+   */
+  freeze(): void {
+    const postmaster = this.postmasterPid();
+    this.frozen = true;
+    process.kill(postmaster, 'SIGSTOP');
+    for (const child of childrenOf(postmaster)) signal(child, 'SIGSTOP');
+  }
+
+  /** `SIGCONT` to the postmaster and every process it started. */
+  thaw(): void {
+    const postmaster = this.postmasterPid();
+    for (const child of childrenOf(postmaster)) signal(child, 'SIGCONT');
+    process.kill(postmaster, 'SIGCONT');
+    this.frozen = false;
+  }
+
+  private postmasterPid(): number {
+    const pid = Number(
+      readFileSync(join(placeIn(this.root).dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    if (!Number.isInteger(pid) || pid <= 0) throw new Error('no postmaster.pid');
+    return pid;
+  }
+
   /** Runs `work` with a short-lived connection of the test's own (for reading rows after recovery). */
   async query<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T> {
     const sql = postgres(this.databaseUrl, { max: 1, onnotice: () => {} });
@@ -66,8 +96,34 @@ export class OwnedPostgres {
   }
 
   async dispose(): Promise<void> {
+    if (this.frozen) this.thaw();
     await this.stop().catch(() => {});
     rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** The processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // `pid (name) state ppid ...`: the name may hold spaces, so read after its closing parenthesis.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return children;
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // It ended meanwhile.
   }
 }
 
