@@ -194,6 +194,7 @@ export async function createRuntime(
     signals,
     logger,
     allowGuests,
+    allowSignUp: config.AUTH_ALLOW_SIGNUP,
   });
   const newChatDrainMode = config.QUEUE_DRAIN;
   // How a PDF is read: at an upload, and again for an imported chat's documents (D1).
@@ -241,6 +242,7 @@ export async function createRuntime(
   const services: ApiServices = {
     authRequests: createAuthHandler(auth, {
       allowGuests,
+      allowSignUp: config.AUTH_ALLOW_SIGNUP,
       limits,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       database: circuit,
