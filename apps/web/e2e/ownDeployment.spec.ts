@@ -3,10 +3,11 @@ import { AccountPages } from './pages/AccountPages';
 import { OwnServers } from './support/ownServers';
 
 /**
- * A deployment set up its own way (its own API and web app): sign-up closed. The shared servers
- * keep the defaults every other test relies on.
+ * A deployment set up its own way (its own API and web app): no model configured (only the
+ * built-in demo model, as on a fresh install) and sign-up closed. The shared servers keep the
+ * settings every other test relies on.
  */
-test.describe('a deployment with sign-up closed (AUTH_ALLOW_SIGNUP=false)', () => {
+test.describe('a fresh install with sign-up closed (AUTH_ALLOW_SIGNUP=false)', () => {
   let servers: OwnServers;
 
   test.beforeAll(async () => {
@@ -41,5 +42,31 @@ test.describe('a deployment with sign-up closed (AUTH_ALLOW_SIGNUP=false)', () =
     );
     await expect(page.getByRole('button', { name: 'Create account' })).toHaveCount(0);
     await expect(page.getByRole('link', { name: 'Sign in' })).toBeVisible();
+  });
+
+  test('says on the start page, in one line, that the demo model is scripted, and links to how to connect a real one', async ({
+    page,
+  }) => {
+    await page.goto(`${servers.webOrigin}/`);
+    const notice = page.getByTestId('demo-model-notice');
+    await expect(notice).toHaveText(
+      'Replies come from a scripted demo model, not an AI. Connect a real model',
+    );
+    // One line, on a phone too.
+    for (const size of [
+      { width: 1440, height: 900 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size);
+      const box = await notice.boundingBox();
+      expect(box?.height ?? 0).toBeLessThan(2 * 24);
+    }
+
+    await notice.getByRole('link', { name: 'Connect a real model' }).click();
+    await expect(page).toHaveURL(/\/help\/models$/);
+    const help = page.getByTestId('help-models');
+    await expect(help.getByRole('heading', { name: 'A real model' })).toBeVisible();
+    await expect(help).toContainText('CHAT_MODEL=openai:llama3.1 OPENAI_BASE_URL=http://127.0.0.1:11434/v1');
+    await expect(help.getByRole('heading', { name: 'Several models' })).toBeVisible();
   });
 });
