@@ -12,11 +12,20 @@
 // Ctrl+C (SIGINT) or SIGTERM stops both: each gets SIGTERM, and this script exits only once both
 // have ended (one still running after STOP_GRACE_MS is killed), so it never leaves an orphan
 // holding its port.
+// Before anything else it reads `<repo>/.env` (or ENV_FILE) into its environment, which both
+// services inherit; a variable already set wins (envFile.mjs).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { API_NODE_FLAGS } from '../apps/api/nodeFlags.mjs';
+import { loadEnvFile } from './envFile.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+try {
+  loadEnvFile(root);
+} catch (error) {
+  console.error(`[start] ${error.message}`);
+  process.exit(1);
+}
 const dev = process.argv.includes('--dev');
 const apiPort = process.env.API_PORT ?? '3001';
 const webPort = process.env.WEB_PORT ?? '3000';

@@ -114,7 +114,7 @@ export default defineConfig({
         // One API process: several are covered by the API suite (processes.test.ts).
         API_PROCESSES: '1',
         // Two models (M1), both the built-in one under other names, so the model picker and
-        // Regenerate's menu show; the default keeps the id `local` that replies are labelled with.
+        // Regenerate's menu show; the default keeps the id `local` (labelled as the demo model).
         CHAT_MODELS: 'local,local;id=local-b;label=Local B',
         MCP_SERVERS: mcpServers,
         // Every test signs a new guest in, and all come from one address: no per-IP or

@@ -1,4 +1,5 @@
 import { H3, type HTTPError } from 'h3';
+import { logRequest } from './platform/accessLog';
 import { databaseGate } from './platform/databaseGate';
 import { errorResponse, noSuchRoute } from './platform/errors';
 import { requestGuard } from './platform/requestGuard';
@@ -15,7 +16,10 @@ import { registerShareRoutes } from './routes/shares';
 import { registerThreadRoutes } from './routes/threads';
 import { registerTurnRoutes } from './routes/turns';
 
-/** The HTTP app: the request guard, error mapping, auth mount and route registration, nothing else. */
+/**
+ * The HTTP app: the request guard, error mapping, the access log, auth mount and route
+ * registration, nothing else.
+ */
 export function createApp(services: ApiServices): H3 {
   const app = new H3({
     silent: true,
@@ -26,6 +30,7 @@ export function createApp(services: ApiServices): H3 {
       applySecurityHeaders(response.headers);
       return response;
     },
+    onResponse: (response, event) => logRequest(services.logger, event, response),
   });
 
   app.use(requestGuard(services.http.trustedOrigins));

@@ -206,6 +206,7 @@ export async function createRuntime(
     signals,
     logger,
     allowGuests,
+    allowSignUp: config.AUTH_ALLOW_SIGNUP,
   });
   const newChatDrainMode = config.QUEUE_DRAIN;
   // How a document's text is read: at an upload, and again for an imported chat's documents (D1),
@@ -262,6 +263,7 @@ export async function createRuntime(
   const services: ApiServices = {
     authRequests: createAuthHandler(auth, {
       allowGuests,
+      allowSignUp: config.AUTH_ALLOW_SIGNUP,
       limits,
       trustedProxies: new Set(config.TRUSTED_PROXIES),
       database: circuit,

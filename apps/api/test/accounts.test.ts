@@ -1,4 +1,4 @@
-import type { AccountDeleted, AccountSession } from '@chat/contracts';
+import type { Account, AccountDeleted, AccountSession } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { sweepIdleGuests } from '../src/accounts/guestSweep';
 import {
@@ -414,6 +414,46 @@ describe('guests switched off means off', () => {
     } finally {
       await strict.close();
     }
+  });
+});
+
+describe('AUTH_ALLOW_SIGNUP', () => {
+  it('false closes sign-up with 403 sign_up_disabled and makes no account; existing accounts still sign in', async () => {
+    const email = newEmail();
+    expect((await signUp(ApiClient.anonymousVisitor(api.baseUrl), email)).status).toBe(200);
+    const closed = await startTestApi(api.runtime.database.url, { AUTH_ALLOW_SIGNUP: 'false' });
+    try {
+      const settings = await fetch(`${closed.baseUrl}/api/server-settings`);
+      expect(settings.status).toBe(200);
+      expect(await settings.json()).toEqual({ guestsAllowed: true, signUpAllowed: false });
+
+      const stranger = newEmail();
+      const refused = await signUp(ApiClient.anonymousVisitor(closed.baseUrl), stranger);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('content-type')).toContain('application/json');
+      expect((refused.body as unknown as Refusal).error).toEqual({
+        code: 'sign_up_disabled',
+        message: 'This server does not take new accounts. Sign in with an existing one.',
+      });
+      expect(refused.headers.getSetCookie()).toEqual([]);
+      const { sql } = api.runtime.database;
+      expect(await sql`select id from "user" where email = ${stranger}`).toEqual([]);
+      // A guest cannot turn itself into an account either; it stays a guest with its chats.
+      const visitor = await guest();
+      expect((await signUp(visitor.via(closed.baseUrl), newEmail())).status).toBe(403);
+
+      const member = ApiClient.anonymousVisitor(closed.baseUrl);
+      expect((await signIn(member, email)).status).toBe(200);
+      expect((await member.json<Account>('GET', '/api/account')).body.email).toBe(email);
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('open by default: the server settings say so and sign-up makes an account', async () => {
+    const settings = await fetch(`${api.baseUrl}/api/server-settings`);
+    expect(await settings.json()).toEqual({ guestsAllowed: true, signUpAllowed: true });
+    expect((await signUp(ApiClient.anonymousVisitor(api.baseUrl), newEmail())).status).toBe(200);
   });
 });
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app';
 import { createLogger, serializeError } from '../src/platform/logger';
 import { createRuntime, type Runtime } from '../src/runtime';
-import { ApiClient, readChunks } from './support/client';
+import { ApiClient, readChunks, waitFor } from './support/client';
 import { freshDatabase, testConfig } from './support/testApi';
 
 const SECRET = 'zebra-orchid-4471';
@@ -83,5 +83,80 @@ describe('the log keeps message text and SQL parameters out', () => {
     await client.json('PATCH', `/api/threads/${threadId}`, { title: `\u0000${SECRET}` });
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.filter((line) => line.includes(SECRET))).toEqual([]);
+  });
+});
+
+describe('the access log: one line per request', () => {
+  /** The access-log lines logged since `from`, parsed. */
+  const requestsSince = (from: number) =>
+    lines
+      .slice(from)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === 'request');
+
+  it('says method, route pattern, status and milliseconds, and never the query, an id, a cookie or a body', async () => {
+    const client = await ApiClient.signIn(baseUrl);
+    const threadId = await client.createThread('Access log');
+    const from = lines.length;
+    await client.json('GET', `/api/search?q=${SECRET}`);
+    await client.json('PATCH', `/api/threads/${threadId}`, { title: `renamed ${SECRET}` });
+    await client.json('GET', '/api/threads/no-such-thread');
+    const requests = await waitFor(
+      async () => requestsSince(from),
+      (found) => found.length >= 3,
+    );
+    expect(requests).toEqual([
+      {
+        level: 30,
+        time: expect.any(Number),
+        service: 'api',
+        msg: 'request',
+        method: 'GET',
+        route: '/api/search',
+        status: 200,
+        ms: expect.any(Number),
+      },
+      {
+        level: 30,
+        time: expect.any(Number),
+        service: 'api',
+        msg: 'request',
+        method: 'PATCH',
+        route: '/api/threads/:id',
+        status: 200,
+        ms: expect.any(Number),
+      },
+      {
+        level: 30,
+        time: expect.any(Number),
+        service: 'api',
+        msg: 'request',
+        method: 'GET',
+        route: '/api/threads/:id',
+        status: 404,
+        ms: expect.any(Number),
+      },
+    ]);
+    for (const request of requests) expect(request.ms).toBeGreaterThanOrEqual(0);
+    const logged = lines.slice(from).join('\n');
+    for (const absent of [SECRET, threadId, 'no-such-thread', 'better-auth.session_token', 'q='])
+      expect(logged).not.toContain(absent);
+  });
+
+  it('logs a request the guard refuses too (NUL in the query), without the query', async () => {
+    const from = lines.length;
+    const refused = await fetch(`${baseUrl}/api/threads?x=%00${SECRET}`);
+    expect(refused.status).toBe(400);
+    const [request] = await waitFor(
+      async () => requestsSince(from),
+      (found) => found.length >= 1,
+    );
+    expect(request).toMatchObject({
+      method: 'GET',
+      route: '/api/threads',
+      status: 400,
+      ms: expect.any(Number),
+    });
+    expect(lines.slice(from).join('\n')).not.toContain(SECRET);
   });
 });

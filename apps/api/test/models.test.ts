@@ -135,7 +135,7 @@ describe('CHAT_MODELS (M1)', () => {
 
   it('keeps the single-model settings working when CHAT_MODELS is unset', () => {
     expect(loadConfig({}).models).toEqual([
-      { kind: 'local', id: 'local', label: 'local', contextWindow: 8_000 },
+      { kind: 'local', id: 'local', label: 'Demo model (scripted replies)', contextWindow: 8_000 },
     ]);
     expect(
       loadConfig({
@@ -157,6 +157,26 @@ describe('CHAT_MODELS (M1)', () => {
   });
 });
 
+describe('an honest first run', () => {
+  it('names the built-in model for what it is: a scripted demo, in the list and in GET /api/models', async () => {
+    expect(parseModelList('local, local;id=other', {}).map((model) => model.label)).toEqual([
+      'Demo model (scripted replies)',
+      'Demo model (scripted replies)',
+    ]);
+    const fresh = await startTestApi(database.url);
+    try {
+      const client = await fresh.client();
+      expect((await client.json<ModelList>('GET', '/api/models')).body).toEqual({
+        models: [
+          { id: 'local', label: 'Demo model (scripted replies)', contextWindow: 8_000, builtIn: true },
+        ],
+      });
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
 describe('a model per chat, per reply and per regenerate; custom instructions (M2-M4)', () => {
   let api: TestApi;
   beforeAll(async () => {
@@ -171,9 +191,9 @@ describe('a model per chat, per reply and per regenerate; custom instructions (M
     const raw = await response.text();
     expect(JSON.parse(raw) as ModelList).toEqual({
       models: [
-        { id: 'local', label: 'Local', contextWindow: 8_000 },
-        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000 },
-        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000 },
+        { id: 'local', label: 'Local', contextWindow: 8_000, builtIn: true },
+        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000, builtIn: false },
+        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000, builtIn: false },
       ],
     });
     expect(raw).not.toContain('127.0.0.1');

@@ -23,7 +23,7 @@ test.describe('message actions', () => {
     await reply.getByRole('button', { name: 'Copy reply' }).click();
     await expect.poll(clipboard).toBe(await chat.replyText(reply));
     await expect(reply.getByTestId('message-time')).toBeVisible();
-    await expect(reply.getByTestId('message-model')).toContainText('local');
+    await expect(reply.getByTestId('message-model')).toContainText('Demo model (scripted replies)');
   });
 
   test('code blocks have a header with the language and a Copy button', async ({ chat, page }) => {

@@ -2,7 +2,8 @@ import { expect, test } from './fixtures';
 
 /**
  * The chat's model and instructions (M2-M4). The API offers two models here (playwright.config.ts):
- * `local` (the default) and `Local B`, the same built-in model under another id.
+ * `local` (the default, the built-in model under its own label, "Demo model (scripted replies)")
+ * and `Local B`, the same built-in model under another id and label.
  */
 test.describe('models and instructions per chat', () => {
   test('picks a model for the next reply, regenerates with another, and keeps instructions for the chat and the account', async ({
@@ -11,11 +12,11 @@ test.describe('models and instructions per chat', () => {
   }) => {
     await chat.startThread('first question [[words:6]]');
     await chat.waitForIdle();
-    await expect(chat.lastReply().getByTestId('message-model')).toHaveText('· local');
+    await expect(chat.lastReply().getByTestId('message-model')).toHaveText('· Demo model (scripted replies)');
 
     // The picker in the composer: the next reply is written by the model picked.
     const picker = page.getByTestId('model-picker');
-    await expect(picker).toContainText('local');
+    await expect(picker).toContainText('Demo model (scripted replies)');
     await picker.click();
     await page.getByRole('option', { name: 'Local B' }).click();
     await expect(picker).toContainText('Local B');
@@ -26,10 +27,10 @@ test.describe('models and instructions per chat', () => {
 
     // Regenerate's menu: the new version is written by the model chosen there; the chat keeps its own.
     await chat.lastReply().getByTestId('regenerate-with').click();
-    await page.getByRole('menuitem', { name: 'local', exact: true }).click();
+    await page.getByRole('menuitem', { name: 'Demo model (scripted replies)', exact: true }).click();
     await chat.waitForIdle();
     await expect(chat.versionLabel(chat.userMessages.last())).toHaveText('2 / 2');
-    await expect(chat.lastReply().getByTestId('message-model')).toHaveText('· local');
+    await expect(chat.lastReply().getByTestId('message-model')).toHaveText('· Demo model (scripted replies)');
     await expect(picker).toContainText('Local B');
 
     // The chat's instructions, from the chat menu; kept across a reload.

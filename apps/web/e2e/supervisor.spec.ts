@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from './fixtures';
@@ -121,6 +122,38 @@ test.describe('pnpm start (scripts/start.mjs)', () => {
       if (postmaster > 0 && isRunning(postmaster)) process.kill(postmaster, 'SIGINT');
       await expect.poll(() => postmaster > 0 && isRunning(postmaster), { timeout: 30_000 }).toBe(false);
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a .env file configures a fresh start: the script and both services read it, and a variable already set wins', async () => {
+    test.setTimeout(180_000);
+    const [apiPort, webPort] = [await freePort(), await freePort()];
+    const dataDir = path.join(repoRoot, '.data', `e2e-env-${apiPort}-${Date.now()}`);
+    const web = `http://127.0.0.1:${webPort}`;
+    const envFile = path.join(tmpdir(), `e2e-env-${apiPort}-${Date.now()}.env`);
+    writeFileSync(
+      envFile,
+      [
+        '# Where everything runs: read by the script itself (its ports) and the API.',
+        `API_PORT=${apiPort}`,
+        `WEB_PORT=${webPort}`,
+        `WEB_ORIGIN=${web}`,
+        `DATA_DIR=${dataDir}`,
+        'AUTH_ALLOW_SIGNUP=false',
+        'AUTH_ALLOW_GUESTS=false',
+      ].join('\n'),
+    );
+    // Only the file's name and one variable that overrides it come from the environment.
+    const script = startScript({ ENV_FILE: envFile, AUTH_ALLOW_GUESTS: 'true' });
+    try {
+      await expect.poll(script.output, { timeout: 120_000 }).toContain('[start] ready');
+      const settings = await fetch(`${web}/api/server-settings`);
+      expect(await settings.json()).toEqual({ guestsAllowed: true, signUpAllowed: false });
+    } finally {
+      script.child.kill('SIGTERM');
+      await exited(script.child);
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(envFile, { force: true });
     }
   });
 

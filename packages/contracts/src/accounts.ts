@@ -88,3 +88,14 @@ export interface AccountDeleted {
   deleted: true;
   threads: number;
 }
+
+/**
+ * What this server allows before anyone signs in (`GET /api/server-settings`, no session needed):
+ * the sign-in and sign-up pages and the account menu offer only what it takes.
+ */
+export interface ServerSettings {
+  /** `AUTH_ALLOW_GUESTS`: a visitor may chat as a guest. */
+  guestsAllowed: boolean;
+  /** `AUTH_ALLOW_SIGNUP`: a visitor (or a guest) may create an account. */
+  signUpAllowed: boolean;
+}

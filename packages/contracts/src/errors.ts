@@ -27,6 +27,7 @@ export const errorCodes = [
   'invalid_credentials',
   'email_taken',
   'guests_disabled',
+  'sign_up_disabled',
   'forbidden_origin',
   'queue_full',
   'not_queue_head',
@@ -63,6 +64,10 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   invalid_credentials: { status: 401, message: 'Wrong email or password.' },
   email_taken: { status: 409, message: 'An account with this email already exists. Sign in instead.' },
   guests_disabled: { status: 403, message: 'This server needs an account: sign in or sign up.' },
+  sign_up_disabled: {
+    status: 403,
+    message: 'This server does not take new accounts. Sign in with an existing one.',
+  },
   forbidden_origin: { status: 403, message: 'This request did not come from the app.' },
   not_found: { status: 404, message: 'Not found.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed here.' },

@@ -8,6 +8,11 @@ export interface ChatModel {
   label: string;
   /** Its context window in tokens (C2's meter uses the chat's model's). */
   contextWindow: number;
+  /**
+   * The built-in demo model (`local`): scripted replies, no AI. While it is all there is, the
+   * start page says how to connect a real model.
+   */
+  builtIn: boolean;
 }
 
 /** `GET /api/models`: the configured models, the default first. */

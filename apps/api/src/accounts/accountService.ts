@@ -1,4 +1,4 @@
-import type { Account, AccountDeleted, AccountSession } from '@chat/contracts';
+import type { Account, AccountDeleted, AccountSession, ServerSettings } from '@chat/contracts';
 import type { Database, Queryable } from '@chat/db';
 import { moveMemoryRowsOfUser } from '../agent/memoryTables';
 import type { Auth } from '../auth/auth';
@@ -28,6 +28,7 @@ export interface AccountServiceDeps {
   signals: Signals;
   logger: Logger;
   allowGuests: boolean;
+  allowSignUp: boolean;
   /** Sessions looked up a moment ago (`auth/sessionCache.ts`); told when sessions end. */
   sessions: SessionCache;
 }
@@ -43,6 +44,11 @@ export class AccountService {
 
   get allowGuests(): boolean {
     return this.deps.allowGuests;
+  }
+
+  /** What a visitor may do before signing in (`GET /api/server-settings`). */
+  serverSettings(): ServerSettings {
+    return { guestsAllowed: this.deps.allowGuests, signUpAllowed: this.deps.allowSignUp };
   }
 
   async signedIn(headers: Headers): Promise<SignedIn | null> {

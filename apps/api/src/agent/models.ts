@@ -52,6 +52,7 @@ export class ModelRegistry {
       id: spec.id,
       label: spec.label,
       contextWindow: spec.contextWindow,
+      builtIn: spec.kind === 'local',
     }));
   }
 

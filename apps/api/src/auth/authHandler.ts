@@ -44,6 +44,8 @@ const checkedBodies: Record<string, z.ZodType<Record<string, unknown>>> = {
 
 export interface AuthHandlerOptions {
   allowGuests: boolean;
+  /** `AUTH_ALLOW_SIGNUP`: false refuses `sign-up/email` (`403 sign_up_disabled`); sign-in stays. */
+  allowSignUp: boolean;
   limits: RateLimiter;
   /** Peers whose X-Forwarded-For is believed, for per-address limits. */
   trustedProxies: ReadonlySet<string>;
@@ -65,7 +67,8 @@ const ENDS_SESSIONS = new Set(['sign-out', 'change-password']);
  * better-auth's `/api/auth/**` in the contract's terms: only the routes above; bodies checked first
  * (`400 bad_request` with `error.field`); attempts counted per address, failed sign-ins and password
  * changes as `SignInFailures` says (`429 rate_limited`); guest sign-in refused when guests are off
- * (`403 guests_disabled`), and a guest's session then answered as none; better-auth's own refusals become `{ error: { code, message } }`, and a
+ * (`403 guests_disabled`), and a guest's session then answered as none; sign-up when it is closed
+ * (`403 sign_up_disabled`); better-auth's own refusals become `{ error: { code, message } }`, and a
  * failure of its own is never an empty 500. The request guard has already read the body
  * (`platform/requestBody.ts`).
  */
@@ -84,6 +87,7 @@ export function createAuthHandler(auth: Auth, options: AuthHandlerOptions) {
         throw new ApiError('unauthorized');
       }
     }
+    if (route === 'sign-up/email' && !options.allowSignUp) throw new ApiError('sign_up_disabled');
     const address = clientAddress(event, options.trustedProxies);
     if (served.perAddress) await options.limits.hit(served.perAddress, `ip:${address}`);
 

@@ -89,6 +89,10 @@ const configSchema = z.object({
   AUTH_ALLOW_GUESTS: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true'))
     .transform((value) => value === 'true'),
+  /** `false`: no new accounts (`403 sign_up_disabled`); existing accounts still sign in. */
+  AUTH_ALLOW_SIGNUP: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('true'))
+    .transform((value) => value === 'true'),
   /**
    * With guests off, a guest from before that has not visited for this many days has its data
    * (chats, share links, uploads) removed.
@@ -182,6 +186,9 @@ const configSchema = z.object({
     .default(24),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+/** Every variable the API reads (`.env.example` lists each; test/envExample.test.ts checks it). */
+export const configVariables: readonly string[] = Object.keys(configSchema.shape);
 
 export type Config = z.infer<typeof configSchema> & {
   /** The models offered (M1), the default first: `CHAT_MODELS`, or `CHAT_MODEL` alone. */

@@ -6,7 +6,7 @@
  *   `local` | `openai:<model>[@<base URL>]`
  * followed by optional `;name=value` settings:
  *   `id=`     the id people and the API use (default: the entry without its base URL)
- *   `label=`  what the picker shows (default: the id)
+ *   `label=`  what the picker shows (default: the id; for `local`, DEMO_MODEL_LABEL)
  *   `window=` the context window in tokens (default: 8000 for `local`, 128000 otherwise)
  *   `key=`    the environment variable holding the API key (default: `OPENAI_API_KEY`)
  * e.g. `local;label=Local,openai:gpt-4.1-mini;label=GPT-4.1 mini,openai:qwen3@http://127.0.0.1:8000/v1;key=VLLM_KEY`.
@@ -27,6 +27,12 @@ export type ModelSpec =
     };
 
 export class ModelListError extends Error {}
+
+/**
+ * What the built-in model is called unless a `label=` renames it: it writes scripted replies (no
+ * AI), and a person trying the app must not take it for a real model.
+ */
+export const DEMO_MODEL_LABEL = 'Demo model (scripted replies)';
 
 const LOCAL_WINDOW = 8_000;
 const REMOTE_WINDOW = 128_000;
@@ -124,7 +130,7 @@ function parseEntry(entry: string, env: Record<string, string | undefined>): Mod
     return {
       kind: 'local',
       id,
-      label: settings.get('label') ?? id,
+      label: settings.get('label') ?? DEMO_MODEL_LABEL,
       contextWindow: contextWindow ?? LOCAL_WINDOW,
     };
   }
@@ -166,7 +172,7 @@ export function singleModel(settings: {
     return {
       kind: 'local',
       id: 'local',
-      label: 'local',
+      label: DEMO_MODEL_LABEL,
       contextWindow: settings.contextWindow ?? LOCAL_WINDOW,
     };
   const model = chatModel.slice('openai:'.length).trim();

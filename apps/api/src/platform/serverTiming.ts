@@ -19,13 +19,18 @@ export class StepTimes {
     }
   }
 
+  /** Milliseconds since the request arrived. */
+  elapsedMs(): number {
+    return performance.now() - this.startedAt;
+  }
+
   add(name: string, ms: number): void {
     this.steps.push({ name, ms });
   }
 
   /** The header value: each step in order, then the whole request so far. */
   header(): string {
-    return [...this.steps, { name: 'total', ms: performance.now() - this.startedAt }]
+    return [...this.steps, { name: 'total', ms: this.elapsedMs() }]
       .map((step) => `${step.name};dur=${step.ms.toFixed(1)}`)
       .join(', ');
   }

@@ -1,11 +1,14 @@
 import type { H3 } from 'h3';
-import { authedRoutes } from './route';
+import { authedRoutes, publicRoutes } from './route';
 import type { ApiServices } from './services';
 
-/** The signed-in person's account: who, their sessions, and deleting it all. */
+/** The signed-in person's account: who, their sessions, and deleting it all; what a visitor may do. */
 export function registerAccountRoutes(app: H3, services: ApiServices) {
   const route = authedRoutes(app, services);
   const { accounts } = services;
+
+  // Before any session: the sign-in page needs to know whether to offer sign-up.
+  publicRoutes(app)('get', '/api/server-settings', () => accounts.serverSettings());
 
   route('get', '/api/account', (_event, _userId, signedIn) => accounts.account(signedIn));
 

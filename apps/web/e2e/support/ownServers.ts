@@ -50,16 +50,18 @@ export class OwnServers {
     readonly apiPort: number,
     readonly webPort: number,
     readonly dataDir: string,
+    /** More of the API's environment (its settings under test). */
+    private readonly apiEnv: Record<string, string>,
   ) {}
 
   get webOrigin(): string {
     return `http://127.0.0.1:${this.webPort}`;
   }
 
-  static async start(): Promise<OwnServers> {
+  static async start(apiEnv: Record<string, string> = {}): Promise<OwnServers> {
     const [apiPort, webPort] = [await freePort(), await freePort()];
     const dataDir = path.join(repoRoot, '.data', `e2e-own-${apiPort}-${Date.now()}`);
-    const servers = new OwnServers(apiPort, webPort, dataDir);
+    const servers = new OwnServers(apiPort, webPort, dataDir, apiEnv);
     await servers.startApi();
     servers.web = spawn(process.execPath, ['.output/server/index.mjs'], {
       cwd: webRoot,
@@ -87,6 +89,7 @@ export class OwnServers {
         WEB_ORIGIN: this.webOrigin,
         LOCAL_MODEL_DELAY_MS: '30',
         LOG_LEVEL: 'warn',
+        ...this.apiEnv,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });

@@ -78,3 +78,11 @@ Feature: Accounts people can come back to
     When the hourly sweep runs
     Then the guest's chat and share link are gone, and no row names the guest
     And accounts and guests who visited recently keep their chats
+
+  Scenario: Sign-up is closed
+    # Automated in apps/api/test/accounts.test.ts ("AUTH_ALLOW_SIGNUP") and apps/web/e2e/ownDeployment.spec.ts.
+    Given the server runs with AUTH_ALLOW_SIGNUP=false
+    When a visitor opens the sign-in page or the guest account menu
+    Then neither offers "Create an account"
+    And the sign-up page says "This server does not take new accounts. Sign in with an existing one."
+    And a sign-up request is refused with 403 sign_up_disabled while an existing account signs in

@@ -44,3 +44,10 @@ Feature: Models and instructions per chat
     Then after a reload the account page holds that text
     And the model gets both after its built-in instructions, from the next reply on
     And neither is in a share or an export of the chat
+
+  Scenario: A fresh install says its model is a scripted demo
+    # Automated in apps/web/e2e/ownDeployment.spec.ts and apps/api/test/models.test.ts ("an honest first run").
+    Given the server offers only the built-in model
+    When I open the start page
+    Then one line says "Replies come from a scripted demo model, not an AI." with a link "Connect a real model"
+    And the link opens the README's "A real model" and "Several models" sections

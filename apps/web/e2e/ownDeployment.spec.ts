@@ -1,0 +1,72 @@
+import { expect, test } from './fixtures';
+import { AccountPages } from './pages/AccountPages';
+import { OwnServers } from './support/ownServers';
+
+/**
+ * A deployment set up its own way (its own API and web app): no model configured (only the
+ * built-in demo model, as on a fresh install) and sign-up closed. The shared servers keep the
+ * settings every other test relies on.
+ */
+test.describe('a fresh install with sign-up closed (AUTH_ALLOW_SIGNUP=false)', () => {
+  let servers: OwnServers;
+
+  test.beforeAll(async () => {
+    test.setTimeout(180_000);
+    servers = await OwnServers.start({ AUTH_ALLOW_SIGNUP: 'false' });
+  });
+
+  test.afterAll(async () => {
+    await servers?.stop();
+  });
+
+  test('offers no sign-up: not on the sign-in page, not in the guest menu, and the sign-up page says so', async ({
+    page,
+  }) => {
+    const account = new AccountPages(page);
+    await page.goto(`${servers.webOrigin}/`);
+    await expect(page.locator('html[data-hydrated="true"]')).toBeAttached();
+    await expect(account.menuButton).toHaveAccessibleName('Account menu: Guest');
+    const menu = await account.openMenu();
+    await expect(menu.getByRole('menuitem', { name: 'Sign in' })).toBeVisible();
+    await expect(menu.getByRole('menuitem', { name: 'Create an account' })).toHaveCount(0);
+    await page.keyboard.press('Escape');
+
+    await page.goto(`${servers.webOrigin}/sign-in`);
+    await expect(page.getByRole('button', { name: 'Sign in', exact: true })).toBeVisible();
+    await expect(page.getByRole('link', { name: 'Back to your chats' })).toBeVisible();
+    await expect(page.getByRole('link', { name: 'Create an account' })).toHaveCount(0);
+
+    await page.goto(`${servers.webOrigin}/sign-up`);
+    await expect(page.getByTestId('sign-up-closed')).toHaveText(
+      'This server does not take new accounts. Sign in with an existing one.',
+    );
+    await expect(page.getByRole('button', { name: 'Create account' })).toHaveCount(0);
+    await expect(page.getByRole('link', { name: 'Sign in' })).toBeVisible();
+  });
+
+  test('says on the start page, in one line, that the demo model is scripted, and links to how to connect a real one', async ({
+    page,
+  }) => {
+    await page.goto(`${servers.webOrigin}/`);
+    const notice = page.getByTestId('demo-model-notice');
+    await expect(notice).toHaveText(
+      'Replies come from a scripted demo model, not an AI. Connect a real model',
+    );
+    // One line, on a phone too.
+    for (const size of [
+      { width: 1440, height: 900 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size);
+      const box = await notice.boundingBox();
+      expect(box?.height ?? 0).toBeLessThan(2 * 24);
+    }
+
+    await notice.getByRole('link', { name: 'Connect a real model' }).click();
+    await expect(page).toHaveURL(/\/help\/models$/);
+    const help = page.getByTestId('help-models');
+    await expect(help.getByRole('heading', { name: 'A real model' })).toBeVisible();
+    await expect(help).toContainText('CHAT_MODEL=openai:llama3.1 OPENAI_BASE_URL=http://127.0.0.1:11434/v1');
+    await expect(help.getByRole('heading', { name: 'Several models' })).toBeVisible();
+  });
+});
