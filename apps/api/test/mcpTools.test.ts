@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ErrorBody, HitlRequest, Thread, ThreadDetail } from '@chat/contracts';
@@ -19,18 +19,20 @@ import { useTestApi } from './support/testApi';
 
 /**
  * T3: tools from MCP servers, against the test MCP server (test/fixtures/mcp/testServer.ts) run
- * as real stdio processes: `fixture` (answers), `crashy` (dies in every `slow` call), `broken` (a
- * command that does not exist) and `late` (down until the test brings it up).
+ * as real stdio processes: `fixture` (answers), `crashy` (dies in every `slow` call, counting the
+ * calls it received in a file), `broken` (a command that does not exist) and `late` (down until the
+ * test brings it up).
  */
 
 const scratch = mkdtempSync(join(tmpdir(), 'mcp-test-'));
 const lateFlag = join(scratch, 'late-may-start');
+const crashyCalls = join(scratch, 'crashy-slow-calls');
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const SECRET = 'fixture-secret-value-4d1b';
 const servers = [
   fixtureServer('fixture', { MCP_FIXTURE_SLOW_MS: '1500', MCP_FIXTURE_TOKEN: SECRET }),
-  fixtureServer('crashy', { MCP_FIXTURE_DIE_IN_SLOW: '1' }),
+  fixtureServer('crashy', { MCP_FIXTURE_DIE_IN_SLOW: '1', MCP_FIXTURE_CALLS_FILE: crashyCalls }),
   { name: 'broken', command: '/nonexistent/mcp-server', env: { MCP_FIXTURE_TOKEN: SECRET } },
   fixtureServer('late', { MCP_FIXTURE_START_WHEN: lateFlag }),
 ];
@@ -166,10 +168,13 @@ describe('tools from MCP servers (T3)', () => {
     expect((await setTools(threadId, { mcp__broken__echo: 'allow' })).status).toBe(400);
   });
 
-  it('a server that dies during a slow call ends that call as a tool error, and the reply completes', async () => {
+  it('a tool call runs at most once: a server that dies during the call is not called again, the model reads that it may or may not have run, and the reply completes (F2)', async () => {
     const threadId = await threadWithServers();
     await setTools(threadId, { mcp__crashy__slow: 'allow' });
+    rmSync(crashyCalls, { force: true });
     const { chunks } = await client.sendAndRead(threadId, 'wait [[tool:mcp__crashy__slow]] [[words:30]]');
+    // The server's own count, across the restart its client may make: one call, never a second.
+    expect(existsSync(crashyCalls) ? readFileSync(crashyCalls, 'utf8') : '').toBe('slow\n');
     const failed = chunks.find((chunk) => chunk.type === 'tool-output-error') as
       | { errorText?: string }
       | undefined;

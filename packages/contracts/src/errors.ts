@@ -212,6 +212,15 @@ export const refusalMessages = {
     api: 'The chat server is not reachable. Try again shortly.',
     /** The database went away as the change was being committed: it may have been saved. */
     unsure: 'The database stopped just as this was being saved. Reload to see whether it was.',
+    /**
+     * Stop & send stopped the reply, then could not start the message (F4): it waits first in the
+     * queue, paused as after a Stop. The answer carries `replyStopped` and `queuePaused`.
+     */
+    stoppedNotSent:
+      'The reply stopped, but your message could not start: the database is not reachable. It waits first in the queue, paused; use Send now to try again.',
+    /** The same, when the stop itself could not be sent to the reply: the queue is paused, the reply may still run. */
+    pausedNotSent:
+      'The queue is paused, but the reply could not be stopped: the database is not reachable. Try Stop & send again shortly.',
   },
   overloaded: {
     uploads: 'The server is busy with other uploads. Try again in a moment.',

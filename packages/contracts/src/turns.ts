@@ -63,6 +63,18 @@ export interface InterruptAnswer {
   queuePaused?: true;
 }
 
+/**
+ * F4: what a refused Stop & send (`POST .../send-now`) says beside its error code when it had
+ * already acted. Stop & send pauses the queue before it stops the reply (as a Stop would, S3), so
+ * when it cannot go on (the database went away, `503 unavailable`; the reply did not settle in
+ * time, `409 thread_busy`) the thread is left as after a Stop: `queuePaused` (the head waits,
+ * paused) and, once the stop reached the reply, `replyStopped`. Send now on the head tries again.
+ */
+export interface StopAndSendLeftWaiting {
+  queuePaused: true;
+  replyStopped?: true;
+}
+
 /** `PUT /api/threads/:id/queue/paused`: pause or resume the queue. */
 export const setQueuePausedBody = z.object({ paused: z.boolean() });
 export type SetQueuePausedBody = z.infer<typeof setQueuePausedBody>;

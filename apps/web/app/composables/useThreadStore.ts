@@ -145,5 +145,6 @@ export function refusalOf(error: unknown): Refusal {
     status: apiError.status,
     code: apiError.code,
     retryable: apiError.retryable,
+    ...(apiError.leftWaiting ? { leftWaiting: apiError.leftWaiting } : {}),
   };
 }

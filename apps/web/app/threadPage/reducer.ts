@@ -1,4 +1,4 @@
-import type { ThreadEvent, Turn, TurnQueue } from '@chat/contracts';
+import type { StopAndSendLeftWaiting, ThreadEvent, Turn, TurnQueue } from '@chat/contracts';
 import { canTransition, errorMessage } from '@chat/contracts';
 import {
   hasUserMessageOf,
@@ -420,6 +420,8 @@ function startRefused(
       // Nothing changed on the server; the editor stays open with the text.
       return { ...next, versionChanges: Math.max(0, next.versionChanges - 1) };
     case 'sendNow':
+      if (error.leftWaiting) return leftWaiting(next, error.leftWaiting);
+      return { ...next, detail: { ...next.detail, wanted: true } };
     case 'retry':
     case 'decision':
       // The queue or the approval moved on meanwhile (another tab): show where it is now.
@@ -427,6 +429,24 @@ function startRefused(
     case 'send':
       return next;
   }
+}
+
+/**
+ * F4: a Stop & send the server could not finish after it had paused the queue, and maybe stopped
+ * the reply (the database went away, say). The page shows what the answer says: the reply
+ * stopped (marked interrupted, no longer running here), the message waiting first in a paused
+ * Dock, whose Send now tries again. The thread is not read now (the server may be away); its
+ * events bring the rest once it answers, and the stopped turn is not attached to again.
+ */
+function leftWaiting(state: ThreadPageState, left: StopAndSendLeftWaiting): ThreadPageState {
+  const stopped = left.replyStopped ? state.queue.activeTurn : null;
+  if (!stopped) return applyQueue(state, { ...state.queue, paused: true });
+  const next: ThreadPageState = {
+    ...state,
+    transcript: markInterrupted(state.transcript, stopped.id, state.replyIds[stopped.id]),
+    finished: remember(state.finished, stopped.id),
+  };
+  return applyQueue(next, { ...next.queue, activeTurn: null, paused: true });
 }
 
 function streamOpened(

@@ -4,6 +4,7 @@ import type {
   DrainMode,
   HitlRequest,
   Note,
+  StopAndSendLeftWaiting,
   Thread,
   ThreadEvent,
   ToolMode,
@@ -156,6 +157,8 @@ export interface Refusal {
   code: string | null;
   /** Sending the same request again can help (the server never refused it). */
   retryable: boolean;
+  /** A Stop & send that could not start the head had already paused the queue (and stopped the reply): F4. */
+  leftWaiting?: StopAndSendLeftWaiting;
 }
 
 export interface Notice {

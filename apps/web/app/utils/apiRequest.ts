@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@chat/contracts';
+import type { ErrorCode, StopAndSendLeftWaiting } from '@chat/contracts';
 
 /** A refusal from the API (`{ error: { code, message } }`), or a failure to reach it. */
 export class ApiRequestError extends Error {
@@ -12,6 +12,8 @@ export class ApiRequestError extends Error {
     readonly field: string | null = null,
     /** Seconds the server asked to wait before trying again (`Retry-After`), when it said. */
     readonly retryAfterS: number | null = null,
+    /** A refused Stop & send that had already paused the queue (and stopped the reply): F4. */
+    readonly leftWaiting: StopAndSendLeftWaiting | null = null,
   ) {
     super(message);
     this.name = 'ApiRequestError';
@@ -26,14 +28,27 @@ export class ApiRequestError extends Error {
     const fallback = `The server answered ${response.status} ${response.statusText}`.trim();
     try {
       const body: unknown = await response.json();
-      const error = (body as { error?: { code?: unknown; message?: unknown; field?: unknown } } | null)
-        ?.error;
+      const error = (
+        body as {
+          error?: {
+            code?: unknown;
+            message?: unknown;
+            field?: unknown;
+            queuePaused?: unknown;
+            replyStopped?: unknown;
+          };
+        } | null
+      )?.error;
       if (error && typeof error.message === 'string') {
         const code = typeof error.code === 'string' ? (error.code as ErrorCode) : null;
         const field = typeof error.field === 'string' ? error.field : null;
         const retryAfter = Number(response.headers.get('retry-after'));
         const retryAfterS = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null;
-        return new ApiRequestError(error.message, response.status, code, field, retryAfterS);
+        const leftWaiting: StopAndSendLeftWaiting | null =
+          error.queuePaused === true
+            ? { queuePaused: true, ...(error.replyStopped === true ? { replyStopped: true as const } : {}) }
+            : null;
+        return new ApiRequestError(error.message, response.status, code, field, retryAfterS, leftWaiting);
       }
     } catch {
       // Not JSON (a proxy error page, say): fall back to the status line.

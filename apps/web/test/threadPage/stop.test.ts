@@ -1,3 +1,4 @@
+import { refusalMessages } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { whenItemsRun } from '../../app/threadPage/queue';
 import { composerView, dockView } from '../../app/threadPage/views';
@@ -123,5 +124,47 @@ describe('Stop', () => {
     expect(page.effectTypes()).toEqual(['readDetail']);
     page.readDetail(detail(exchange('earlier'), queueOf(turn('b', 'running'))));
     expect(page.effects()).toEqual([{ type: 'attach', turn: turn('b', 'running') }]);
+  });
+
+  it('Stop & send answered "reply stopped, message waiting" (the database went away) shows exactly that: the reply interrupted, the head waiting in a paused Dock, Send now (F4)', () => {
+    const page = streamingWithB();
+    page.feed(
+      { type: 'stop.started' },
+      { type: 'start.requested', kind: 'sendNow' },
+      { type: 'stream.ended', turnId: 'a', outcome: 'stopped' },
+      { type: 'stop.ended', refetch: false },
+      {
+        type: 'start.refused',
+        kind: 'sendNow',
+        error: {
+          message: refusalMessages.unavailable.stoppedNotSent,
+          status: 503,
+          code: 'unavailable',
+          retryable: true,
+          leftWaiting: { queuePaused: true, replyStopped: true },
+        },
+      },
+    );
+    // The reply stopped: marked interrupted, nothing runs here, nothing attaches to it again.
+    expect(page.state.transcript.messages.at(-1)?.metadata?.interrupted).toBe(true);
+    expect(page.state.queue.activeTurn).toBeNull();
+    // The message waits first, paused; its action is Send now (nothing runs to stop).
+    expect(dockView(page.state)).toMatchObject({
+      paused: true,
+      busy: false,
+      items: [{ turn: turn('b', 'queued'), isHead: true }],
+    });
+    expect(whenItemsRun(page.state)).toEqual(['Paused: resume the queue to run it.']);
+    // The banner says so in the server's words, and offers no Retry: Send now is the way on.
+    expect(page.state.notice).toMatchObject({
+      message: refusalMessages.unavailable.stoppedNotSent,
+      retryable: false,
+    });
+    // Nothing is claimed or attached, and the thread is not read while the server is away.
+    expect(page.effectTypes()).toEqual([]);
+    // The database back, the thread still calls the stopped turn active a moment: not attached.
+    page.feed({ type: 'events.connected' });
+    page.readDetail(detail(exchange('earlier'), queueOf(turn('a', 'running'), [turn('b', 'queued')], true)));
+    expect(page.effectTypes().filter((type) => type === 'claim' || type === 'attach')).toEqual([]);
   });
 });

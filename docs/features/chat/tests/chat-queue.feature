@@ -162,6 +162,18 @@ Feature: Chat with queued turns and interrupts
     Then the answer is 409 not_eligible, reason head_failed
     And the reply keeps streaming and completes
 
+  @queue @S4 @F4 @api
+  Scenario: A Stop & send that stopped the reply but lost the database says so
+    Given a reply is streaming and "the priority now" waits at the head of the queue
+    When I press "Stop & send" on the head
+    And the database goes away after the reply was stopped, for longer than the interrupt waits
+    Then the answer is 503 unavailable with replyStopped and queuePaused
+    And the page shows the reply stopped and "the priority now" waiting first in a paused Dock, with Send now
+    When the database is back
+    Then the reply is interrupted with its partial text, "the priority now" is queued first, the queue is paused
+    When I press "Send now" on the head
+    Then it runs as the new priority and the queue is no longer paused
+
   @queue @Q11
   Scenario: A head that fails after some text shows its error after a reload; Retry runs it again
     Given I sent "[[words:60]] [[delay:30]] first" and its reply is streaming

@@ -7,7 +7,7 @@ import type { Logger } from '../../platform/logger';
 import type { McpServerSpec } from '../../platform/mcpServerList';
 import type { CatalogTool } from '../toolCatalog';
 import { withoutExitTakeovers } from './exitTakeovers';
-import { chatToolFromMcp } from './mcpTools';
+import { chatToolFromMcp, oneRequestPerCall } from './mcpTools';
 
 /**
  * The configured MCP servers (T3) and their tools, kept connected in the background. Each server
@@ -228,9 +228,12 @@ export class McpServers {
   }
 
   private newClient(spec: McpServerSpec): MCPClient {
+    // Called as each request is sent: a tool call's second request is refused (F2).
+    const traceContext = oneRequestPerCall;
     const server: MastraMCPServerDefinition =
       spec.transport === 'stdio'
         ? {
+            traceContext,
             command: spec.command,
             args: spec.args,
             env: spec.env,
@@ -240,6 +243,7 @@ export class McpServers {
             timeout: spec.timeoutMs,
           }
         : {
+            traceContext,
             url: new URL(spec.url),
             requestInit: { headers: spec.headers },
             connectTimeout: CONNECT_TIMEOUT_MS,

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ToolMode } from '@chat/contracts';
 import { createTool, type Tool } from '@mastra/core/tools';
 import { boundToolResult } from '../toolResult';
@@ -7,15 +8,43 @@ import { withoutExitTakeovers } from './exitTakeovers';
 /**
  * An MCP server's tool as the chat's agent has it (T3): the same approval rule and off guard as a
  * built-in tool (T1, T2), its result bounded and in a plain shape, and a server that is away or
- * dies mid-call ending the call as a tool error the model reads, never as a failed turn.
+ * dies mid-call ending the call as a tool error the model reads, never as a failed turn. A call
+ * sends its request at most once (F2): see oneRequestPerCall.
  */
 
 /** What the model reads when the tool's server is not available (down, or not started again yet). */
 export const MCP_SERVER_UNAVAILABLE = (server: string) =>
   `The MCP server ${server} is unavailable; the tool did not run.`;
-/** What the model reads when the server stopped answering while the tool ran. */
+/** What the model reads when the server failed while the call was out: it may have acted (F2). */
 export const MCP_SERVER_FAILED = (server: string) =>
-  `The MCP server ${server} stopped answering; the tool did not finish.`;
+  `The MCP server ${server} went away during the call; the tool may or may not have run.`;
+
+/**
+ * F2: a tool call reaches its server at most once. `@mastra/mcp` 2.0 retries a call once after
+ * reconnecting when the connection failed (`Connection closed`, `fetch failed`, ...), also after
+ * the request went out, so a server that crashed while working would get the call again (one
+ * approved note written twice), and the library has no option to turn that off. What it offers is
+ * the server's `traceContext` provider, called as each request is sent (McpServers passes this
+ * function): the first request of a call goes, and a second one in the same call aborts the
+ * call's signal first, so the SDK refuses it before anything is written. The call then ends as
+ * MCP_SERVER_FAILED. The cost: a call whose first request never left (the connection was already
+ * gone) is not retried either; the server is checked again (connectionFailed) and the model can
+ * call again.
+ */
+interface OneCall {
+  requested: boolean;
+  readonly retryRefused: AbortController;
+}
+
+const currentCall = new AsyncLocalStorage<OneCall>();
+
+export function oneRequestPerCall(): undefined {
+  const call = currentCall.getStore();
+  if (!call) return undefined;
+  if (call.requested) call.retryRefused.abort(new Error('A tool call is sent to its server at most once.'));
+  call.requested = true;
+  return undefined;
+}
 
 /** The live side of one MCP tool: its server's current connection, looked up at each call. */
 export interface McpToolLink {
@@ -45,12 +74,17 @@ export function chatToolFromMcp(spec: {
       const tool = link.current();
       if (!tool?.execute) throw new Error(MCP_SERVER_UNAVAILABLE(server));
       let result: unknown;
+      const call: OneCall = { requested: false, retryRefused: new AbortController() };
+      const stop = context?.abortSignal;
+      const signal = stop ? AbortSignal.any([stop, call.retryRefused.signal]) : call.retryRefused.signal;
       try {
         // The client may reconnect inside a call, which hands it the shutdown signals again.
         const execute = tool.execute;
-        result = await withoutExitTakeovers(() => execute(input as never, context as never));
+        result = await currentCall.run(call, () =>
+          withoutExitTakeovers(() => execute(input as never, { ...context, abortSignal: signal } as never)),
+        );
       } catch (error) {
-        if (context?.abortSignal?.aborted) throw error;
+        if (stop?.aborted) throw error;
         if (reportedByTool(error)) throw new Error(firstLine(error));
         link.connectionFailed(error);
         throw new Error(MCP_SERVER_FAILED(server));

@@ -1,5 +1,6 @@
-import { inStatusGroup, type Turn } from '@chat/contracts';
+import { inStatusGroup, refusalMessages, type StopAndSendLeftWaiting, type Turn } from '@chat/contracts';
 import type { TurnRow } from '@chat/db';
+import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
 import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
@@ -58,17 +59,23 @@ export class InterruptService {
     return await this.interruptOwned(threadId);
   }
 
-  /** `interrupt` once the caller has checked that the thread is the person's. */
-  private async interruptOwned(threadId: string): Promise<Turn | null> {
+  /**
+   * `interrupt` once the caller has checked that the thread is the person's. `reached.stopped`
+   * turns true once the stop has reached the reply (aborted here, or signalled to its instance):
+   * from then on the reply ends whatever this call answers.
+   */
+  private async interruptOwned(threadId: string, reached = { stopped: false }): Promise<Turn | null> {
     const active = await findActiveTurn(this.deps.db, threadId);
     if (!active) return null;
     if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
     if (this.deps.runner.abort(active.id)) {
+      reached.stopped = true;
       // It runs here: its end is known without a round trip through the signal channel (bounded:
       // a turn settling while the database is away waits for it; the wait below then answers).
       await withinMs(this.deps.runner.finished(active.id), this.timeoutMs());
     } else {
       await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
+      reached.stopped = true;
     }
     return toTurn(await this.waitUntilSettled(active));
   }
@@ -99,12 +106,67 @@ export class InterruptService {
     // Every refusal the claim would give comes before anything is interrupted: a refusal changes
     // nothing. A failed head is resolved by Retry, Edit or Delete, never by Send now (Q11).
     if (head.status === 'failed') throw notEligible('head_failed');
-    // Stop & send: stop the running reply first. Whoever then claims the head (this request, or
-    // another tab's viewer claim that wins the lock) runs it with the handoff, because the claim
-    // sees the branch's last settled turn interrupted (S5); if the reply finished on its own
-    // meanwhile, nothing was cut off and the head runs as an ordinary turn.
-    await this.interruptOwned(threadId);
-    return await claims.claim(ownerId, threadId, { turnId });
+    // Stop & send: stop the running reply first. The claim then runs the head with the handoff,
+    // because it sees the branch's last settled turn interrupted (S5); if the reply finished on
+    // its own meanwhile, nothing was cut off and the head runs as an ordinary turn.
+    if (!(await this.pauseBeforeStop(ownerId, threadId))) {
+      await this.interruptOwned(threadId);
+      return await claims.claim(ownerId, threadId, { turnId });
+    }
+    const reached = { stopped: false };
+    try {
+      await this.interruptOwned(threadId, reached);
+      // An explicit choice to go on: the claim ends the pause in its own transaction (S3).
+      return await claims.claim(ownerId, threadId, { turnId });
+    } catch (error) {
+      throw this.leftWaiting(threadId, error, reached.stopped);
+    }
+  }
+
+  /**
+   * F4: Stop & send begins as a Stop. With a reply running, the queue is paused first (the head
+   * is waiting, so it pauses), under the thread lock, so that if the request cannot go on after
+   * the reply was stopped (the database goes away, the stop outlasts its wait) the thread is left
+   * exactly as after a Stop, and no viewer claim starts the head meanwhile; the answer then says
+   * so (leftWaiting). Not announced: the claim that follows ends the pause, and other tabs would
+   * only see it flicker. Returns whether a reply was running (and the queue is paused now).
+   */
+  private async pauseBeforeStop(ownerId: string, threadId: string): Promise<boolean> {
+    return await this.deps.db.transaction(async (tx) => {
+      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      if (!(await findActiveTurn(tx, threadId))) return false;
+      return await pauseIfItemsWait(tx, thread);
+    });
+  }
+
+  /**
+   * F4: the answer of a Stop & send that paused the queue (and maybe stopped the reply) and then
+   * could not claim: the refusal says what is so now (contracts StopAndSendLeftWaiting), and
+   * other tabs hear of the pause once the database answers. A refusal that is not about the
+   * database or the stop's wait (the head changed meanwhile, say) is passed on as it is.
+   */
+  private leftWaiting(threadId: string, error: unknown, replyStopped: boolean): unknown {
+    const databaseAway =
+      (error instanceof ApiError && error.code === 'unavailable') ||
+      (!(error instanceof ApiError) && isDatabaseUnavailable(error));
+    const timedOut = error instanceof ApiError && error.details?.reason === 'stop_timed_out';
+    if (!databaseAway && !timedOut) return error;
+    const left: StopAndSendLeftWaiting = replyStopped
+      ? { queuePaused: true, replyStopped: true }
+      : { queuePaused: true };
+    // Not awaited: with the database away it could only fail after its connect timeout.
+    void this.deps.signals.publish({ kind: 'queue.changed', threadId }).catch(() => {});
+    if (timedOut)
+      return new ApiError('thread_busy', (error as ApiError).message, {
+        ...(error as ApiError).details,
+        ...left,
+      });
+    return new ApiError(
+      'unavailable',
+      replyStopped ? refusalMessages.unavailable.stoppedNotSent : refusalMessages.unavailable.pausedNotSent,
+      { ...left },
+      { 'retry-after': '2' },
+    );
   }
 
   private timeoutMs(): number {
