@@ -1,0 +1,68 @@
+import { expect, type Locator, type Page } from '@playwright/test';
+import { test } from './fixtures';
+
+/**
+ * A chat on a phone (390x844, touch): what people do there every day must fit the screen whole,
+ * with targets a finger can hit (44 px). The model picked has a long name, as configured models
+ * often do (playwright.config.ts): the composer's actions must fit beside it anyway.
+ */
+const PHONE = { width: 390, height: 844 };
+const TARGET = 44;
+
+test.use({ viewport: PHONE, isMobile: true, hasTouch: true });
+
+/** The control is wholly on the screen and at least a finger's size each way. */
+async function expectOnScreenAndTappable(control: Locator, page: Page): Promise<void> {
+  await expect(control).toBeVisible();
+  const box = await control.boundingBox();
+  if (!box) throw new Error('the control has no box');
+  const screen = page.viewportSize() ?? PHONE;
+  const where = `${Math.round(box.x)},${Math.round(box.y)} ${Math.round(box.width)}x${Math.round(box.height)}`;
+  expect(box.x, `left edge on screen (${where})`).toBeGreaterThanOrEqual(0);
+  expect(box.y, `top edge on screen (${where})`).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width, `right edge on screen (${where})`).toBeLessThanOrEqual(screen.width);
+  expect(box.y + box.height, `bottom edge on screen (${where})`).toBeLessThanOrEqual(screen.height);
+  expect(box.width, `wide enough to tap (${where})`).toBeGreaterThanOrEqual(TARGET - 0.5);
+  expect(box.height, `tall enough to tap (${where})`).toBeGreaterThanOrEqual(TARGET - 0.5);
+}
+
+test.describe('on a phone', () => {
+  test('while a reply streams, Queue and Steer are both on the screen, a finger wide, and each does its job', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:3]] hello');
+    await chat.waitForIdle();
+    const picker = page.getByTestId('model-picker');
+    await picker.tap();
+    await page.getByRole('option', { name: 'Built-in with a long name (8k window)' }).tap();
+    await expect(picker).toContainText('Built-in');
+
+    // A reply of several steps, far apart: a steer waits in the Dock until the next one.
+    await chat.send('plan a trip [[steps:4]] [[delay:4000]] [[words:8]]');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.composerInput.fill('also book a hotel');
+    const queue = chat.composer.getByRole('button', { name: 'Queue message' });
+    const steer = chat.composer.getByRole('button', { name: 'Steer' });
+    for (const control of [queue, steer, chat.stopButton]) await expectOnScreenAndTappable(control, page);
+    // Nothing of the composer spills past the screen's edge either.
+    const spill = await chat.composer.evaluate((element) => element.scrollWidth - element.clientWidth);
+    expect(spill, 'the composer scrolls sideways').toBeLessThanOrEqual(0);
+
+    // Queue: the message waits in the Dock for the reply to end.
+    await queue.tap();
+    await expect(chat.composerInput).toHaveValue('');
+    await dock.expectTexts(['also book a hotel']);
+
+    // Steer: the message joins the running reply at its next step.
+    await chat.composerInput.fill('and a car');
+    await expectOnScreenAndTappable(steer, page);
+    await expectOnScreenAndTappable(queue, page);
+    await steer.tap();
+    await expect(chat.composerInput).toHaveValue('');
+    await expect(chat.userMessages.filter({ hasText: 'and a car' })).toHaveCount(1, { timeout: 30_000 });
+    // The queued one still waits for its turn.
+    await dock.expectTexts(['also book a hotel']);
+  });
+});
