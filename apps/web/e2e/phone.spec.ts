@@ -65,4 +65,46 @@ test.describe('on a phone', () => {
     // The queued one still waits for its turn.
     await dock.expectTexts(['also book a hotel']);
   });
+
+  test('the paused Dock shows its words and its controls whole, and Resume runs the head', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:2000]] [[delay:30]] a long reply');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('[[words:3]] first queued');
+    await chat.send('[[words:3]] second queued');
+    await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);
+    await chat.stopButton.tap();
+    await chat.waitForIdle();
+
+    const status = dock.root.getByTestId('queue-status');
+    const resume = dock.root.getByRole('button', { name: 'Resume the queue' });
+    await expect(status).toHaveText('paused: nothing runs until you resume');
+    await expect(resume).toHaveText('Resume');
+    for (const words of [status, resume, dock.counter])
+      expect(await isCut(words), `${await words.textContent()} is cut`).toBe(false);
+    await expect(status).toBeInViewport({ ratio: 1 });
+    const dockBox = await dock.root.boundingBox();
+    for (const control of [resume, dock.root.getByRole('button', { name: 'Clear the queue' })]) {
+      await expectOnScreenAndTappable(control, page);
+      // Inside the Dock's own edges too (it clips what passes them).
+      const box = await control.boundingBox();
+      expect(box && dockBox && box.x + box.width <= dockBox.x + dockBox.width, 'inside the Dock').toBe(true);
+    }
+
+    await resume.tap();
+    await expect(status).toBeHidden();
+    await expect(chat.userMessages.filter({ hasText: 'first queued' })).toHaveCount(1, { timeout: 30_000 });
+  });
 });
+
+/** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */
+async function isCut(locator: Locator): Promise<boolean> {
+  return await locator.evaluate((element) =>
+    [element, ...Array.from(element.querySelectorAll('*'))].some(
+      (part) => part.scrollWidth > part.clientWidth + 1 && getComputedStyle(part).overflow !== 'visible',
+    ),
+  );
+}
