@@ -113,9 +113,11 @@ export default defineConfig({
         LOCAL_MODEL_DELAY_MS: '30',
         // One API process: several are covered by the API suite (processes.test.ts).
         API_PROCESSES: '1',
-        // Two models (M1), both the built-in one under other names, so the model picker and
+        // Models (M1), all the built-in one under other names, so the model picker and
         // Regenerate's menu show; the default keeps the id `local` (labelled as the demo model).
-        CHAT_MODELS: 'local,local;id=local-b;label=Local B',
+        // One has a long name, as configured models often do: the composer must still fit a phone.
+        CHAT_MODELS:
+          'local,local;id=local-b;label=Local B,local;id=local-long;label=Built-in with a long name (8k window)',
         MCP_SERVERS: mcpServers,
         // Every test signs a new guest in, and all come from one address: no per-IP or
         // per-account limits in the browser suite (the API suite tests them).

@@ -325,6 +325,35 @@ describe('Stop with items waiting pauses the queue (S3)', () => {
     await readChunks(next);
   });
 
+  it('ends the pause when its last item is deleted: the next message runs at once', async () => {
+    const { threadId, reply } = await threadWithRunningTurn();
+    await readUntilWords(reply, 2);
+    const first = await client.queued(threadId, 'first [[words:3]]');
+    const second = await client.queued(threadId, 'second [[words:3]]');
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    expect((await client.turnQueue(threadId)).paused).toBe(true);
+
+    // One left: the pause still holds it.
+    const one = await client.json<{ turnQueue: TurnQueue }>(
+      'DELETE',
+      `/api/threads/${threadId}/queue/${first.id}`,
+    );
+    expect(one.status).toBe(200);
+    expect(one.body.turnQueue).toMatchObject({ paused: true, items: [{ id: second.id }] });
+    // None left: nothing to hold, the answer and the detail say the queue is not paused.
+    const last = await client.json<{ turnQueue: TurnQueue }>(
+      'DELETE',
+      `/api/threads/${threadId}/queue/${second.id}`,
+    );
+    expect(last.status).toBe(200);
+    expect(last.body.turnQueue).toMatchObject({ paused: false, items: [], activeTurn: null });
+    expect((await client.turnQueue(threadId)).paused).toBe(false);
+
+    const next = await client.send(threadId, 'a new message runs at once [[words:20]]');
+    expect(next.status).toBe(200);
+    expect(textOfChunks(await readChunks(next))).toContain('You said: "a new message runs at once"');
+  });
+
   it('un-pauses on Send now and on Stop & send of the head: explicit choices to go on', async () => {
     const { threadId, reply } = await threadWithRunningTurn();
     await readUntilWords(reply, 2);

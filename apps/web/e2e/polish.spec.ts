@@ -70,7 +70,7 @@ test.describe('the rough edges a first-time user hits', () => {
 test.describe('on a phone', () => {
   test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
 
-  test("the messages' and the Dock's buttons are at least 40 px", async ({ chat, dock, page }) => {
+  test("the messages' and the Dock's buttons are at least 44 px", async ({ chat, dock, page }) => {
     await chat.startThread('[[words:3]] first');
     await chat.waitForIdle();
     await chat.editMessage(chat.userMessages.first(), '[[words:1000]] [[delay:30]] second');
@@ -84,7 +84,7 @@ test.describe('on a phone', () => {
         buttons.flatMap((button) => {
           const box = button.getBoundingClientRect();
           if (box.width === 0 && box.height === 0) return [];
-          return box.width < 40 || box.height < 40
+          return box.width < 44 || box.height < 44
             ? [
                 `${button.getAttribute('aria-label') ?? button.textContent?.trim()}: ${box.width}x${box.height}`,
               ]

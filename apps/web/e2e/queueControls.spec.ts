@@ -55,6 +55,38 @@ test.describe('queue controls', () => {
     await expect(chat.repliesTo('second queued')).toHaveCount(1, { timeout: 30_000 });
   });
 
+  test('deleting the last item of a paused queue ends the pause: the next message runs at once, and Undo brings the item back paused (S3)', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:3000]] [[delay:30]] a long one');
+    await chat.send('waits [[words:3]]');
+    await dock.expectTexts(['waits [[words:3]]']);
+    await chat.stopButton.click();
+    await chat.waitForIdle();
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+
+    // Its last item deleted, the queue holds nothing: no "paused 0 / 5", a send runs.
+    await dock.delete(0);
+    await expect(dock.root).toBeHidden();
+    await expect(chat.composerHint).toHaveText('Enter sends · Shift+Enter for a new line');
+
+    // Undo brings it back to wait in the paused queue, not to run.
+    await page.getByRole('button', { name: 'Undo', exact: true }).click();
+    await dock.expectTexts(['waits [[words:3]]']);
+    await expect(dock.root.getByTestId('queue-status')).toContainText('paused');
+    await expect(chat.userMessages).toHaveCount(1);
+
+    await dock.delete(0);
+    await expect(dock.root).toBeHidden();
+    await chat.send('runs at once [[words:30]]');
+    await expect(chat.repliesTo('runs at once')).toHaveCount(1);
+    await chat.waitForIdle();
+    await expect(dock.root).toBeHidden();
+    await expect(chat.userMessages.filter({ hasText: 'waits' })).toHaveCount(0);
+  });
+
   test('clear empties the queue after a confirmation, in every tab', async ({ chat, dock, context }) => {
     const url = await chat.startThread('[[words:3000]] [[delay:30]] another long');
     const otherPage = await context.newPage();

@@ -22,8 +22,12 @@ test.describe('keyboard', () => {
     await chat.startThread('[[words:1000]] [[delay:30]] keep going');
     await expect(chat.composerInput).toBeFocused();
 
-    // Esc outside a text field stops the reply; inside the composer it does not.
+    // Esc in the message box (where the keyboard is after a send) stops the reply.
     await chat.composerInput.press('Escape');
+    await chat.waitForIdle();
+    await expect(chat.interruptedBadge(chat.lastReply())).toBeVisible();
+    // Outside a text field too.
+    await chat.send('[[words:1000]] [[delay:30]] again');
     await expect(chat.stopButton).toBeVisible();
     await chat.lastReply().click();
     await page.keyboard.press('Escape');

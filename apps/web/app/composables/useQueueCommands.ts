@@ -22,6 +22,11 @@ interface DeletedItem {
   images: { name: string; blob: Blob }[];
   /** The Dock's order (ids) before the delete. */
   order: string[];
+  /**
+   * The queue was paused. Deleting its last item ends the pause (the server's rule, S3): Undo
+   * pauses it again before sending, so the message comes back to wait, not to run.
+   */
+  paused: boolean;
 }
 
 /** Undoes what a command did (a toast offers it for a few seconds). */
@@ -87,6 +92,7 @@ export function useQueueCommands(store: ThreadStore, streams: TurnStreams) {
       text: turn.text,
       images: await readImages(turn.attachments),
       order: shownOrder(store.state.value),
+      paused: store.state.value.queue.paused,
     };
     const answer = await request(itemPath(turn.id), { method: 'DELETE' });
     if (!answer) return null;
@@ -101,8 +107,9 @@ export function useQueueCommands(store: ThreadStore, streams: TurnStreams) {
   /**
    * Undo of a delete: the text and its images are sent again as a new message, which joins the end
    * of the queue and is then moved back to where the deleted one was (Q13). When nothing waits
-   * or runs it runs at once, like any send. A failed attempt is not brought back: its text waits
-   * again, first among the items that may move.
+   * or runs it runs at once, like any send, unless the delete ended a pause: that comes back
+   * first. A failed attempt is not brought back: its text waits again, first among the items that
+   * may move.
    */
   async function undoDelete(deleted: DeletedItem): Promise<void> {
     let attachments: Attachment[];
@@ -114,6 +121,7 @@ export function useQueueCommands(store: ThreadStore, streams: TurnStreams) {
       dispatch({ type: 'notice.shown', error: refusalOf(error) });
       return;
     }
+    if (deleted.paused && !store.state.value.queue.paused) await setPaused(true);
     const sentAgain = await sendAgain(deleted.text, attachments);
     if (sentAgain.waitingId) await moveBack(deleted.order, deleted.turnId, sentAgain.waitingId);
   }

@@ -5,7 +5,7 @@ export const shortcutList = [
   { keys: ['Ctrl', 'Shift', 'O'], does: 'New chat' },
   { keys: ['Ctrl', 'K'], does: 'Search chats' },
   { keys: ['Shift', 'Esc'], does: 'Focus the message box' },
-  { keys: ['Esc'], does: 'Stop the reply (outside a text field)' },
+  { keys: ['Esc'], does: 'Stop the reply (in the message box, or outside a text field)' },
   { keys: ['Ctrl', 'Shift', 'C'], does: 'Copy the last reply' },
   { keys: ['Alt', '↑'], does: 'Move the focused queued message up' },
   { keys: ['Alt', '↓'], does: 'Move the focused queued message down' },
@@ -64,11 +64,22 @@ export function useShortcuts(options: { openSearch: () => void; openHelp: () => 
     } else if (key === 'escape' && event.shiftKey && !mod) {
       event.preventDefault();
       actions.value?.focusComposer();
-    } else if (key === 'escape' && !event.shiftKey && !mod && !isEditable(event.target)) {
+    } else if (
+      key === 'escape' &&
+      !event.shiftKey &&
+      !mod &&
+      (!isEditable(event.target) || inMessageBox(event.target))
+    ) {
+      // The message box too: it has the keyboard after every send, while the reply streams.
       actions.value?.stop?.();
     }
   }
 
   onMounted(() => window.addEventListener('keydown', onKeydown));
   onBeforeUnmount(() => window.removeEventListener('keydown', onKeydown));
+}
+
+/** The composer's message box (other text fields keep Esc for themselves: an editor cancels). */
+function inMessageBox(target: EventTarget | null): boolean {
+  return target instanceof Element && target.closest('[data-message-box]') !== null;
 }

@@ -107,6 +107,17 @@ Feature: Chat with queued turns and interrupts
     And the second reply starts with "(after interruption)"
     And the Queue Dock is hidden
 
+  @queue @S3
+  Scenario: Deleting the last item of a paused queue ends the pause; Undo brings the item back paused
+    Given I sent "[[words:3000]] [[delay:30]] a long one" and queued "waits"
+    And I pressed Stop, so the Queue Dock says it is paused
+    When I delete "waits"
+    Then the Queue Dock is hidden and the composer hint says "Enter sends · Shift+Enter for a new line"
+    When I press "Undo" on the toast
+    Then the Queue Dock shows "waits" and says it is paused, and nothing runs
+    When I delete "waits" again and send "runs at once"
+    Then its reply streams at once and the Queue Dock stays hidden
+
   @queue @S1
   Scenario: Stop pressed right after Send stops that reply
     Given I sent "[[words:4]] an earlier exchange" and its reply is finished

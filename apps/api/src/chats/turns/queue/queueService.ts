@@ -23,6 +23,7 @@ import { validMessageText } from '../messageText';
 import { findTurn, findTurnByClientRequestId } from '../repository';
 import { noAttempt, removeFailedAttempt } from './failedAttempt';
 import { mergeWaitingTurns } from './merge';
+import { endPauseOnceEmpty } from './pause';
 import { frontPlace, moveWaitingTurn } from './reorder';
 import { listWaitingTurns, requireWaitingTurn, updateWaitingTurnText } from './repository';
 import { readTurnQueue } from './turnQueue';
@@ -57,7 +58,7 @@ export class QueueService {
   ): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
     const text = validMessageText(input.text);
     return await this.change(async (tx) => {
-      const turn = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
+      const { turn } = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
       const ids = input.attachmentIds;
       const attachments = ids ? await attachmentsForMessage(tx, threadId, ownerId, ids) : turn.attachments;
       if (turn.status === 'steer_pending' && attachments.length > 0) {
@@ -83,18 +84,22 @@ export class QueueService {
     });
   }
 
-  /** Deletes a waiting item; a failed head's attempt leaves the transcript and the model's context. */
+  /**
+   * Deletes a waiting item; a failed head's attempt leaves the transcript and the model's context.
+   * The last item deleted ends a pause (S3): there is nothing left for it to hold.
+   */
   async remove(
     ownerId: string,
     threadId: string,
     turnId: string,
   ): Promise<{ turn: Turn; turnQueue: TurnQueue }> {
     return await this.change(async (tx) => {
-      const turn = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
+      const { thread, turn } = await this.lockEditableTurn(tx, ownerId, threadId, turnId);
       await removeFailedAttempt(tx, turn);
       // Its text goes with it (data hygiene): a cancelled row keeps only that it existed.
       const changes = { ...noAttempt, text: '', finishedAt: new Date() };
       const cancelled = await transitionTurn(tx, turn, 'cancelled', changes);
+      await endPauseOnceEmpty(tx, thread);
       // Its images go too, unless another message of the thread carries them.
       await deleteUnreferencedAttachments(tx, threadId, attachmentIdsOfTurns([turn]));
       return await this.changed(tx, cancelled, { transcript: turn.status === 'failed' });
@@ -164,12 +169,12 @@ export class QueueService {
   }
 
   private async lockEditableTurn(tx: Queryable, ownerId: string, threadId: string, turnId: string) {
-    await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+    const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
     const turn = await findTurn(tx, threadId, turnId);
     if (!turn) throw notFound('turn');
     if (!inStatusGroup('editable', turn.status))
       throw new ApiError('not_queued', refusalMessages.not_queued.notWaiting);
-    return turn;
+    return { thread, turn };
   }
 
   /** One change of the queue, in a transaction whose commit meeting an outage says so. */

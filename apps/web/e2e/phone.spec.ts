@@ -1,0 +1,110 @@
+import { expect, type Locator, type Page } from '@playwright/test';
+import { test } from './fixtures';
+
+/**
+ * A chat on a phone (390x844, touch): what people do there every day must fit the screen whole,
+ * with targets a finger can hit (44 px). The model picked has a long name, as configured models
+ * often do (playwright.config.ts): the composer's actions must fit beside it anyway.
+ */
+const PHONE = { width: 390, height: 844 };
+const TARGET = 44;
+
+test.use({ viewport: PHONE, isMobile: true, hasTouch: true });
+
+/** The control is wholly on the screen and at least a finger's size each way. */
+async function expectOnScreenAndTappable(control: Locator, page: Page): Promise<void> {
+  await expect(control).toBeVisible();
+  const box = await control.boundingBox();
+  if (!box) throw new Error('the control has no box');
+  const screen = page.viewportSize() ?? PHONE;
+  const where = `${Math.round(box.x)},${Math.round(box.y)} ${Math.round(box.width)}x${Math.round(box.height)}`;
+  expect(box.x, `left edge on screen (${where})`).toBeGreaterThanOrEqual(0);
+  expect(box.y, `top edge on screen (${where})`).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width, `right edge on screen (${where})`).toBeLessThanOrEqual(screen.width);
+  expect(box.y + box.height, `bottom edge on screen (${where})`).toBeLessThanOrEqual(screen.height);
+  expect(box.width, `wide enough to tap (${where})`).toBeGreaterThanOrEqual(TARGET - 0.5);
+  expect(box.height, `tall enough to tap (${where})`).toBeGreaterThanOrEqual(TARGET - 0.5);
+}
+
+test.describe('on a phone', () => {
+  test('while a reply streams, Queue and Steer are both on the screen, a finger wide, and each does its job', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:3]] hello');
+    await chat.waitForIdle();
+    const picker = page.getByTestId('model-picker');
+    await picker.tap();
+    await page.getByRole('option', { name: 'Built-in with a long name (8k window)' }).tap();
+    await expect(picker).toContainText('Built-in');
+
+    // A reply of several steps, far apart: a steer waits in the Dock until the next one.
+    await chat.send('plan a trip [[steps:4]] [[delay:4000]] [[words:8]]');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.composerInput.fill('also book a hotel');
+    const queue = chat.composer.getByRole('button', { name: 'Queue message' });
+    const steer = chat.composer.getByRole('button', { name: 'Steer' });
+    for (const control of [queue, steer, chat.stopButton]) await expectOnScreenAndTappable(control, page);
+    // Nothing of the composer spills past the screen's edge either.
+    const spill = await chat.composer.evaluate((element) => element.scrollWidth - element.clientWidth);
+    expect(spill, 'the composer scrolls sideways').toBeLessThanOrEqual(0);
+
+    // Queue: the message waits in the Dock for the reply to end.
+    await queue.tap();
+    await expect(chat.composerInput).toHaveValue('');
+    await dock.expectTexts(['also book a hotel']);
+
+    // Steer: the message joins the running reply at its next step.
+    await chat.composerInput.fill('and a car');
+    await expectOnScreenAndTappable(steer, page);
+    await expectOnScreenAndTappable(queue, page);
+    await steer.tap();
+    await expect(chat.composerInput).toHaveValue('');
+    await expect(chat.userMessages.filter({ hasText: 'and a car' })).toHaveCount(1, { timeout: 30_000 });
+    // The queued one still waits for its turn.
+    await dock.expectTexts(['also book a hotel']);
+  });
+
+  test('the paused Dock shows its words and its controls whole, and Resume runs the head', async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:2000]] [[delay:30]] a long reply');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('[[words:3]] first queued');
+    await chat.send('[[words:3]] second queued');
+    await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);
+    await chat.stopButton.tap();
+    await chat.waitForIdle();
+
+    const status = dock.root.getByTestId('queue-status');
+    const resume = dock.root.getByRole('button', { name: 'Resume the queue' });
+    await expect(status).toHaveText('paused: nothing runs until you resume');
+    await expect(resume).toHaveText('Resume');
+    for (const words of [status, resume, dock.counter])
+      expect(await isCut(words), `${await words.textContent()} is cut`).toBe(false);
+    await expect(status).toBeInViewport({ ratio: 1 });
+    const dockBox = await dock.root.boundingBox();
+    for (const control of [resume, dock.root.getByRole('button', { name: 'Clear the queue' })]) {
+      await expectOnScreenAndTappable(control, page);
+      // Inside the Dock's own edges too (it clips what passes them).
+      const box = await control.boundingBox();
+      expect(box && dockBox && box.x + box.width <= dockBox.x + dockBox.width, 'inside the Dock').toBe(true);
+    }
+
+    await resume.tap();
+    await expect(status).toBeHidden();
+    await expect(chat.userMessages.filter({ hasText: 'first queued' })).toHaveCount(1, { timeout: 30_000 });
+  });
+});
+
+/** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */
+async function isCut(locator: Locator): Promise<boolean> {
+  return await locator.evaluate((element) =>
+    [element, ...Array.from(element.querySelectorAll('*'))].some(
+      (part) => part.scrollWidth > part.clientWidth + 1 && getComputedStyle(part).overflow !== 'visible',
+    ),
+  );
+}
