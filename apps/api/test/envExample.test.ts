@@ -30,7 +30,7 @@ const OTHER_READERS: Record<string, string> = {
 };
 
 /** Defaults that depend on where the app runs, documented in words. */
-const DEFAULT_IN_WORDS = new Set(['DATA_DIR']);
+const DEFAULT_IN_WORDS = new Set(['DATA_DIR', 'API_PROCESSES']);
 
 describe('.env.example lists every variable with its default (it cannot drift from the schema)', () => {
   it('names every variable of the configuration schema, and nothing the app does not read', () => {
