@@ -251,6 +251,11 @@ export const turnErrorMessages = {
   modelIdle: 'The model stopped responding; the reply was cut off.',
   /** The model's context could not be read or made to fit (the database did not answer). */
   contextUnavailable: 'The conversation could not be prepared for the model; try again.',
+  /**
+   * F1: the reply could not be stored, for a reason other than an outage, after tries over about a
+   * minute: the turn ended failed, its text kept on the turn.
+   */
+  notSaved: 'The reply could not be saved, so it stopped here. Retry it, or edit or delete your message.',
   /** The chat's model was removed from the configuration (M2): the turn fails, no other model answers. */
   modelRemoved: (id: string) =>
     `The model "${id}" is no longer offered here. Pick another model for this chat, then retry.`,
