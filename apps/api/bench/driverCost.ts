@@ -86,7 +86,7 @@ function turnOf(threadId: string): DriverTurn {
 async function mastraRun(threadId: string): Promise<void> {
   const connection = await driver.send(turnOf(threadId));
   for await (const event of connection.events) {
-    if (event.type === 'error') throw new Error(event.message);
+    if (event.type === 'error') throw event.error;
   }
 }
 

@@ -16,6 +16,25 @@ export function isPassingDatabaseError(error: unknown): boolean {
   return isDatabaseUnavailable(error) || someInChain(error, (inner) => RACE_CODES.has(codeOf(inner)));
 }
 
+/**
+ * Whether an error came from the database or its driver, whatever it says (F3: such text never
+ * reaches a person): a connection error, a server error (a SQLSTATE, postgres.js' and node-postgres'
+ * `severity` and `routine`), a failed query (Drizzle's `query`), or Mastra's storage wrapping one.
+ */
+export function isDatabaseError(error: unknown): boolean {
+  return someInChain(error, (inner) => {
+    const e = inner as { severity?: unknown; routine?: unknown; query?: unknown; domain?: unknown };
+    return (
+      isConnectionError(inner) ||
+      /^[0-9A-Z]{5}$/.test(codeOf(inner)) ||
+      typeof e.severity === 'string' ||
+      typeof e.routine === 'string' ||
+      typeof e.query === 'string' ||
+      e.domain === 'STORAGE'
+    );
+  });
+}
+
 /** Whether `test` holds for the error or anything it wraps (`cause`, an aggregate's `errors`). */
 function someInChain(
   error: unknown,

@@ -76,7 +76,7 @@ export class ScriptedDriver implements RuntimeDriver {
         }
         if (script.hangAfter !== undefined && index === script.hangAfter) await new Promise(() => {});
         if (script.failAfter !== undefined && index === script.failAfter) {
-          yield { type: 'error', message: `The scripted driver failed after ${index} words.` };
+          yield { type: 'error', error: new Error(`The scripted driver failed after ${index} words.`) };
           return;
         }
         await sleep(script.delayMs, turn.abortSignal);

@@ -18,6 +18,7 @@ import type {
   Segment,
   SuspendedCall,
 } from '../driver/types';
+import { failureWording } from '../failureWording';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
@@ -26,7 +27,7 @@ import { claimNewTurn, claimTurn, type NewTurnValues } from './claim';
 import { ReplyRecord } from './replyRecord';
 import { type Outcome, storeReply } from './replyRepair';
 import { leaseFromNow } from './repository';
-import { assertRunnable, endsStep, failureOf, outcomeOf, type RunRecord, takeChunk } from './runRecord';
+import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 import { failUnsettledTurn, heldBy, markSettling, settleRun } from './settle';
 import { SETTLE_PAUSE_MS, SettleRetry } from './settleRetry';
 import { endOfReply, TurnStream } from './turnStream';
@@ -394,8 +395,19 @@ export class TurnRunner {
         await this.take(turn, next.value, segment, controller, stream, record, checkpoints);
       }
     } catch (error) {
-      if (!controller.signal.aborted) record.streamError = failureOf(error);
+      if (controller.signal.aborted) return;
+      record.streamError = this.failure(turn, error, 'server');
+      stream.push({ type: 'error', errorText: record.streamError });
     }
+  }
+
+  /**
+   * F3: a failure of the run as its person reads it (`failureWording`); what the error said goes
+   * to the log, once, with the turn's id.
+   */
+  private failure(turn: TurnRow, error: unknown, failing: 'model' | 'server'): string {
+    this.deps.logger.warn({ err: error, turnId: turn.id, threadId: turn.threadId }, 'turn run failed');
+    return failureWording(error, failing);
   }
 
   /**
@@ -528,8 +540,10 @@ export class TurnRunner {
     else if (event.type === 'error' || event.type === 'unavailable') {
       if (controller.signal.aborted) return;
       // `unavailable` after the first event breaks the driver's word: it ends the run as a failure.
-      const message = event.type === 'error' ? event.message : turnErrorMessages.contextUnavailable;
-      record.streamError = message || failureOf(undefined);
+      record.streamError =
+        event.type === 'error'
+          ? this.failure(turn, event.error, 'model')
+          : turnErrorMessages.contextUnavailable;
       stream.push({ type: 'error', errorText: record.streamError });
     } else if (!event.saved) {
       // The driver's save failed (the database went away as the run ended): `finish` writes it.
