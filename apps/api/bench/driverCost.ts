@@ -79,7 +79,7 @@ async function runOn(driver: RuntimeDriver, threadId: string): Promise<void> {
   const reply = ReplyRecord.empty();
   const connection = await driver.send(input);
   for await (const event of connection.events) {
-    if (event.type === 'error') throw new Error(event.message);
+    if (event.type === 'error') throw event.error;
     if (event.type === 'chunk') reply.take(event.chunk);
   }
   await ensureTurnStored(chat.memory, db, {

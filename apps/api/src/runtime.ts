@@ -174,6 +174,7 @@ export async function createRuntime(
     runnerId,
     leaseMs,
     idleMs: config.TURN_IDLE_MS,
+    settleGiveUpMs: config.SETTLE_GIVE_UP_MS,
     modelName: models.defaultId,
     toolModes: async (threadId) => chatAgent.tools.modes(await readToolModes(db, threadId)),
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
@@ -317,7 +318,7 @@ export async function createRuntime(
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
   const stopSweeper = startOrphanSweeper(
     { db, memory, signals, logger, holds },
-    { intervalMs: Math.max(250, leaseMs / 2), graceMs: leaseMs },
+    { intervalMs: Math.max(250, leaseMs / 2), graceMs: leaseMs, giveUpMs: config.SETTLE_GIVE_UP_MS },
   );
   // Q15: chats whose queue runs with no page open; stopped before the runner, so a shutting-down
   // instance starts nothing new.

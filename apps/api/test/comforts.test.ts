@@ -1,4 +1,4 @@
-import type { ThreadSearchAnswer, TurnQueue } from '@chat/contracts';
+import { type ThreadSearchAnswer, type TurnQueue, turnErrorMessages } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { type ApiClient, readChunks } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
@@ -126,6 +126,6 @@ describe('reply metadata', () => {
     expect(replies[0]?.metadata).toMatchObject({ model: 'local' });
     expect(replies[0]?.metadata.failed).toBeUndefined();
     expect(replies[1]?.metadata).toMatchObject({ model: 'local', failed: true });
-    expect(replies[1]?.metadata.error).toContain('failed after 4 words');
+    expect(replies[1]?.metadata.error).toBe(turnErrorMessages.modelFailed);
   });
 });

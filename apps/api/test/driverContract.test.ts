@@ -5,6 +5,7 @@ import { wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverFor, type RuntimeName } from '../src/chats/turns/driver/choice';
 import type { DriverEvent, DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
+import { WordedFailure } from '../src/platform/errors';
 import {
   type ApiClient,
   iterateChunks,
@@ -406,7 +407,11 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
   it('fails a run whose model is no longer configured, with an error as its first event', async () => {
     const threadId = await client.createThread();
     const event = await firstEvent(driver, directTurn(threadId, { model: 'no-longer-configured' }));
-    expect(event).toEqual({ type: 'error', message: turnErrorMessages.modelRemoved('no-longer-configured') });
+    expect(event?.type).toBe('error');
+    // The driver's error is worded already (M2): the person reads which model went away.
+    const failure = event?.type === 'error' ? event.error : undefined;
+    expect(failure).toBeInstanceOf(WordedFailure);
+    expect((failure as Error).message).toBe(turnErrorMessages.modelRemoved('no-longer-configured'));
   });
 
   it('starts a run during a database outage as unavailable, its first event', {

@@ -1,4 +1,10 @@
-import type { ErrorBody, ThreadDetail, Turn, TurnQueue } from '@chat/contracts';
+import {
+  type ErrorBody,
+  type ThreadDetail,
+  type Turn,
+  type TurnQueue,
+  turnErrorMessages,
+} from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -66,9 +72,8 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     const partial = detail.messages[3];
     expect(wordsOf(textOfMessage(partial))).toBe(3);
     expect(partial?.metadata).toMatchObject({ turnId: head.id, failed: true });
-    expect(partial?.metadata.error).toBe(
-      'The local model failed after 3 words as requested by [[fail-after:3]].',
-    );
+    // F3: the contract's words, not what the model's error said.
+    expect(partial?.metadata.error).toBe(turnErrorMessages.modelFailed);
     expect(detail.messages[2]?.metadata.failed).toBeUndefined();
     expect(detail.turnQueue.activeTurn).toBeNull();
     expect(detail.turnQueue.items.map((item) => [item.id, item.status])).toEqual([
@@ -95,7 +100,7 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     expect(detail.messages[2]?.metadata).toMatchObject({
       turnId: head.id,
       failed: true,
-      error: 'The local model failed as requested by [[fail]].',
+      error: turnErrorMessages.modelFailed,
     });
     expect(detail.turnQueue.items[0]).toMatchObject({ id: head.id, status: 'failed' });
   });

@@ -1,3 +1,4 @@
+import { turnErrorMessages } from '@chat/contracts';
 import { expect, test } from './fixtures';
 
 test.describe('message actions', () => {
@@ -57,7 +58,7 @@ test.describe('message actions', () => {
     const reply = chat.repliesTo('break');
     // Marked in the transcript; its error and its actions once, on the Dock's failed head (Q11).
     await expect(chat.failedNote(reply)).toBeVisible();
-    await expect(dock.headError()).toContainText('failed after 5 words');
+    await expect(dock.headError()).toContainText(turnErrorMessages.modelFailed);
     await expect(reply.getByRole('button', { name: 'Regenerate reply' })).toHaveCount(0);
   });
 });

@@ -1,3 +1,4 @@
+import { turnErrorMessages } from '@chat/contracts';
 import { expect, test } from './fixtures';
 import { ChatPage } from './pages/ChatPage';
 import { QueueDock } from './pages/QueueDock';
@@ -184,8 +185,8 @@ test.describe('queued turns', () => {
     await dock.expectTexts(['[[fail]] this one breaks', 'waits behind it']);
     // The attempt shows in the transcript, marked failed; its error shows once, in the Dock.
     await expect(chat.failedNote(chat.userMessages.last())).toBeVisible();
-    await expect(dock.headError()).toContainText('failed as requested by [[fail]]');
-    await expect(chat.page.getByText('failed as requested by [[fail]]')).toHaveCount(1);
+    await expect(dock.headError()).toContainText(turnErrorMessages.modelFailed);
+    await expect(chat.page.getByText(turnErrorMessages.modelFailed)).toHaveCount(1);
 
     // Editing makes it queued again; the queue drains in order, without the failed attempt.
     await dock.edit(0, 'fixed now');
@@ -235,7 +236,7 @@ test.describe('queued turns', () => {
     await dock.expectTexts(['half an answer [[fail-after:3]]', 'waits behind it']);
     const partial = chat.reply(1);
     await expect(chat.failedNote(partial)).toBeVisible();
-    await expect(dock.headError()).toContainText('failed after 3 words');
+    await expect(dock.headError()).toContainText(turnErrorMessages.modelFailed);
     expect((await chat.replyText(partial)).split(/\s+/)).toHaveLength(3);
 
     await dock.headAction('Retry').click();

@@ -256,18 +256,30 @@ export const importProblems = {
   mediaTypeMismatch: (actual: string) => `holds ${actual} bytes, not the media type it names`,
 } as const;
 
-/** Why a turn ended without its reply, as its `error` (and the reply's `metadata.error`) says it. */
+/**
+ * Why a turn ended without its reply, as its `error` (and the reply's `metadata.error`) says it:
+ * what happened and what the person can do. F3: these are the only words a failed reply shows;
+ * what an error itself said (a driver's, the database's) goes to the log.
+ */
 export const turnErrorMessages = {
-  /** The model call failed and said nothing a person could read. */
-  modelFailed: 'The model call failed.',
+  /** The model call failed (what its provider said is in the log). */
+  modelFailed: 'The model call failed. Retry it, or edit or delete your message.',
+  /** The database failed while the reply was running, for a reason other than an outage. */
+  databaseFailed:
+    'The reply stopped because the server could not read or write the conversation. Retry it, or edit or delete your message.',
   /** Crash recovery settled a turn whose server stopped mid-reply. */
   serverStopped: 'The server running this turn stopped; the reply was cut off.',
-  /** A failed turn whose error was not recorded. */
-  unknown: 'The reply could not be produced.',
+  /** A failed turn whose error was not recorded, or a failure of the server's own making. */
+  unknown: 'The reply could not be produced. Retry it, or edit or delete your message.',
   /** The run went silent for longer than the runner waits (`TURN_IDLE_MS`); it was stopped. */
   modelIdle: 'The model stopped responding; the reply was cut off.',
   /** The model's context could not be read or made to fit (the database did not answer). */
   contextUnavailable: 'The conversation could not be prepared for the model; try again.',
+  /**
+   * F1: the reply could not be stored, for a reason other than an outage, after tries over about a
+   * minute: the turn ended failed, its text kept on the turn.
+   */
+  notSaved: 'The reply could not be saved, so it stopped here. Retry it, or edit or delete your message.',
   /** The chat's model was removed from the configuration (M2): the turn fails, no other model answers. */
   modelRemoved: (id: string) =>
     `The model "${id}" is no longer offered here. Pick another model for this chat, then retry.`,

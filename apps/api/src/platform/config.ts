@@ -129,6 +129,11 @@ const configSchema = z.object({
    * a run that hangs cannot hold its thread (and renew its lease) forever.
    */
   TURN_IDLE_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
+  /**
+   * F1: how long a settle that keeps failing for a reason other than a database outage is tried
+   * again (from its first such failure) before its turn ends `failed`. An outage is waited out.
+   */
+  SETTLE_GIVE_UP_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Origins allowed to send unsafe requests besides WEB_ORIGIN and its loopback twin. */
   TRUSTED_ORIGINS: list('').pipe(z.array(z.url().transform((value) => new URL(value).origin))),
   /** Peers whose X-Forwarded-For is believed (the web app's proxy on this machine by default). */

@@ -38,6 +38,13 @@ export class ApiError extends Error {
 /** A broken internal rule (an illegal state move): a bug, never the client's fault. */
 export class InvariantError extends Error {}
 
+/**
+ * A failure already told in the product's words (the contract's `turnErrorMessages`): its message
+ * is what a person reads. Raised where what happened is known (a chat's model that was removed);
+ * any other error reaches a person only as the wording `turns/failureWording.ts` gives it (F3).
+ */
+export class WordedFailure extends Error {}
+
 export const notFound = (what: NotFoundSubject = 'thread') =>
   new ApiError('not_found', notFoundMessages[what]);
 

@@ -10,6 +10,7 @@ import type {
   SteerMessage,
 } from '../../src/chats/turns/driver/types';
 import { isDatabaseUnavailable } from '../../src/platform/databaseErrors';
+import { WordedFailure } from '../../src/platform/errors';
 
 /** What the scripted driver does with one message: decided by the test from the message text. */
 export interface Script {
@@ -54,7 +55,7 @@ export class ScriptedDriver implements RuntimeDriver {
 
   private async *run(turn: DriverTurn, steerable: boolean): AsyncGenerator<DriverEvent> {
     if (turn.model && this.models && !this.models.has(turn.model)) {
-      yield { type: 'error', message: turnErrorMessages.modelRemoved(turn.model) };
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.modelRemoved(turn.model)) };
       return;
     }
     // Like a real runtime it reads the conversation first: a database away now stored nothing.
@@ -92,7 +93,7 @@ export class ScriptedDriver implements RuntimeDriver {
         }
         if (script.hangAfter !== undefined && index === script.hangAfter) await new Promise(() => {});
         if (script.failAfter !== undefined && index === script.failAfter) {
-          yield { type: 'error', message: `The scripted driver failed after ${index} words.` };
+          yield { type: 'error', error: new Error(`The scripted driver failed after ${index} words.`) };
           return;
         }
         await sleep(script.delayMs, turn.abortSignal);

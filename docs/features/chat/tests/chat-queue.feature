@@ -151,7 +151,7 @@ Feature: Chat with queued turns and interrupts
     And the Stop button is hidden
     And the Queue Dock shows "[[fail]] this one breaks", "waits behind it"
     And my last message in the transcript is marked "Failed"
-    And the page shows "failed as requested by [[fail]]" once, in the Queue Dock
+    And the page shows "The model call failed. Retry it, or edit or delete your message." once, in the Queue Dock
     When I edit item 1 to "fixed now"
     Then the transcript has 1 user message "fixed now" with a reply containing "You said: "fixed now""
     And then a reply containing "You said: "waits behind it""
@@ -193,7 +193,7 @@ Feature: Chat with queued turns and interrupts
     And I reload the page
     Then item 1 of the Queue Dock has the status "failed"
     And the second reply has 3 words and is marked "Failed"
-    And item 1 of the Queue Dock shows "Failed: … failed after 3 words"
+    And item 1 of the Queue Dock shows "Failed: The model call failed. …"
     When I press "Retry" on the head of the Queue Dock
     Then the reply is written again and fails again
     And the transcript has 1 user message "half an answer" and 2 replies

@@ -51,8 +51,12 @@ export type DriverEvent =
   | { type: 'turn-complete'; saved: boolean }
   /** The run's token usage as the model reported it (C1), summed over its model calls; before `turn-complete`. */
   | { type: 'usage'; usage: TokenUsage }
-  /** The model call failed; `message` is for a person to read (no stack, no internals). */
-  | { type: 'error'; message: string }
+  /**
+   * The run failed. `error`: what failed it, as caught or reported (the host logs it and tells the
+   * person in the product's words, F3); a driver that knows what happened in those words raises a
+   * `WordedFailure` (platform/errors.ts).
+   */
+  | { type: 'error'; error: unknown }
   /**
    * The run could not start: the database it reads first could not be reached. Nothing was
    * produced and nothing stored, so the host may send the turn again; only ever the first event.

@@ -111,7 +111,10 @@ function claimColumns(
     queuePosition: sql`default`,
     finishedAt: null,
     assistantMessageId: null,
+    // A turn that failed unsettled (F1) kept its reply on the row; the new run starts empty.
     partialText: '',
+    partialParts: null,
+    outcome: null,
     error: null,
   };
 }

@@ -10,7 +10,8 @@ import { ensureTurnStored } from '../../branches/transcript';
 import { deliveredSteersOf } from '../steer/repository';
 import { ReplyRecord } from './replyRecord';
 import { findOrphanedTurn, listOrphanedTurns } from './repository';
-import { type Settlement, settleTurn } from './settle';
+import { failUnsettledTurn, type Settlement, settleTurn } from './settle';
+import { SettleRetry } from './settleRetry';
 
 export interface RecoveryDeps {
   db: Database;
@@ -85,13 +86,47 @@ async function recordedReply(tx: Queryable, turn: TurnRow): Promise<ReplyRecord>
   return reply;
 }
 
-export async function settleOrphanedTurns(deps: RecoveryDeps): Promise<number> {
+/**
+ * Settles every orphaned turn. `retries` (kept by the sweeper from one sweep to the next) bounds a
+ * turn whose settle keeps failing for a reason other than an outage (F1): past `giveUpMs` it ends
+ * failed (`failUnsettledTurn`, its reply as its row holds it), so no sweep meets it again. Each
+ * such turn's error is logged at its first failure and when it is given up, not at every sweep.
+ */
+export async function settleOrphanedTurns(
+  deps: RecoveryDeps,
+  retries?: { byTurn: Map<string, SettleRetry>; giveUpMs: number },
+): Promise<number> {
   let count = 0;
-  for (const orphan of await listOrphanedTurns(deps.db)) {
+  const orphans = await listOrphanedTurns(deps.db);
+  if (retries) {
+    // A turn no longer orphaned (settled, or its runner is back) starts afresh should it return.
+    const ids = new Set(orphans.map((orphan) => orphan.id));
+    for (const turnId of retries.byTurn.keys()) if (!ids.has(turnId)) retries.byTurn.delete(turnId);
+  }
+  for (const orphan of orphans) {
     try {
       if (await settleOrphanedTurn(deps, orphan)) count += 1;
+      retries?.byTurn.delete(orphan.id);
     } catch (error) {
-      deps.logger.error({ err: error, turnId: orphan.id }, 'could not settle an orphaned turn');
+      if (!retries) {
+        deps.logger.error({ err: error, turnId: orphan.id }, 'could not settle an orphaned turn');
+        continue;
+      }
+      const retry = retries.byTurn.get(orphan.id) ?? new SettleRetry(retries.giveUpMs);
+      retries.byTurn.set(orphan.id, retry);
+      const giveUp = retry.failed(error);
+      if (!giveUp) {
+        if (retry.tries === 1)
+          deps.logger.warn({ err: error, turnId: orphan.id }, 'could not settle an orphaned turn yet');
+        continue;
+      }
+      deps.logger.error(
+        { err: error, turnId: orphan.id, threadId: orphan.threadId, tries: retry.tries },
+        'gave up settling a turn; it ended failed',
+      );
+      const failed = await failUnsettledTurn(deps, orphan.threadId, (tx) => findOrphanedTurn(tx, orphan.id));
+      retries.byTurn.delete(orphan.id);
+      if (failed) count += 1;
     }
   }
   return count;
@@ -103,16 +138,18 @@ const MAX_BACKOFF_MS = 15_000;
 /**
  * Sweeps for orphaned turns now and then every `intervalMs`; returns a stop function. A sweep that
  * fails (the database is down) is logged and the next one waits longer, doubling up to 15 s, and
- * back to `intervalMs` after one succeeds. After an outage, nothing is settled for `graceMs` (a
+ * back to `intervalMs` after one succeeds. A turn whose settle keeps failing otherwise ends failed
+ * after `giveUpMs` (F1). After an outage, nothing is settled for `graceMs` (a
  * lease): every live runner's lease lapsed while the database was away, and each renews it within
  * a third of a lease once it is back; only a runner that is really gone is still lapsed after
  * that. It never throws: a background task must not stop the process.
  */
 export function startOrphanSweeper(
   deps: RecoveryDeps,
-  options: { intervalMs: number; graceMs: number },
+  options: { intervalMs: number; graceMs: number; giveUpMs: number },
 ): () => void {
-  const { intervalMs, graceMs } = options;
+  const { intervalMs, graceMs, giveUpMs } = options;
+  const retries = { byTurn: new Map<string, SettleRetry>(), giveUpMs };
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let failures = 0;
@@ -125,7 +162,7 @@ export function startOrphanSweeper(
         graceUntil = Date.now() + graceMs;
         deps.logger.info({ failures }, 'orphan sweeps work again');
         failures = 0;
-      } else if (Date.now() >= graceUntil) await settleOrphanedTurns(deps);
+      } else if (Date.now() >= graceUntil) await settleOrphanedTurns(deps, retries);
     } catch (error) {
       failures += 1;
       if (failures === 1) deps.logger.warn({ err: error }, 'orphan sweep failed; backing off');

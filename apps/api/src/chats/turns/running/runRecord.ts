@@ -68,9 +68,3 @@ export function outcomeOf(record: RunRecord, aborted: boolean): Outcome {
     return { status: 'failed', error: record.streamError || turnErrorMessages.modelFailed };
   return record.suspended ? { status: 'awaiting_approval' } : { status: 'completed' };
 }
-
-/** A run that broke off with an exception, as a person may read it: the first line of its message. */
-export function failureOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : error === undefined ? '' : String(error);
-  return message.split('\n')[0]?.trim() || turnErrorMessages.modelFailed;
-}

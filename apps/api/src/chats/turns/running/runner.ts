@@ -18,6 +18,7 @@ import type {
   Segment,
   SuspendedCall,
 } from '../driver/types';
+import { failureWording } from '../failureWording';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
@@ -26,8 +27,9 @@ import { claimNewTurn, claimTurn, type NewTurnValues } from './claim';
 import { ReplyRecord } from './replyRecord';
 import { type Outcome, storeReply } from './replyRepair';
 import { leaseFromNow } from './repository';
-import { assertRunnable, endsStep, failureOf, outcomeOf, type RunRecord, takeChunk } from './runRecord';
-import { markSettling, settleRun } from './settle';
+import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
+import { failUnsettledTurn, heldBy, markSettling, settleRun } from './settle';
+import { SETTLE_PAUSE_MS, SettleRetry } from './settleRetry';
 import { endOfReply, TurnStream } from './turnStream';
 
 /**
@@ -62,6 +64,11 @@ export interface TurnRunnerDeps {
    * (`TURN_IDLE_MS`), so a run that hangs cannot hold its thread and renew its lease forever.
    */
   idleMs?: number;
+  /**
+   * F1: how long a settle failing for a reason other than an outage is tried again before its turn
+   * ends failed (`SETTLE_GIVE_UP_MS`, default a minute).
+   */
+  settleGiveUpMs?: number;
   /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
   modelName: string;
   /** The chat's tool settings (T1), read by a run before each step (T2). */
@@ -95,8 +102,16 @@ interface RunningTurn {
 /** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
 export const DEFAULT_IDLE_MS = 300_000;
 
-/** The first and the longest pause between two tries to make a finished run durable. */
-const DURABLE_RETRY_MS = { first: 250, max: 2_000 } as const;
+/** How long a settle failing for a reason other than an outage is tried again by default (F1). */
+export const DEFAULT_SETTLE_GIVE_UP_MS = 60_000;
+
+/** What came of making a finished run durable (`untilDurable`). */
+type Durable<T> =
+  | { kind: 'done'; value: T }
+  /** The turn is no longer this runner's, or the instance shuts down: crash recovery ends it. */
+  | { kind: 'left' }
+  /** F1: it kept failing for a reason other than an outage; the turn ended failed (or was gone). */
+  | { kind: 'failed'; turn: TurnRow | null };
 
 /**
  * How long a run that is starting waits for a database that went away (reading what the model
@@ -380,8 +395,19 @@ export class TurnRunner {
         await this.take(turn, next.value, segment, controller, stream, record, checkpoints);
       }
     } catch (error) {
-      if (!controller.signal.aborted) record.streamError = failureOf(error);
+      if (controller.signal.aborted) return;
+      record.streamError = this.failure(turn, error, 'server');
+      stream.push({ type: 'error', errorText: record.streamError });
     }
+  }
+
+  /**
+   * F3: a failure of the run as its person reads it (`failureWording`); what the error said goes
+   * to the log, once, with the turn's id.
+   */
+  private failure(turn: TurnRow, error: unknown, failing: 'model' | 'server'): string {
+    this.deps.logger.warn({ err: error, turnId: turn.id, threadId: turn.threadId }, 'turn run failed');
+    return failureWording(error, failing);
   }
 
   /**
@@ -457,7 +483,7 @@ export class TurnRunner {
    */
   private async waitingForDatabase<T>(controller: AbortController, read: () => Promise<T>): Promise<T> {
     const until = Date.now() + START_WAIT_MS;
-    let pause: number = DURABLE_RETRY_MS.first;
+    let pause: number = SETTLE_PAUSE_MS.first;
     for (;;) {
       try {
         return await read();
@@ -466,7 +492,7 @@ export class TurnRunner {
         if (!isDatabaseUnavailable(error) || !waiting || Date.now() + pause > until) throw error;
       }
       await sleep(pause, controller.signal);
-      pause = Math.min(pause * 2, DURABLE_RETRY_MS.max);
+      pause = Math.min(pause * 2, SETTLE_PAUSE_MS.max);
     }
   }
 
@@ -514,8 +540,10 @@ export class TurnRunner {
     else if (event.type === 'error' || event.type === 'unavailable') {
       if (controller.signal.aborted) return;
       // `unavailable` after the first event breaks the driver's word: it ends the run as a failure.
-      const message = event.type === 'error' ? event.message : turnErrorMessages.contextUnavailable;
-      record.streamError = message || failureOf(undefined);
+      record.streamError =
+        event.type === 'error'
+          ? this.failure(turn, event.error, 'model')
+          : turnErrorMessages.contextUnavailable;
       stream.push({ type: 'error', errorText: record.streamError });
     } else if (!event.saved) {
       // The driver's save failed (the database went away as the run ended): `finish` writes it.
@@ -547,18 +575,21 @@ export class TurnRunner {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      await this.untilDurable(turn, held, async () => {
+      const durable = await this.untilDurable(turn, held, reply, async () => {
         await storeReply(this.deps, turn, context, reply, outcome, suspended);
         await this.deps.suspend(turn, reply, suspended, record.approvalRequest, stream);
         return true;
       });
+      // The approval request ended the stream; a turn that could not wait for it ends here.
+      if (durable.kind === 'failed') await this.endUnsettled(turn, durable.turn, stream);
       return;
     }
     const status = outcome.status === 'awaiting_approval' ? 'completed' : outcome.status;
     const error = outcome.status === 'failed' ? outcome.error : null;
-    const settled = await this.untilDurable(
+    const durable = await this.untilDurable(
       turn,
       held,
+      reply,
       async () => {
         const assistantMessageId = await storeReply(this.deps, turn, context, reply, outcome, suspended);
         return await settleRun(this.deps, turn, {
@@ -577,38 +608,72 @@ export class TurnRunner {
           resumeToken: record.resumeToken,
         }),
     );
-    await this.endStream(turn, settled, stream);
+    if (durable.kind === 'failed') await this.endUnsettled(turn, durable.turn, stream);
+    else await this.endStream(turn, durable.kind === 'done' ? durable.value : undefined, stream);
+  }
+
+  /** F1: the stream of a turn that ended failed unsettled says so (the product's words), then ends. */
+  private async endUnsettled(turn: TurnRow, failed: TurnRow | null, stream: TurnStream): Promise<void> {
+    if (failed) stream.push({ type: 'error', errorText: turnErrorMessages.notSaved });
+    await this.endStream(turn, failed, stream);
   }
 
   /**
-   * Runs `attempt` until it succeeds, pausing longer after each failure (the database is away).
-   * After the first failure `snapshot` puts what the run ended with on the turn row. Gives up only
-   * when the turn is no longer this runner's or the instance shuts down (crash recovery ends it).
+   * Runs `attempt` until it succeeds, pausing longer after each failure. After the first failure
+   * `snapshot` puts what the run ended with on the turn row. An outage is waited out; a failure of
+   * any other kind is tried again for `settleGiveUpMs`, then the turn ends failed with `reply` kept
+   * on its row (F1, `SettleRetry`). Leaves the turn to crash recovery when it is no longer this
+   * runner's or the instance shuts down.
    */
   private async untilDurable<T>(
     turn: TurnRow,
     held: { value: boolean },
+    reply: ReplyRecord,
     attempt: () => Promise<T>,
     snapshot?: () => Promise<boolean>,
-  ): Promise<T | undefined> {
-    let pause: number = DURABLE_RETRY_MS.first;
+  ): Promise<Durable<T>> {
+    const { logger, runnerId } = this.deps;
+    const retry = new SettleRetry(this.deps.settleGiveUpMs ?? DEFAULT_SETTLE_GIVE_UP_MS);
     let snapshotted = snapshot === undefined;
-    for (let tries = 1; ; tries += 1) {
+    for (;;) {
+      let giveUp = false;
       try {
-        const result = await attempt();
-        if (tries > 1) this.deps.logger.info({ turnId: turn.id, tries }, 'turn settled after retries');
-        return result;
+        const value = await attempt();
+        if (retry.tries > 0)
+          logger.info({ turnId: turn.id, tries: retry.tries + 1 }, 'turn settled after retries');
+        return { kind: 'done', value };
       } catch (error) {
-        if (tries === 1)
-          this.deps.logger.warn({ err: error, turnId: turn.id }, 'could not settle a turn yet; retrying');
+        giveUp = retry.failed(error);
+        if (retry.tries === 1 && !giveUp)
+          logger.warn({ err: error, turnId: turn.id }, 'could not settle a turn yet; retrying');
+        if (giveUp) {
+          // Logged once, with the error that kept it from settling; the person reads notSaved.
+          logger.error(
+            { err: error, turnId: turn.id, threadId: turn.threadId, tries: retry.tries },
+            'gave up settling a turn; it ended failed',
+          );
+        }
         if (!snapshotted && snapshot) snapshotted = await snapshot().catch(() => false);
       }
-      if (!held.value || this.shutdown.signal.aborted) {
-        this.deps.logger.warn({ turnId: turn.id }, 'left a turn to crash recovery');
-        return undefined;
+      if (giveUp && held.value) {
+        const failed = await failUnsettledTurn(
+          this.deps,
+          turn.threadId,
+          (tx) => heldBy(tx, turn, runnerId),
+          reply,
+        ).catch((error: unknown) => {
+          // Even that could not be written: crash recovery ends it (with the same bound).
+          logger.error({ err: error, turnId: turn.id }, 'could not end an unsettled turn as failed');
+          return undefined;
+        });
+        if (failed !== undefined) return { kind: 'failed', turn: failed };
+        return { kind: 'left' };
       }
-      await sleep(pause, this.shutdown.signal);
-      pause = Math.min(pause * 2, DURABLE_RETRY_MS.max);
+      if (!held.value || this.shutdown.signal.aborted) {
+        logger.warn({ turnId: turn.id }, 'left a turn to crash recovery');
+        return { kind: 'left' };
+      }
+      await sleep(retry.nextPauseMs(), this.shutdown.signal);
     }
   }
 

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '@chat/contracts';
+import { type TokenUsage, turnErrorMessages } from '@chat/contracts';
 import type { Database, Queryable, SettleOutcome, ThreadRow, TurnRow } from '@chat/db';
 import { writeUserMessageLineage } from '../../../agent/memoryTables';
 import type { Logger } from '../../../platform/logger';
@@ -66,8 +66,47 @@ async function publishSettled(deps: { signals: Signals; logger: Logger }, turn: 
     );
 }
 
+/**
+ * F1: the way a turn ends whose settle kept failing for a reason other than an outage
+ * (`SettleRetry` gave up): `failed`, in one small transaction that writes nothing but the turn row
+ * (and steers no run took in back to the queue, as every end does), so it does not meet again
+ * what failed the settle. What the reply had is kept on the row (`keep`: the runner's record;
+ * left out, what the row holds already): nothing a person saw is lost, and Retry runs it again
+ * (Q11). The thread's active slot is free once committed; every instance hears `turn.settled`.
+ * `current` re-reads the turn under the thread lock, as for `settleTurn`. Null when there was
+ * nothing (left) to end.
+ */
+export async function failUnsettledTurn(
+  deps: { db: Database; signals: Signals; logger: Logger },
+  threadId: string,
+  current: (tx: Queryable) => Promise<TurnRow | undefined>,
+  keep?: ReplyRecord,
+): Promise<TurnRow | null> {
+  const failed = await deps.db.transaction(async (tx) => {
+    const thread = await lockThread(tx, threadId);
+    const turn = thread ? await current(tx) : undefined;
+    if (!thread || !turn) return null;
+    await requeueSteers(tx, threadId);
+    return await transitionTurn(tx, turn, 'failed', {
+      error: turnErrorMessages.notSaved,
+      ...(keep
+        ? {
+            assistantMessageId: keep.currentId,
+            partialText: keep.currentText,
+            partialParts: keep.snapshot(),
+          }
+        : {}),
+      outcome: null,
+      leaseExpiresAt: null,
+      finishedAt: new Date(),
+    });
+  });
+  if (failed) await publishSettled(deps, failed);
+  return failed;
+}
+
 /** This runner's turn, while it still holds it (running, or settling its reply). */
-async function heldBy(tx: Queryable, turn: TurnRow, runnerId: string): Promise<TurnRow | undefined> {
+export async function heldBy(tx: Queryable, turn: TurnRow, runnerId: string): Promise<TurnRow | undefined> {
   const current = await findTurn(tx, turn.threadId, turn.id);
   const held = current?.status === 'running' || current?.status === 'settling';
   return held && current.runnerId === runnerId ? current : undefined;

@@ -14,6 +14,7 @@ import { steerReminder } from '../../../../agent/steerReminder';
 import { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
 import { isDatabaseUnavailable } from '../../../../platform/databaseErrors';
+import { WordedFailure } from '../../../../platform/errors';
 import { storedFileReferencePart } from '../../../attachments/parts';
 import { hiddenInstructions } from '../hiddenInstructions';
 import { MAX_MODEL_STEPS } from '../modelSteps';
@@ -96,7 +97,7 @@ export class AiSdkDriver implements RuntimeDriver {
     const { models } = this.deps;
     // M2: a chat whose model was removed from the configuration fails here, never on another model.
     if (turn.model && !models.has(turn.model)) {
-      yield { type: 'error', message: turnErrorMessages.modelRemoved(turn.model) };
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.modelRemoved(turn.model)) };
       return;
     }
     const model = (turn.model ? models.model(turn.model) : undefined) ?? models.defaultModel();
@@ -107,7 +108,7 @@ export class AiSdkDriver implements RuntimeDriver {
     } catch (error) {
       // Nothing was produced or stored: the host may send the run again.
       if (isDatabaseUnavailable(error)) yield { type: 'unavailable', cause: error };
-      else yield { type: 'error', message: describeError(error) };
+      else yield { type: 'error', error };
       return;
     }
     const { messages, tools, policy } = prepared;
@@ -117,7 +118,10 @@ export class AiSdkDriver implements RuntimeDriver {
     if (segment.kind === 'resume') {
       const call = callOfToken(segment.call.resumeToken) ?? callInWindow(messages, segment.call.toolCallId);
       if (!call) {
-        yield { type: 'error', message: turnErrorMessages.modelFailed };
+        yield {
+          type: 'error',
+          error: new Error(`the suspended call ${segment.call.toolCallId} is not in the window`),
+        };
         return;
       }
       const outcome = await decide(call, segment.decision, tools, messages, abortSignal);
@@ -177,17 +181,23 @@ export class AiSdkDriver implements RuntimeDriver {
       },
     });
 
+    const streamed: { error?: unknown } = {};
     const chunks = result.toUIMessageStream({
       // A resumed reply goes on in the message the person sees (the runner opens it).
       sendStart: segment.kind === 'start',
       generateMessageId: () => crypto.randomUUID(),
-      onError: (error: unknown) => describeError(error),
+      // The stream carries text; the host words the failure from the error itself (F3).
+      onError: (error: unknown) => {
+        streamed.error = error;
+        return describeError(error);
+      },
     }) as AsyncIterable<UIMessageChunk>;
     yield* this.stream(chunks, result.totalUsage, {
       abortSignal,
       boundaries,
       calls,
       steering,
+      streamed,
     });
   }
 
@@ -241,6 +251,8 @@ export class AiSdkDriver implements RuntimeDriver {
       boundaries: Map<number, { steers: SteerMessage[]; continuationMessageId: string }>;
       calls: Map<string, Omit<SuspendedCall, 'resumeToken'>>;
       steering: { open: boolean };
+      /** The error behind the stream's last error chunk, as the model call raised it. */
+      streamed: { error?: unknown };
     },
   ): AsyncGenerator<DriverEvent> {
     let step = -1;
@@ -263,7 +275,7 @@ export class AiSdkDriver implements RuntimeDriver {
           if (call) yield { type: 'suspended', call: { ...call, resumeToken: tokenOfCall(call) } };
         } else if (chunk.type === 'error') {
           failed = true;
-          yield { type: 'error', message: chunk.errorText || turnErrorMessages.modelFailed };
+          yield { type: 'error', error: run.streamed.error ?? new Error(chunk.errorText) };
           continue;
         } else if (chunk.type === 'abort') {
           continue;

@@ -6,9 +6,10 @@ import type { ChatAgent } from '../../../../agent/chatAgent';
 import { SUMMARY_INSTRUCTION, summaryRequestText } from '../../../../agent/contextSummary';
 import { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import { isDatabaseUnavailable } from '../../../../platform/databaseErrors';
+import { WordedFailure } from '../../../../platform/errors';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver, SummaryRequest } from '../types';
 import { FreshRuns } from './freshRuns';
-import { callModel, describeModelError, suspendedCallOf } from './modelCall';
+import { callModel, streamedError, suspendedCallOf } from './modelCall';
 import { RunThreads } from './runThreads';
 import { SteerDelivery } from './steerDelivery';
 import { ToolPolicyStep } from './toolPolicyStep';
@@ -91,7 +92,7 @@ export class MastraDriver implements RuntimeDriver {
   private async *run(input: DriverTurn, steering: SteerDelivery | undefined): AsyncGenerator<DriverEvent> {
     // M2: a chat whose model was removed from the configuration fails here, never on another model.
     if (input.model && !this.chatAgent.models.has(input.model)) {
-      yield { type: 'error', message: turnErrorMessages.modelRemoved(input.model) };
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.modelRemoved(input.model)) };
       return;
     }
     const fresh = this.runs.begin();
@@ -123,7 +124,7 @@ export class MastraDriver implements RuntimeDriver {
         } else if (chunk.type === 'error') {
           // Mastra reports a failed model call in the stream; the run ends with it.
           failed = true;
-          yield { type: 'error', message: describeModelError(chunk.errorText) };
+          yield { type: 'error', error: streamedError(chunk.errorText) };
         } else yield { type: 'chunk', chunk };
       }
       if (!failed) {
@@ -136,10 +137,7 @@ export class MastraDriver implements RuntimeDriver {
         yield { type: 'unavailable', cause: error };
         return;
       }
-      yield {
-        type: 'error',
-        message: describeModelError(error instanceof Error ? error.message : String(error)),
-      };
+      yield { type: 'error', error };
     } finally {
       steering?.close();
       fresh.release();

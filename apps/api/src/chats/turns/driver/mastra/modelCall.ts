@@ -68,15 +68,21 @@ export function suspendedCallOf(data: unknown): SuspendedCall | undefined {
 }
 
 /**
- * A model error as a person may read it: Mastra serialises errors (stack included) into the
- * stream's error text; only the message is kept.
+ * A run's failure as Mastra reports it in the stream, for the host to word and log (F3): Mastra
+ * serialises the error (stack, code, cause and its own `domain` included) into the stream's error
+ * text. The error comes back with those fields, so the host can tell a database's error from a
+ * model's; plain text becomes its message.
  */
-export function describeModelError(errorText: string): string {
+export function streamedError(errorText: string): Error {
   try {
-    const parsed = JSON.parse(errorText) as { message?: unknown };
-    if (typeof parsed.message === 'string' && parsed.message) return parsed.message;
+    const parsed = JSON.parse(errorText) as unknown;
+    if (parsed && typeof parsed === 'object') {
+      const { message, ...fields } = parsed as { message?: unknown };
+      const text = typeof message === 'string' && message ? message : turnErrorMessages.modelFailed;
+      return Object.assign(new Error(text), fields);
+    }
   } catch {
-    // Plain text already.
+    // Plain text.
   }
-  return errorText.split('\n')[0]?.trim() || turnErrorMessages.modelFailed;
+  return new Error(errorText.split('\n')[0]?.trim() || turnErrorMessages.modelFailed);
 }
