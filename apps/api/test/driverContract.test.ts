@@ -213,6 +213,10 @@ async function firstEvent(driver: RuntimeDriver, turn: DriverTurn): Promise<Driv
 }
 
 describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
+  /** A case that needs a model (tools, approvals, a summary): the scripted driver has none, so it has no such case. */
+  const withModel = (name: string, fn: () => Promise<void>, timeoutMs?: number) => {
+    if (driverCase.model) it(name, fn, timeoutMs);
+  };
   let api: TestApi;
   let driver: RuntimeDriver;
   let client: ApiClient;
@@ -302,7 +306,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
     if (driverCase.model) expect(claimed).toMatch(/^\(steered\) You said: "shorter please"\./);
   });
 
-  it.runIf(driverCase.model)(
+  withModel(
     'suspends on a tool call that asks, and resumes with approve: the tool runs, the reply goes on',
     async () => {
       const threadId = await client.createThread();
@@ -327,28 +331,22 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
     },
   );
 
-  it.runIf(driverCase.model)(
-    'resumes with deny: the tool does not run, and the model reads that it was denied',
-    async () => {
-      const threadId = await client.createThread();
-      const { turnId } = await client.sendAndRead(
-        threadId,
-        'water the plants [[tool:save_note]] [[words:6]]',
-      );
-      const [request] = (await client.detail(threadId)).hitl;
-      const denied = await client.fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
-        decision: 'deny',
-      });
-      expect(denied.status).toBe(200);
-      expect(textOfChunks(await readChunks(denied))).toContain('The tool save_note was denied');
-      const after = await idle(client, threadId);
-      expect(after.notes).toEqual([]);
-      expect(after.hitl).toMatchObject([{ status: 'denied' }]);
-      expect((await turnRow(api, turnId))?.status).toBe('completed');
-    },
-  );
+  withModel('resumes with deny: the tool does not run, and the model reads that it was denied', async () => {
+    const threadId = await client.createThread();
+    const { turnId } = await client.sendAndRead(threadId, 'water the plants [[tool:save_note]] [[words:6]]');
+    const [request] = (await client.detail(threadId)).hitl;
+    const denied = await client.fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
+      decision: 'deny',
+    });
+    expect(denied.status).toBe(200);
+    expect(textOfChunks(await readChunks(denied))).toContain('The tool save_note was denied');
+    const after = await idle(client, threadId);
+    expect(after.notes).toEqual([]);
+    expect(after.hitl).toMatchObject([{ status: 'denied' }]);
+    expect((await turnRow(api, turnId))?.status).toBe('completed');
+  });
 
-  it.runIf(driverCase.model)('asks before a tool the chat says ask for', async () => {
+  withModel('asks before a tool the chat says ask for', async () => {
     const threadId = await client.createThread();
     await setTools(client, threadId, { current_time: 'ask' });
     const { turnId } = await client.sendAndRead(threadId, 'time? [[tool:current_time]] [[words:6]]');
@@ -358,7 +356,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
     ]);
   });
 
-  it.runIf(driverCase.model)('does not offer a tool switched off mid-reply at the next step', async () => {
+  withModel('does not offer a tool switched off mid-reply at the next step', async () => {
     const threadId = await client.createThread();
     const reply = await client.send(threadId, 'walk [[steps:3]] [[delay:1000]] [[words:8]]');
     const stream = iterateChunks(reply);
@@ -392,7 +390,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
     }
   });
 
-  it.runIf(driverCase.model)('summarizes messages for a compaction', async () => {
+  withModel('summarizes messages for a compaction', async () => {
     const summary = await driver.summarize?.({
       previousSummary: null,
       messages: [
