@@ -13,6 +13,19 @@ import { createRuntime } from './runtime';
 export const SHUTDOWN_BOUND_MS = 10_000;
 
 /**
+ * Says the process is shutting down and holds it to the bound: past SHUTDOWN_BOUND_MS it exits,
+ * whatever is left. Returns the deadline (epoch ms) for the steps to share.
+ */
+export function beginShutdown(logger: Logger, signal: string): number {
+  logger.info({ signal }, 'shutting down');
+  setTimeout(() => {
+    logger.error({ boundMs: SHUTDOWN_BOUND_MS }, 'shutdown did not finish in time; exiting now');
+    process.exit(1);
+  }, SHUTDOWN_BOUND_MS).unref();
+  return Date.now() + SHUTDOWN_BOUND_MS;
+}
+
+/**
  * One API process: the runtime and its HTTP server on API_PORT, until a signal ends it. Under the
  * supervisor (`supervisor.ts`) it is one of several sharing the port, and it also ends when the
  * supervisor is gone (killed hard: nothing would hand it connections any more).
@@ -42,12 +55,7 @@ export async function serveApi(config: Config, logger: Logger): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const deadline = Date.now() + SHUTDOWN_BOUND_MS;
-    setTimeout(() => {
-      logger.error({ boundMs: SHUTDOWN_BOUND_MS }, 'shutdown did not finish in time; exiting now');
-      process.exit(1);
-    }, SHUTDOWN_BOUND_MS).unref();
+    const deadline = beginShutdown(logger, signal);
     await server.close(true);
     await runtime.close(deadline);
     process.exit(0);

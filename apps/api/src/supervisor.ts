@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { connect } from '@chat/db';
-import { SHUTDOWN_BOUND_MS } from './apiProcess';
+import { beginShutdown } from './apiProcess';
 import type { Config } from './platform/config';
 import type { Logger } from './platform/logger';
 import { authSecret, embeddedPostgresLog, withinMs } from './runtime';
@@ -49,12 +49,7 @@ export async function superviseApiProcesses(config: Config, logger: Logger): Pro
   const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const deadline = Date.now() + SHUTDOWN_BOUND_MS;
-    setTimeout(() => {
-      logger.error({ boundMs: SHUTDOWN_BOUND_MS }, 'shutdown did not finish in time; exiting now');
-      process.exit(1);
-    }, SHUTDOWN_BOUND_MS).unref();
+    const deadline = beginShutdown(logger, signal);
     const alive = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker);
     const ended = Promise.all(alive.map((worker) => exitOf(worker))).then(() => {});
     // One still starting has taken no request and holds no turn: it is not waited for.

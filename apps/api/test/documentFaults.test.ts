@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { ChatExport } from '@chat/contracts';
 import { createSql } from '@chat/db';
@@ -8,6 +8,7 @@ import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, TEST_WEB_ORIGIN } from './support/client';
 import { HOSTILE_PDF_KINDS, hostilePdf, pdfBytes } from './support/documents';
 import { upload } from './support/images';
+import { childrenOf } from './support/processTable';
 import { freshDatabase } from './support/testApi';
 
 /**
@@ -96,22 +97,7 @@ describe('a hostile PDF costs the reading process, never the API (D1)', () => {
 });
 
 /** The processes the API started that are still there (its document readers). */
-function readerProcesses(): number[] {
-  const parent = api.child.pid;
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent) children.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return children;
-}
+const readerProcesses = () => childrenOf(api.child.pid as number);
 
 /** Polls `condition` every 50 ms until it holds; fails after `timeoutMs` (a generous bound). */
 async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,40 +7,12 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, readUntilWords, textOfMessage, waitFor } from './support/client';
+import { childrenOf, commandLineOf, processesMentioning } from './support/processTable';
 import { freshDatabase } from './support/testApi';
-
-/** Live processes whose parent is `pid`, and the command line of each (from /proc). */
-function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
-  const children: Array<{ pid: number; cmdline: string }> = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) !== pid || fields[0] === 'Z') continue;
-      children.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8') });
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return children;
-}
 
 /** The API processes the supervisor `pid` runs (its Node children; PostgreSQL is the other kind). */
 const apiProcessesOf = (pid: number) =>
-  childrenOf(pid)
-    .filter((child) => child.cmdline.includes('main.ts') || child.cmdline.includes('main.mjs'))
-    .map((child) => child.pid);
-
-const processesMentioning = (text: string) =>
-  readdirSync('/proc').filter((entry) => {
-    if (!/^\d+$/.test(entry)) return false;
-    try {
-      return readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text);
-    } catch {
-      return false;
-    }
-  });
+  childrenOf(pid).filter((child) => /main\.(ts|mjs)/.test(commandLineOf(child)));
 
 /** The process a turn ran on: its runner id is `api-<pid>-<random>`. */
 async function runnerPidOf(sql: postgres.Sql, turnId: string): Promise<number> {
@@ -166,7 +138,7 @@ describe('the supervisor on its embedded PostgreSQL (L2)', () => {
       );
       // One PostgreSQL, the supervisor's child, for both API processes.
       const servers = childrenOf(supervisor).filter((child) =>
-        child.cmdline.includes(join(dataDir, 'postgres')),
+        commandLineOf(child).includes(join(dataDir, 'postgres')),
       );
       expect(servers).toHaveLength(1);
       const client = await ApiClient.signIn(api.baseUrl);

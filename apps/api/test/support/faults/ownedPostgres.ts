@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -9,6 +9,7 @@ import {
   startEmbeddedPostgres,
 } from '@chat/db';
 import postgres from 'postgres';
+import { childrenOf } from '../processTable';
 
 /**
  * A PostgreSQL server of the calling test's own (not the run's shared one), which it can stop and
@@ -100,23 +101,6 @@ export class OwnedPostgres {
     await this.stop().catch(() => {});
     rmSync(this.root, { recursive: true, force: true });
   }
-}
-
-/** The processes whose parent is `pid` (from /proc). */
-function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // `pid (name) state ppid ...`: the name may hold spaces, so read after its closing parenthesis.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) children.push(Number(entry));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return children;
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {
