@@ -35,14 +35,16 @@ describe('several API processes on one port (L2)', () => {
         API_PROCESSES: '2',
         TURN_LEASE_MS: '1500',
         LOCAL_MODEL_DELAY_MS: '25',
+        LOG_LEVEL: 'info',
       },
       // Three processes compile the sources at once: on a busy machine that takes a while.
-      { startTimeoutMs: 240_000 },
+      { startTimeoutMs: 240_000, captureOutput: true },
     );
-    // The port answers as soon as the first process listens; the test wants both.
+    // The port answers as soon as the first process listens; the test wants both, which the
+    // supervisor says once each of them listens.
     await waitFor(
-      async () => apiProcessesOf(api.child.pid as number).length,
-      (count) => count === 2,
+      async () => api.output.some((line) => line.includes('"processes":2') && line.includes('api listening')),
+      (listening) => listening,
       240_000,
     );
     client = await ApiClient.signIn(api.baseUrl);
@@ -127,13 +129,14 @@ describe('the supervisor on its embedded PostgreSQL (L2)', () => {
     chmodSync(dataDir, 0o755);
     try {
       const api = await startApiProcess(
-        { DATABASE_URL: '', DATA_DIR: dataDir, API_PROCESSES: '2' },
-        { startTimeoutMs: 240_000 },
+        { DATABASE_URL: '', DATA_DIR: dataDir, API_PROCESSES: '2', LOG_LEVEL: 'info' },
+        { startTimeoutMs: 240_000, captureOutput: true },
       );
       const supervisor = api.child.pid as number;
       await waitFor(
-        async () => apiProcessesOf(supervisor).length,
-        (count) => count === 2,
+        async () =>
+          api.output.some((line) => line.includes('"processes":2') && line.includes('api listening')),
+        (listening) => listening,
         240_000,
       );
       // One PostgreSQL, the supervisor's child, for both API processes.
