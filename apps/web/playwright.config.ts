@@ -113,6 +113,8 @@ export default defineConfig({
         LOCAL_MODEL_DELAY_MS: '30',
         // One API process: several are covered by the API suite (processes.test.ts).
         API_PROCESSES: '1',
+        // Warnings and errors only: at info the API writes a line per request (its access log).
+        LOG_LEVEL: 'warn',
         // Models (M1), all the built-in one under other names, so the model picker and
         // Regenerate's menu show; the default keeps the id `local` (labelled as the demo model).
         // One has a long name, as configured models often do: the composer must still fit a phone.
