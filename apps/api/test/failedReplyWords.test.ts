@@ -3,15 +3,11 @@ import { turnErrorMessages } from '@chat/contracts';
 import { createDatabase, createSql } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { sql } from 'drizzle-orm';
-import { serve } from 'h3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app';
 import { MastraDriver } from '../src/chats/turns/driver/mastra/mastraDriver';
 import type { DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
-import { createLogger } from '../src/platform/logger';
-import { createRuntime } from '../src/runtime';
-import { ApiClient, readChunks } from './support/client';
-import { freshDatabase, type TestApi, testConfig, turnRow } from './support/testApi';
+import { type ApiClient, readChunks } from './support/client';
+import { freshDatabase, startTestApi, type TestApi, turnRow } from './support/testApi';
 
 /**
  * F3: a person never reads raw database or driver error text. A real database error (a query
@@ -94,22 +90,14 @@ function meetingDatabaseErrors(inner: RuntimeDriver): RuntimeDriver {
 beforeAll(async () => {
   database = await freshDatabase();
   faultSql = createSql(database.url, { max: 1 });
-  const config = testConfig(database.url, { LOG_LEVEL: 'warn' });
-  const runtime = await createRuntime(config, createLogger('warn', capture), {
-    driver: async (chatAgent) => meetingDatabaseErrors(await MastraDriver.create(chatAgent)),
-  });
-  const server = serve(createApp(runtime.services), { port: 0, hostname: '127.0.0.1', silent: true });
-  await server.ready();
-  const baseUrl = (server.url ?? '').replace(/\/$/, '');
-  api = {
-    baseUrl,
-    runtime,
-    client: () => ApiClient.signIn(baseUrl),
-    close: async () => {
-      await server.close(true);
-      await runtime.close();
+  api = await startTestApi(
+    database.url,
+    { LOG_LEVEL: 'warn' },
+    {
+      driver: async (chatAgent) => meetingDatabaseErrors(await MastraDriver.create(chatAgent)),
+      logTo: capture,
     },
-  };
+  );
   client = await api.client();
 }, 120_000);
 

@@ -72,14 +72,17 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
   return loadConfig({ ...TEST_ENV, DATABASE_URL: databaseUrl, API_PORT: '0', ...overrides });
 }
 
-/** A real API instance on a real HTTP port, against `databaseUrl`. */
+/**
+ * A real API instance on a real HTTP port, against `databaseUrl`. `logTo`: where its log goes (a
+ * test that reads the log), at the configured `LOG_LEVEL`.
+ */
 export async function startTestApi(
   databaseUrl: string,
   overrides: Record<string, string> = {},
-  options: RuntimeOptions = {},
+  { logTo, ...options }: RuntimeOptions & { logTo?: Parameters<typeof createLogger>[1] } = {},
 ): Promise<TestApi> {
   const config = testConfig(databaseUrl, overrides);
-  const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL), options);
+  const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL, logTo), options);
   const server = serve(createApp(runtime.services), { port: 0, hostname: '127.0.0.1', silent: true });
   await server.ready();
   const baseUrl = (server.url ?? '').replace(/\/$/, '');

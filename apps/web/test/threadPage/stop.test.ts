@@ -1,6 +1,7 @@
 import { refusalMessages } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { whenItemsRun } from '../../app/threadPage/queue';
+import type { Refusal } from '../../app/threadPage/state';
 import { composerView, dockView } from '../../app/threadPage/views';
 import { detail, exchange, Page, queueOf, settled, started, streamed, turn } from '../support/threadFacts';
 
@@ -12,6 +13,17 @@ function streamingWithB(): Page {
   return page.feed(
     { type: 'stream.opened', turnId: 'a', kind: 'attach', user: { text: 'text of a', attachments: [] } },
     streamed('a', 'half an answer'),
+  );
+}
+
+/** Stop & send on `streamingWithB`: the reply stops, then the claim of the head is refused with `error`. */
+function stopAndSendRefused(error: Refusal): Page {
+  return streamingWithB().feed(
+    { type: 'stop.started' },
+    { type: 'start.requested', kind: 'sendNow' },
+    { type: 'stream.ended', turnId: 'a', outcome: 'stopped' },
+    { type: 'stop.ended', refetch: false },
+    { type: 'start.refused', kind: 'sendNow', error },
   );
 }
 
@@ -108,18 +120,12 @@ describe('Stop', () => {
   });
 
   it('Stop & send that lost the head to another tab says nothing and reads where the queue is', () => {
-    const page = streamingWithB();
-    page.feed(
-      { type: 'stop.started' },
-      { type: 'start.requested', kind: 'sendNow' },
-      { type: 'stream.ended', turnId: 'a', outcome: 'stopped' },
-      { type: 'stop.ended', refetch: false },
-      {
-        type: 'start.refused',
-        kind: 'sendNow',
-        error: { message: 'A turn is already running.', status: 409, code: 'not_eligible', retryable: false },
-      },
-    );
+    const page = stopAndSendRefused({
+      message: 'A turn is already running.',
+      status: 409,
+      code: 'not_eligible',
+      retryable: false,
+    });
     expect(page.state.notice).toBeNull();
     expect(page.effectTypes()).toEqual(['readDetail']);
     page.readDetail(detail(exchange('earlier'), queueOf(turn('b', 'running'))));
@@ -127,24 +133,13 @@ describe('Stop', () => {
   });
 
   it('Stop & send answered "reply stopped, message waiting" (the database went away) shows exactly that: the reply interrupted, the head waiting in a paused Dock, Send now (F4)', () => {
-    const page = streamingWithB();
-    page.feed(
-      { type: 'stop.started' },
-      { type: 'start.requested', kind: 'sendNow' },
-      { type: 'stream.ended', turnId: 'a', outcome: 'stopped' },
-      { type: 'stop.ended', refetch: false },
-      {
-        type: 'start.refused',
-        kind: 'sendNow',
-        error: {
-          message: refusalMessages.unavailable.stoppedNotSent,
-          status: 503,
-          code: 'unavailable',
-          retryable: true,
-          leftWaiting: { queuePaused: true, replyStopped: true },
-        },
-      },
-    );
+    const page = stopAndSendRefused({
+      message: refusalMessages.unavailable.stoppedNotSent,
+      status: 503,
+      code: 'unavailable',
+      retryable: true,
+      leftWaiting: { queuePaused: true, replyStopped: true },
+    });
     // The reply stopped: marked interrupted, nothing runs here, nothing attaches to it again.
     expect(page.state.transcript.messages.at(-1)?.metadata?.interrupted).toBe(true);
     expect(page.state.queue.activeTurn).toBeNull();
