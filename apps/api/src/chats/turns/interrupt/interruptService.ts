@@ -64,8 +64,12 @@ export class InterruptService {
    * turns true once the stop has reached the reply (aborted here, or signalled to its instance):
    * from then on the reply ends whatever this call answers.
    */
-  private async interruptOwned(threadId: string, reached = { stopped: false }): Promise<Turn | null> {
-    const active = await findActiveTurn(this.deps.db, threadId);
+  private async interruptOwned(
+    threadId: string,
+    reached = { stopped: false },
+    known?: TurnRow,
+  ): Promise<Turn | null> {
+    const active = known ?? (await findActiveTurn(this.deps.db, threadId));
     if (!active) return null;
     if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
     if (this.deps.runner.abort(active.id)) {
@@ -95,9 +99,10 @@ export class InterruptService {
     const { db, claims } = this.deps;
     if (options.moveToHead) await this.deps.queue.moveToHead(ownerId, threadId, turnId);
     else await requireOwnedThread(db, threadId, ownerId);
-    const [turn, [head]] = await Promise.all([
+    const [turn, [head], running] = await Promise.all([
       findTurn(db, threadId, turnId),
       listWaitingTurns(db, threadId),
+      findActiveTurn(db, threadId),
     ]);
     if (!turn) throw notFound('turn');
     // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
@@ -109,13 +114,16 @@ export class InterruptService {
     // Stop & send: stop the running reply first. The claim then runs the head with the handoff,
     // because it sees the branch's last settled turn interrupted (S5); if the reply finished on
     // its own meanwhile, nothing was cut off and the head runs as an ordinary turn.
-    if (!(await this.pauseBeforeStop(ownerId, threadId))) {
-      await this.interruptOwned(threadId);
+    // Nothing running (the common Send now): the claim alone, with no lock taken for a pause.
+    if (!running) return await claims.claim(ownerId, threadId, { turnId });
+    const { active, paused } = await this.pauseBeforeStop(ownerId, threadId);
+    if (!active || !paused) {
+      if (active) await this.interruptOwned(threadId, undefined, active);
       return await claims.claim(ownerId, threadId, { turnId });
     }
     const reached = { stopped: false };
     try {
-      await this.interruptOwned(threadId, reached);
+      await this.interruptOwned(threadId, reached, active);
       // An explicit choice to go on: the claim ends the pause in its own transaction (S3).
       return await claims.claim(ownerId, threadId, { turnId });
     } catch (error) {
@@ -129,13 +137,17 @@ export class InterruptService {
    * the reply was stopped (the database goes away, the stop outlasts its wait) the thread is left
    * exactly as after a Stop, and no viewer claim starts the head meanwhile; the answer then says
    * so (leftWaiting). Not announced: the claim that follows ends the pause, and other tabs would
-   * only see it flicker. Returns whether a reply was running (and the queue is paused now).
+   * only see it flicker. Returns the running turn as the lock saw it (none: it ended meanwhile)
+   * and whether the queue is paused now.
    */
-  private async pauseBeforeStop(ownerId: string, threadId: string): Promise<boolean> {
+  private async pauseBeforeStop(
+    ownerId: string,
+    threadId: string,
+  ): Promise<{ active: TurnRow | undefined; paused: boolean }> {
     return await this.deps.db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      if (!(await findActiveTurn(tx, threadId))) return false;
-      return await pauseIfItemsWait(tx, thread);
+      const active = await findActiveTurn(tx, threadId);
+      return { active, paused: active !== undefined && (await pauseIfItemsWait(tx, thread)) };
     });
   }
 
