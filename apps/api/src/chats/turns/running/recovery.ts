@@ -94,36 +94,27 @@ async function recordedReply(tx: Queryable, turn: TurnRow): Promise<ReplyRecord>
  */
 export async function settleOrphanedTurns(
   deps: RecoveryDeps,
-  retries?: { byTurn: Map<string, SettleRetry>; giveUpMs: number },
+  retries: { byTurn: Map<string, SettleRetry>; giveUpMs: number },
 ): Promise<number> {
   let count = 0;
   const orphans = await listOrphanedTurns(deps.db);
-  if (retries) {
-    // A turn no longer orphaned (settled, or its runner is back) starts afresh should it return.
-    const ids = new Set(orphans.map((orphan) => orphan.id));
-    for (const turnId of retries.byTurn.keys()) if (!ids.has(turnId)) retries.byTurn.delete(turnId);
-  }
+  // A turn no longer orphaned (settled, or its runner is back) starts afresh should it return.
+  const ids = new Set(orphans.map((orphan) => orphan.id));
+  for (const turnId of retries.byTurn.keys()) if (!ids.has(turnId)) retries.byTurn.delete(turnId);
   for (const orphan of orphans) {
     try {
       if (await settleOrphanedTurn(deps, orphan)) count += 1;
-      retries?.byTurn.delete(orphan.id);
+      retries.byTurn.delete(orphan.id);
     } catch (error) {
-      if (!retries) {
-        deps.logger.error({ err: error, turnId: orphan.id }, 'could not settle an orphaned turn');
-        continue;
-      }
-      const retry = retries.byTurn.get(orphan.id) ?? new SettleRetry(retries.giveUpMs);
+      const retry =
+        retries.byTurn.get(orphan.id) ??
+        new SettleRetry(retries.giveUpMs, {
+          logger: deps.logger,
+          turn: orphan,
+          notYet: 'could not settle an orphaned turn yet',
+        });
       retries.byTurn.set(orphan.id, retry);
-      const giveUp = retry.failed(error);
-      if (!giveUp) {
-        if (retry.tries === 1)
-          deps.logger.warn({ err: error, turnId: orphan.id }, 'could not settle an orphaned turn yet');
-        continue;
-      }
-      deps.logger.error(
-        { err: error, turnId: orphan.id, threadId: orphan.threadId, tries: retry.tries },
-        'gave up settling a turn; it ended failed',
-      );
+      if (!retry.failed(error)) continue;
       const failed = await failUnsettledTurn(deps, orphan.threadId, (tx) => findOrphanedTurn(tx, orphan.id));
       retries.byTurn.delete(orphan.id);
       if (failed) count += 1;

@@ -29,7 +29,7 @@ import { type Outcome, storeReply } from './replyRepair';
 import { leaseFromNow } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 import { failUnsettledTurn, heldBy, markSettling, settleRun } from './settle';
-import { SETTLE_PAUSE_MS, SettleRetry } from './settleRetry';
+import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from './settleRetry';
 import { endOfReply, TurnStream } from './turnStream';
 
 /**
@@ -101,9 +101,6 @@ interface RunningTurn {
 
 /** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
 export const DEFAULT_IDLE_MS = 300_000;
-
-/** How long a settle failing for a reason other than an outage is tried again by default (F1). */
-export const DEFAULT_SETTLE_GIVE_UP_MS = 60_000;
 
 /** What came of making a finished run durable (`untilDurable`). */
 type Durable<T> =
@@ -483,16 +480,15 @@ export class TurnRunner {
    */
   private async waitingForDatabase<T>(controller: AbortController, read: () => Promise<T>): Promise<T> {
     const until = Date.now() + START_WAIT_MS;
-    let pause: number = SETTLE_PAUSE_MS.first;
+    const pauses = new GrowingPause();
     for (;;) {
       try {
         return await read();
       } catch (error) {
         const waiting = !controller.signal.aborted && !this.shutdown.signal.aborted;
-        if (!isDatabaseUnavailable(error) || !waiting || Date.now() + pause > until) throw error;
+        if (!isDatabaseUnavailable(error) || !waiting || Date.now() + pauses.peek() > until) throw error;
       }
-      await sleep(pause, controller.signal);
-      pause = Math.min(pause * 2, SETTLE_PAUSE_MS.max);
+      await sleep(pauses.next(), controller.signal);
     }
   }
 
@@ -633,7 +629,11 @@ export class TurnRunner {
     snapshot?: () => Promise<boolean>,
   ): Promise<Durable<T>> {
     const { logger, runnerId } = this.deps;
-    const retry = new SettleRetry(this.deps.settleGiveUpMs ?? DEFAULT_SETTLE_GIVE_UP_MS);
+    const retry = new SettleRetry(this.deps.settleGiveUpMs ?? DEFAULT_SETTLE_GIVE_UP_MS, {
+      logger,
+      turn,
+      notYet: 'could not settle a turn yet; retrying',
+    });
     let snapshotted = snapshot === undefined;
     for (;;) {
       let giveUp = false;
@@ -644,15 +644,6 @@ export class TurnRunner {
         return { kind: 'done', value };
       } catch (error) {
         giveUp = retry.failed(error);
-        if (retry.tries === 1 && !giveUp)
-          logger.warn({ err: error, turnId: turn.id }, 'could not settle a turn yet; retrying');
-        if (giveUp) {
-          // Logged once, with the error that kept it from settling; the person reads notSaved.
-          logger.error(
-            { err: error, turnId: turn.id, threadId: turn.threadId, tries: retry.tries },
-            'gave up settling a turn; it ended failed',
-          );
-        }
         if (!snapshotted && snapshot) snapshotted = await snapshot().catch(() => false);
       }
       if (giveUp && held.value) {
