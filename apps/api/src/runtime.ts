@@ -48,7 +48,7 @@ import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
 import { StartSlots } from './platform/startSlots';
-import { UploadSlots } from './platform/uploadSlots';
+import { UPLOAD_LINE, UploadSlots } from './platform/uploadSlots';
 import type { ApiServices } from './routes/services';
 
 /** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
@@ -222,9 +222,7 @@ export async function createRuntime(
     new UploadSlots({
       perAccount: 1,
       total: config.DOCUMENT_READS_AT_ONCE,
-      maxWaitingPerAccount: 8,
-      maxWaiting: 64,
-      maxWaitMs: 30_000,
+      ...UPLOAD_LINE,
     }),
   );
   const approvals = new ApprovalService({ db, signals, runner, logger });
@@ -280,9 +278,7 @@ export async function createRuntime(
       uploads: new UploadSlots({
         perAccount: config.UPLOADS_AT_ONCE_PER_ACCOUNT,
         total: config.UPLOADS_AT_ONCE,
-        maxWaitingPerAccount: 8,
-        maxWaiting: 64,
-        maxWaitMs: 30_000,
+        ...UPLOAD_LINE,
       }),
       starts: new StartSlots({
         atOnce: config.SENDS_AT_ONCE,

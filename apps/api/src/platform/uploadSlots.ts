@@ -2,6 +2,9 @@ import { refusalMessages } from '@chat/contracts';
 import { ApiError } from './errors';
 import { rateLimited } from './rateLimit';
 
+/** The waiting line of every pool of slots (uploads, document readings): its bounds and wait. */
+export const UPLOAD_LINE = { maxWaitingPerAccount: 8, maxWaiting: 64, maxWaitMs: 30_000 } as const;
+
 export interface UploadSlotLimits {
   /** Uploads of one account read at once. */
   perAccount: number;

@@ -2,7 +2,7 @@ import { type DocumentMediaType, MAX_DOCUMENT_BYTES, refusalMessages } from '@ch
 import { ApiError } from '../../platform/errors';
 import type { DocumentKind, DocumentRead } from './documentText';
 import { cleanName } from './imageCheck';
-import { countWords, readText } from './textCounts.mjs';
+import { countBreaks, countWords, readText } from './textCounts.mjs';
 
 /** A document that passed the checks: described from its own bytes, with its text. */
 export interface CheckedDocument {
@@ -28,7 +28,7 @@ export type ReadDocument = (kind: DocumentKind, bytes: Uint8Array) => Promise<Do
  */
 const TEXT_READ_IN_PROCESS_BYTES = 256 * 1024;
 
-/** Between two pages of a PDF's stored text (pdf text never holds one: the worker removes them). */
+/** Between two pages of a PDF's stored text (pdf text never holds one: the reader removes them). */
 export const PAGE_BREAK = '\f';
 
 /**
@@ -41,10 +41,7 @@ export function pieceBreak(mediaType: DocumentMediaType): string {
 
 /** How many pieces a document's text holds: its breaks and one (as `split` counts them). */
 export function countPieces(mediaType: DocumentMediaType, text: string): number {
-  const at = pieceBreak(mediaType);
-  let pieces = 1;
-  for (let index = text.indexOf(at); index >= 0; index = text.indexOf(at, index + 1)) pieces += 1;
-  return pieces;
+  return countBreaks(text, pieceBreak(mediaType)) + 1;
 }
 
 const PDF_HEADER = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-

@@ -14,7 +14,7 @@ export function readText(bytes) {
   } catch {
     return { ok: false, reason: 'binary' };
   }
-  return { ok: true, words: countWords(text), lines: countLines(text) };
+  return { ok: true, words: countWords(text), lines: countBreaks(text, '\n') + 1 };
 }
 
 /** Runs of non-blanks, counted without holding them all at once. */
@@ -24,8 +24,9 @@ export function countWords(text) {
   return words;
 }
 
-function countLines(text) {
-  let lines = 1;
-  for (let index = text.indexOf('\n'); index >= 0; index = text.indexOf('\n', index + 1)) lines += 1;
-  return lines;
+/** How often `at` stands in `text` (a document's pieces are its breaks and one, D1). */
+export function countBreaks(text, at) {
+  let breaks = 0;
+  for (let index = text.indexOf(at); index >= 0; index = text.indexOf(at, index + 1)) breaks += 1;
+  return breaks;
 }

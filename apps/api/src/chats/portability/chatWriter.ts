@@ -45,6 +45,8 @@ export interface NewChatImage extends CheckedImage {
 export interface NewChatDocument extends Omit<CheckedDocument, 'text' | 'pieces'> {
   /** Its key in the chat's content (`file` parts name it). */
   key: string;
+  /** Its text's pieces when its reading counted them (an import's); else counted as it is written. */
+  pieces?: number;
   readBytes(): Promise<Uint8Array>;
   readText(): Promise<string>;
 }
@@ -111,7 +113,7 @@ export async function writeNewChat(
     await storage.put(tx, attachment.id, await file.readBytes());
     if (file.readText && isDocumentMediaType(file.mediaType)) {
       const text = await file.readText();
-      await storage.putText(tx, attachment.id, text, countPieces(file.mediaType, text));
+      await storage.putText(tx, attachment.id, text, file.pieces ?? countPieces(file.mediaType, text));
     }
     attachmentOfKey.set(file.keyed, attachment);
   }
