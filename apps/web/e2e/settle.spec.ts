@@ -32,7 +32,9 @@ test.describe('settling a turn', () => {
       await tab.waitForIdle();
       // What only the server knows arrived with the event: the reply's model, and the user
       // message under its stored id (a shown-but-unsaved one says "Saving your message…").
-      await expect(tab.lastReply().getByTestId('message-model')).toHaveText('· Demo model (scripted replies)');
+      await expect(tab.lastReply().getByTestId('message-model')).toHaveText(
+        '· Demo model (scripted replies)',
+      );
       await expect(tab.userMessages.last().getByTestId('message-actions')).not.toHaveAttribute(
         'data-message-id',
         /^turn-/,

@@ -46,7 +46,11 @@ export class SettleRetry {
   /** A try failed with `error`: whether to give up now (else wait `nextPauseMs()` and try again). */
   failed(error: unknown, now = Date.now()): boolean {
     this.tries += 1;
-    const giveUp = !isPassingDatabaseError(error) && now - (this.firstFailureAt ??= now) >= this.giveUpMs;
+    let giveUp = false;
+    if (!isPassingDatabaseError(error)) {
+      this.firstFailureAt ??= now;
+      giveUp = now - this.firstFailureAt >= this.giveUpMs;
+    }
     const { logger, turn, notYet } = this.log;
     if (giveUp)
       // Logged once, with the error that kept it from settling; the person reads notSaved.
