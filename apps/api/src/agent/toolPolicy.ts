@@ -32,6 +32,11 @@ export class LiveToolPolicy {
     if (this.failed) return 'off';
     return this.modes[name] ?? 'off';
   }
+
+  /** Of `names`, the tools the model is offered now: every one not `off` (T2). */
+  offered(names: string[]): string[] {
+    return names.filter((name) => this.modeOf(name) !== 'off');
+  }
 }
 
 /** Where a run's policy travels to its tools (Mastra hands tools the request context's entries). */

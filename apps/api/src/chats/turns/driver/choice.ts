@@ -2,12 +2,13 @@ import type { Database } from '@chat/db';
 import { chatToolsForStreamText } from '../../../agent/aiSdkTools';
 import { CHAT_INSTRUCTIONS, type ChatAgent } from '../../../agent/chatAgent';
 import { readNewestMessages } from '../../../agent/memoryTables';
+import type { Config } from '../../../platform/config';
 import { AiSdkDriver } from './aiSdk/aiSdkDriver';
 import { MastraDriver } from './mastra/mastraDriver';
 import type { RuntimeDriver } from './types';
 
-/** The runtime names `CHAT_RUNTIME` takes. */
-export type RuntimeName = 'mastra' | 'ai-sdk';
+/** The runtime names `CHAT_RUNTIME` takes (their one list is the configuration's). */
+export type RuntimeName = Config['CHAT_RUNTIME'];
 
 /** The driver a deployment's turns run through (`CHAT_RUNTIME`), over the one chat agent's parts. */
 export async function driverFor(

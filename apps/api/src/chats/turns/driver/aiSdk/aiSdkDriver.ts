@@ -1,7 +1,6 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { type TokenUsage, type ToolMode, turnErrorMessages } from '@chat/contracts';
+import { type ToolMode, turnErrorMessages } from '@chat/contracts';
 import {
-  generateText,
   type ModelMessage,
   type SystemModelMessage,
   stepCountIs,
@@ -9,7 +8,6 @@ import {
   type ToolSet,
   type UIMessageChunk,
 } from 'ai';
-import { SUMMARY_INSTRUCTION, summaryRequestText } from '../../../../agent/contextSummary';
 import { steerReminder } from '../../../../agent/steerReminder';
 import { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
@@ -17,6 +15,7 @@ import { isDatabaseUnavailable } from '../../../../platform/databaseErrors';
 import { WordedFailure } from '../../../../platform/errors';
 import { storedFileReferencePart } from '../../../attachments/parts';
 import { hiddenInstructions } from '../hiddenInstructions';
+import { summaryBy, tokenUsageOf } from '../modelCalls';
 import { MAX_MODEL_STEPS } from '../modelSteps';
 import type {
   DriverEvent,
@@ -80,13 +79,7 @@ export class AiSdkDriver implements RuntimeDriver {
   }
 
   async summarize(request: SummaryRequest): Promise<string> {
-    const { text } = await generateText({
-      model: this.deps.models.defaultModel(),
-      system: SUMMARY_INSTRUCTION,
-      prompt: summaryRequestText(request.previousSummary, request.messages),
-      abortSignal: request.abortSignal,
-    });
-    return text.trim();
+    return await summaryBy(this.deps.models.defaultModel(), request);
   }
 
   async discard(): Promise<void> {
@@ -136,7 +129,7 @@ export class AiSdkDriver implements RuntimeDriver {
       ...hiddenInstructions(turn).map((content): SystemModelMessage => ({ role: 'system', content })),
     ];
     const names = Object.keys(tools);
-    const offered = () => (policy ? names.filter((name) => policy.modeOf(name) !== 'off') : names);
+    const offered = () => (policy ? policy.offered(names) : names);
     // Steers taken in, by the step that takes them in (the stream is read behind the loop).
     const boundaries = new Map<number, { steers: SteerMessage[]; continuationMessageId: string }>();
     const delivered: SteerMessage[] = [];
@@ -245,7 +238,7 @@ export class AiSdkDriver implements RuntimeDriver {
   /** The run's UI stream as driver events, the boundaries and suspensions in their places. */
   private async *stream(
     chunks: AsyncIterable<UIMessageChunk>,
-    totalUsage: PromiseLike<Parameters<typeof usageOf>[0]>,
+    totalUsage: PromiseLike<Parameters<typeof tokenUsageOf>[0]>,
     run: {
       abortSignal: AbortSignal;
       boundaries: Map<number, { steers: SteerMessage[]; continuationMessageId: string }>;
@@ -286,7 +279,7 @@ export class AiSdkDriver implements RuntimeDriver {
       run.steering.open = false;
     }
     if (failed || run.abortSignal.aborted) return;
-    const usage = usageOf(await Promise.resolve(totalUsage).catch(() => undefined));
+    const usage = tokenUsageOf(await Promise.resolve(totalUsage).catch(() => undefined));
     if (usage) yield { type: 'usage', usage };
     // No save of its own to fail: the runner writes the run's messages (see the class comment).
     yield { type: 'turn-complete', saved: true };
@@ -340,26 +333,6 @@ async function decide(
       result: { ...base, output: { type: 'error-text' as const, value: errorText } },
     };
   }
-}
-
-/** The run's token usage as the model reported it, summed over its steps; undefined when none. */
-function usageOf(
-  usage:
-    | {
-        inputTokens?: number | undefined;
-        outputTokens?: number | undefined;
-        cachedInputTokens?: number | undefined;
-        inputTokenDetails?: { cacheReadTokens?: number | undefined };
-      }
-    | undefined,
-): TokenUsage | undefined {
-  if (usage?.inputTokens === undefined && usage?.outputTokens === undefined) return undefined;
-  const cached = usage.inputTokenDetails?.cacheReadTokens ?? usage.cachedInputTokens;
-  return {
-    inputTokens: usage.inputTokens ?? 0,
-    outputTokens: usage.outputTokens ?? 0,
-    ...(cached ? { cachedInputTokens: cached } : {}),
-  };
 }
 
 /** An error as a person may read it: its message's first line, never a stack. */

@@ -1,12 +1,12 @@
-import type { SteerBoundaryData, TokenUsage } from '@chat/contracts';
+import type { SteerBoundaryData } from '@chat/contracts';
 import { STEER_BOUNDARY_PART, turnErrorMessages } from '@chat/contracts';
 import { toAISdkStream } from '@mastra/ai-sdk';
-import { generateText, type UIMessageChunk } from 'ai';
+import type { UIMessageChunk } from 'ai';
 import type { ChatAgent } from '../../../../agent/chatAgent';
-import { SUMMARY_INSTRUCTION, summaryRequestText } from '../../../../agent/contextSummary';
 import { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import { isDatabaseUnavailable } from '../../../../platform/databaseErrors';
 import { WordedFailure } from '../../../../platform/errors';
+import { summaryBy, tokenUsageOf } from '../modelCalls';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver, SummaryRequest } from '../types';
 import { FreshRuns } from './freshRuns';
 import { callModel, streamedError, suspendedCallOf } from './modelCall';
@@ -66,13 +66,7 @@ export class MastraDriver implements RuntimeDriver {
 
   /** A plain model call (no memory, no tools): the summary request and its one message. */
   async summarize(request: SummaryRequest): Promise<string> {
-    const { text } = await generateText({
-      model: this.chatAgent.model,
-      system: SUMMARY_INSTRUCTION,
-      prompt: summaryRequestText(request.previousSummary, request.messages),
-      abortSignal: request.abortSignal,
-    });
-    return text.trim();
+    return await summaryBy(this.chatAgent.model, request);
   }
 
   async discard(resumeToken: string): Promise<void> {
@@ -128,7 +122,7 @@ export class MastraDriver implements RuntimeDriver {
         } else yield { type: 'chunk', chunk };
       }
       if (!failed) {
-        const usage = await usageOf(output);
+        const usage = tokenUsageOf(await output.totalUsage.catch(() => undefined));
         if (usage) yield { type: 'usage', usage };
         yield { type: 'turn-complete', saved: await savedAtEnd(output) };
       }
@@ -154,21 +148,4 @@ export class MastraDriver implements RuntimeDriver {
 async function savedAtEnd(output: { finishReason: Promise<string | undefined>; error: Error | undefined }) {
   const reason = await output.finishReason.catch(() => 'error');
   return reason !== 'error' && output.error === undefined;
-}
-
-/**
- * The run's token usage as the model reported it, summed over its steps (Mastra's `totalUsage`,
- * from the AI SDK finish of each model call); undefined when the model reported none.
- */
-async function usageOf(output: {
-  totalUsage: Promise<{ inputTokens?: number; outputTokens?: number; cachedInputTokens?: number }>;
-}): Promise<TokenUsage | undefined> {
-  const usage = await output.totalUsage.catch(() => undefined);
-  if (usage?.inputTokens === undefined && usage?.outputTokens === undefined) return undefined;
-  const cached = usage.cachedInputTokens;
-  return {
-    inputTokens: usage.inputTokens ?? 0,
-    outputTokens: usage.outputTokens ?? 0,
-    ...(cached ? { cachedInputTokens: cached } : {}),
-  };
 }

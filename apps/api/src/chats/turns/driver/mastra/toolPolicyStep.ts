@@ -14,7 +14,6 @@ export class ToolPolicyStep implements Processor<'tool-policy'> {
 
   async processInputStep(args: ProcessInputStepArgs) {
     await this.policy.refresh();
-    const offered = Object.keys(args.tools ?? {}).filter((name) => this.policy.modeOf(name) !== 'off');
-    return { activeTools: offered };
+    return { activeTools: this.policy.offered(Object.keys(args.tools ?? {})) };
   }
 }
