@@ -44,6 +44,7 @@ import { TurnRunner } from './chats/turns/running/runner';
 import { type Config, trustedOrigins } from './platform/config';
 import { DatabaseCircuit } from './platform/databaseCircuit';
 import { type Logger, withoutQuotedValue } from './platform/logger';
+import { LoopDelay } from './platform/loopDelay';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
@@ -147,6 +148,7 @@ export async function createRuntime(
     },
   });
   const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });
+  const loopDelay = new LoopDelay(config.SEND_LOOP_DELAY_MS);
   const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger, {
     onCheckFailed: (error) => circuit.recordFailure(error),
   });
@@ -280,11 +282,14 @@ export async function createRuntime(
         total: config.UPLOADS_AT_ONCE,
         ...UPLOAD_LINE,
       }),
-      starts: new StartSlots({
-        atOnce: config.SENDS_AT_ONCE,
-        maxWaiting: config.SENDS_WAITING,
-        maxWaitMs: config.SEND_WAIT_MS,
-      }),
+      starts: new StartSlots(
+        {
+          atOnce: config.SENDS_AT_ONCE,
+          maxWaiting: config.SENDS_WAITING,
+          maxWaitMs: config.SEND_WAIT_MS,
+        },
+        loopDelay,
+      ),
     },
     ready: databaseReadiness(database.sql, circuit),
     threads,
@@ -343,6 +348,7 @@ export async function createRuntime(
       // gets the most time: it settles this instance's turns while the database still runs.
       const steps: Array<[string, number, () => Promise<void> | void]> = [
         ['circuit', 100, () => circuit.stop()],
+        ['loop delay', 100, () => loopDelay.stop()],
         ['background drain', 1_000, stopDrain],
         ['sweeper', 1_000, stopSweeper],
         ['attachment sweeper', 1_000, stopAttachmentSweeper],

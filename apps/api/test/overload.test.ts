@@ -6,7 +6,7 @@ import { type ApiClient, readChunks, readUntilWords, textOfChunks, waitFor } fro
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 
 /**
- * L1: past what the instance can start, a send is answered `503 overloaded` with `Retry-After` at
+ * L1: past what the instance can start (or while its event loop is too far behind), a send is answered `503 overloaded` with `Retry-After` at
  * once and nothing is recorded; Stop, Stop & send and reads keep working. One start slot and no
  * line make "full" exact: a send holding the slot is kept inside its transaction by a lock this
  * test holds on its thread row.
@@ -133,6 +133,74 @@ describe('a send past what the instance can start (L1)', () => {
     const unblocked = await blocked;
     expect(unblocked.status).toBe(200);
     await readChunks(unblocked);
+  });
+});
+
+/** Keeps this process's event loop busy (as a saturated API is) until the returned stop is called. */
+function saturateLoop(): () => void {
+  const timer = setInterval(() => {
+    const until = Date.now() + 200;
+    while (Date.now() < until) {
+      // Busy: nothing else runs on the loop meanwhile.
+    }
+  }, 20);
+  return () => clearInterval(timer);
+}
+
+describe('a send while the event loop is behind (L1)', () => {
+  let loaded: TestApi;
+  let loadedClient: ApiClient;
+
+  beforeAll(async () => {
+    loaded = await startTestApi(database.url, { SEND_LOOP_DELAY_MS: '100' });
+    loadedClient = await loaded.client();
+  });
+
+  afterAll(async () => {
+    await loaded?.close();
+  });
+
+  it('is answered 503 overloaded with every start slot free, Stop and reads keep answering, and the same request is accepted once the loop catches up', async () => {
+    const [running, other] = [await loadedClient.createThread(), await loadedClient.createThread()];
+    const reply = await loadedClient.send(running, 'Long [[words:400]] [[delay:20]]');
+    await readUntilWords(reply, 2);
+
+    const stopSaturating = saturateLoop();
+    const clientRequestId = crypto.randomUUID();
+    try {
+      // The first busy stretch runs before this request is read.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const refused = await loadedClient.send(other, 'Second [[words:3]]', clientRequestId);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('overloaded');
+      expect(loaded.runtime.services.http.starts.load).toEqual({ running: 0, waiting: 0 });
+      expect(await turnsWith(clientRequestId)).toEqual([]);
+      // Reads and Stop take no slot and are not refused.
+      expect((await loadedClient.json('GET', '/api/threads')).status).toBe(200);
+      const stopped = await loadedClient.json<{ turn: { status: string } }>(
+        'POST',
+        `/api/threads/${running}/interrupt`,
+      );
+      expect(stopped.status).toBe(200);
+      expect(stopped.body.turn.status).toBe('interrupted');
+    } finally {
+      stopSaturating();
+    }
+    await readChunks(reply);
+
+    // Caught up: the same request, sent again as the web app does, is accepted once.
+    const accepted = await waitFor(
+      async () => {
+        const response = await loadedClient.send(other, 'Second [[words:3]]', clientRequestId);
+        if (response.status !== 200) await response.body?.cancel();
+        return response;
+      },
+      (response) => response.status === 200,
+      30_000,
+    );
+    expect(textOfChunks(await readChunks(accepted))).toContain('Second');
+    expect(await turnsWith(clientRequestId)).toHaveLength(1);
   });
 });
 

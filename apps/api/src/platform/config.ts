@@ -155,6 +155,11 @@ const configSchema = z.object({
   SENDS_AT_ONCE: z.coerce.number().int().min(1).max(10_000).default(16),
   SENDS_WAITING: z.coerce.number().int().min(0).max(100_000).default(32),
   SEND_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(250),
+  /**
+   * How far behind (ms) this process's event loop may be before a send is answered `503
+   * overloaded` at once, every start slot free or not (platform/loopDelay.ts); `0` turns it off.
+   */
+  SEND_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(300),
   /** Where image bytes are stored: `postgres` (the only storage so far; the interface allows others). */
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */

@@ -10,6 +10,11 @@ export interface StartSlotLimits {
   maxWaitMs: number;
 }
 
+/** Whether this process's event loop is too far behind to take on a send (`LoopDelay`). */
+export interface LoopPressure {
+  readonly behind: boolean;
+}
+
 /** Seconds a refused send is told to wait before it tries again. */
 export const OVERLOAD_RETRY_AFTER_S = 1;
 
@@ -25,14 +30,19 @@ export const overloadedSends = () =>
  * in a short line. Past that the box is starting turns as fast as it can, and a request that waited
  * would only wait longer the more arrive: it is answered `503 overloaded` with `Retry-After` at
  * once, before its session is even looked up, and nothing of it is recorded (a retry with the same
- * `clientRequestId` is safe). Reads, Stop, Stop & send and approvals never pass here: they keep
- * working while sends are shed. In this process's memory: it is this instance's capacity.
+ * `clientRequestId` is safe). The same answer, with every slot free, while the process's event
+ * loop is too far behind (`loop`): a send then would only slow every answer already in the loop.
+ * Reads, Stop, Stop & send and approvals never pass here: they keep working while sends are shed.
+ * In this process's memory: it is this instance's capacity.
  */
 export class StartSlots {
   private running = 0;
   private readonly line: Array<{ start: () => void }> = [];
 
-  constructor(private readonly limits: StartSlotLimits) {}
+  constructor(
+    private readonly limits: StartSlotLimits,
+    private readonly loop: LoopPressure = { behind: false },
+  ) {}
 
   /** How many requests hold a slot now, and how many wait. */
   get load(): { running: number; waiting: number } {
@@ -41,9 +51,11 @@ export class StartSlots {
 
   /**
    * Resolves with the release once this request may go on (call it when its answer is ready,
-   * whatever the outcome). Rejects with `503 overloaded` when the line is full or the wait too long.
+   * whatever the outcome). Rejects with `503 overloaded` when the event loop is behind, the line is
+   * full or the wait too long.
    */
   async acquire(): Promise<() => void> {
+    if (this.loop.behind) throw overloadedSends();
     if (this.running < this.limits.atOnce) return this.start();
     if (this.line.length >= this.limits.maxWaiting) throw overloadedSends();
     return await new Promise<() => void>((resolve, reject) => {
