@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, TEST_WEB_ORIGIN } from './support/client';
 import { pngBytes } from './support/images';
-import { abandonedUpload, postBytes, postDeclaredBody, postEndlessBody } from './support/rawHttp';
+import {
+  abandonedUpload,
+  postBytes,
+  postDeclaredBody,
+  postEndlessBody,
+  postWholeBodyClosing,
+} from './support/rawHttp';
 import { freshDatabase } from './support/testApi';
 
 let database: TestDatabase;
@@ -166,6 +172,57 @@ describe('an upload read as a stream', () => {
     expect(result.sent).toBeLessThan(body.byteLength);
     expect((await client.json('GET', `/api/threads/${threadId}`)).status).toBe(200);
   }, 60_000);
+
+  it('answers a refusal part-way through the body readably to a client that asked to close the connection', async () => {
+    const threadId = await client.createThread();
+    const url = `${api.baseUrl}/api/threads/${threadId}/attachments`;
+    const manyParts = multipart(
+      boundary,
+      Array.from({ length: 170_000 }, () => ({
+        headers: ['content-disposition: form-data; name="a"'],
+        body: 'x',
+      })),
+    );
+    const file = (size: number) =>
+      multipart(boundary, [
+        {
+          headers: [
+            'content-disposition: form-data; name="file"; filename="a.txt"',
+            'content-type: text/plain',
+          ],
+          body: new Uint8Array(size).fill(97),
+        },
+      ]);
+    // Curl and simple clients write the whole body before they read: a connection cut after the
+    // answer would lose it to a broken pipe.
+    const json = { ...headers(), 'content-type': 'application/json' };
+    const cases = [
+      { name: 'too many parts', url, headers: headers(), body: manyParts, chunked: false, status: 400 },
+      {
+        name: 'a file past the bound, no length declared',
+        url,
+        headers: headers(),
+        body: file(22 * MB),
+        chunked: true,
+        status: 413,
+      },
+      {
+        name: 'an import past its bound, no length declared',
+        url: `${api.baseUrl}/api/imports`,
+        headers: json,
+        body: Buffer.from(JSON.stringify({ text: 'x'.repeat(34 * MB) })),
+        chunked: true,
+        status: 413,
+      },
+    ];
+    for (const { name, url, headers, body, chunked, status } of cases) {
+      const result = await postWholeBodyClosing(url, headers, body, { chunked });
+      expect(result.error, name).toBeUndefined();
+      expect(result.status, name).toBe(status);
+      expect(JSON.parse(result.body).error.code, name).toMatch(/^(bad_request|too_large)$/);
+    }
+    expect((await client.detail(threadId)).messages).toEqual([]);
+  }, 120_000);
 
   it('refuses a part whose headers are too long, and a second file, with 400, storing nothing', async () => {
     const threadId = await client.createThread();

@@ -2,7 +2,7 @@ import { refusalMessages } from '@chat/contracts';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
-import { discardBody, discardRest, tooLarge } from './requestBody';
+import { discardBody, discardRest, refuseRest, tooLarge } from './requestBody';
 
 /** Room for the multipart framing around the file (boundaries, part headers, a few fields). */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -30,7 +30,7 @@ const tooManyParts = () =>
  * body), parsed as it arrives: a declared length past the bound is refused before a byte is read,
  * a body that grows past it (chunked), a file past `maxFileBytes`, too many parts, a part header
  * too long, or a second file is refused as soon as it shows (`413 too_large` / `400 bad_request`).
- * The rest of a refused body is read and thrown away within bounds (`discardRest`), so the client
+ * The rest of a refused body is read and thrown away within bounds (`refuseRest`), so the client
  * can read the answer. Each chunk is parsed in its own turn of the event loop: an upload never
  * holds the process for longer than one chunk takes.
  */
@@ -41,8 +41,7 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
   }
   const limit = maxFileBytes + MULTIPART_OVERHEAD_BYTES;
   if (Number(event.req.headers.get('content-length') ?? 0) > limit) {
-    discardBody(event.req.body);
-    throw tooLarge();
+    await refuseRest(event, discardBody(event.req.body), tooLarge());
   }
   const body = event.req.body;
   if (!body) throw notOneFile();
@@ -55,8 +54,7 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
     });
   } catch {
     // A multipart type without a usable boundary.
-    discardBody(body);
-    throw notMultipart();
+    return await refuseRest(event, discardBody(body), notMultipart());
   }
 
   let refusal: ApiError | undefined;
@@ -103,9 +101,8 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
       await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), finished]);
     }
     if (refusal) {
-      discardRest(reader);
       parser.destroy();
-      throw refusal;
+      await refuseRest(event, discardRest(reader), refusal);
     }
     // Other requests get their turn between two chunks of an upload.
     await new Promise((resolve) => setImmediate(resolve));

@@ -28,15 +28,15 @@ const LINGER_IDLE_MS = 5_000;
 
 /**
  * Reads the rest of a refused body in the background and throws it away, within the linger
- * bounds; past them, or when the client stops sending, the connection is cut. The refusal is
- * answered meanwhile.
+ * bounds; past them, or when the client stops sending, the connection is cut. Resolves when the
+ * rest is read or cut (it never rejects); the refusal is answered meanwhile (`refuseRest`).
  */
-export function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+export function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
   const startedAt = Date.now();
   let discarded = 0;
   let idle: NodeJS.Timeout | undefined;
   const cut = () => void reader.cancel().catch(() => {});
-  void (async () => {
+  return (async () => {
     try {
       for (;;) {
         idle = setTimeout(cut, LINGER_IDLE_MS);
@@ -57,8 +57,24 @@ export function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>): vo
 }
 
 /** The body of a request refused before a byte was read: thrown away, within the linger bounds. */
-export function discardBody(body: ReadableStream<Uint8Array> | null): void {
-  if (body && !body.locked) discardRest(body.getReader());
+export function discardBody(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  return body && !body.locked ? discardRest(body.getReader()) : Promise.resolve();
+}
+
+/**
+ * Throws `refusal` once the client can read it. On a connection kept open it is answered at once,
+ * the rest of the body thrown away meanwhile (`discarding`). A client that asked for the connection
+ * to be closed after the answer (`Connection: close`) gets it only once the rest is read (within
+ * the linger bounds): the server closes such a connection as soon as its answer is written, and a
+ * client still writing its body (curl, simple clients) would meet a broken pipe, not the answer.
+ */
+export async function refuseRest(
+  event: H3Event,
+  discarding: Promise<void>,
+  refusal: ApiError,
+): Promise<never> {
+  if (/(^|,)\s*close\s*(,|$)/i.test(event.req.headers.get('connection') ?? '')) await discarding;
+  throw refusal;
 }
 
 /**
@@ -77,11 +93,8 @@ export async function readRequestBody(event: H3Event): Promise<void> {
  */
 export async function readJsonBody(event: H3Event, limit: number, refusal: () => ApiError): Promise<void> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > limit) {
-    discardBody(event.req.body);
-    throw refusal();
-  }
-  const bytes = await readBounded(event.req.body, limit, refusal);
+  if (declared > limit) await refuseRest(event, discardBody(event.req.body), refusal());
+  const bytes = await readBounded(event, limit, refusal);
   bodies.set(event, { bytes, json: parseJson(bytes) });
 }
 
@@ -108,11 +121,12 @@ export function requestWithBody(event: H3Event): Request {
  * Reads a body counting bytes as they arrive; past `limit` it stops keeping them (`413 too_large`;
  * the rest is thrown away as it comes, `discardRest`).
  */
-export async function readBounded(
-  body: ReadableStream<Uint8Array> | null,
+async function readBounded(
+  event: H3Event,
   limit: number,
-  refusal: () => ApiError = tooLarge,
+  refusal: () => ApiError,
 ): Promise<Uint8Array<ArrayBuffer>> {
+  const body = event.req.body;
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -121,10 +135,7 @@ export async function readBounded(
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) {
-      discardRest(reader);
-      throw refusal();
-    }
+    if (size > limit) await refuseRest(event, discardRest(reader), refusal());
     chunks.push(value);
   }
   const bytes = new Uint8Array(size);

@@ -206,3 +206,60 @@ export function postBytes(
     piece: (sent) => body.subarray(sent, Math.min(sent + 64 * 1024, body.byteLength)),
   });
 }
+
+export interface WholeBodyAnswer {
+  status: number;
+  body: string;
+  /** The error the writer met, if any (a broken pipe when the server cut the connection). */
+  error?: string;
+}
+
+/**
+ * POSTs `body` on a connection that asks to be closed after the answer (`Connection: close`),
+ * writing all of it before it looks for the answer, as curl and simple clients do; resolves with
+ * the answer, or with the error the writer met instead. `chunked`: no length declared up front.
+ */
+export function postWholeBodyClosing(
+  url: string,
+  headers: Record<string, string>,
+  body: Uint8Array,
+  { chunked = false } = {},
+): Promise<WholeBodyAnswer> {
+  const piece = 256 * 1024;
+  return new Promise((resolve) => {
+    const req = request(url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        ...headers,
+        connection: 'close',
+        ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.byteLength) }),
+      },
+    });
+    let status = 0;
+    let text = '';
+    req.on('response', (res) => {
+      status = res.statusCode ?? 0;
+      res.setEncoding('utf8');
+      res.on('data', (data: string) => {
+        text += data;
+      });
+      res.on('end', () => resolve({ status, body: text }));
+      res.on('error', (error) => resolve({ status, body: text, error: error.message }));
+    });
+    req.on('error', (error) => resolve({ status, body: text, error: error.message }));
+    let sent = 0;
+    const write = () => {
+      while (sent < body.byteLength) {
+        const next = body.subarray(sent, sent + piece);
+        sent += next.byteLength;
+        if (!req.write(next)) {
+          req.once('drain', write);
+          return;
+        }
+      }
+      req.end();
+    };
+    write();
+  });
+}
