@@ -1,7 +1,7 @@
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { type ApiClient, readChunks, readUntilWords, textOfChunks } from './support/client';
+import { type ApiClient, readChunks, readUntilWords, textOfChunks, waitFor } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -89,6 +89,12 @@ describe('the handoff follows every interrupt (S5)', () => {
     expect((await replyOf(winner)).startsWith(`${HANDOFF} You said: "one".`)).toBe(true);
     for (const claim of claims) if (claim !== winner) await claim.body?.cancel();
 
+    // The winner's stream has ended; its turn settles just after (a claim before that is a 409).
+    await waitFor(
+      () => client.turnQueue(threadId),
+      (queue) => queue.activeTurn === null,
+      30_000,
+    );
     const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(await replyOf(next)).toMatch(/^You said: "two"\./);
     expect(await handoffRows(threadId)).toEqual([queued[0]?.id]);
