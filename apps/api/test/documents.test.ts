@@ -1,4 +1,4 @@
-import { type Attachment, documentCutText } from '@chat/contracts';
+import { type Attachment, documentCutText, MAX_DOCUMENT_BYTES, refusalMessages } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentPrompt } from '../src/agent/documentPrompt';
 import { countTextTokens } from '../src/agent/tokenCount';
@@ -199,15 +199,21 @@ describe('uploading a document', () => {
     const big = text(line.repeat(Math.floor((15 * 1024 * 1024) / line.length)));
     const taken = await uploadedAs(threadId, big, 'big.txt');
     expect(taken.size).toBe(big.byteLength);
-    const tooBig = text(line.repeat(Math.ceil((20 * 1024 * 1024 + 1) / line.length)));
+    // Exactly the bound is taken; one byte more is refused, saying what the bound is.
+    const exact = new Uint8Array(MAX_DOCUMENT_BYTES).fill(97);
+    expect((await uploadedAs(threadId, exact, 'exact.txt')).size).toBe(MAX_DOCUMENT_BYTES);
+    const tooBig = new Uint8Array(MAX_DOCUMENT_BYTES + 1).fill(97);
     const refused = await upload(client, threadId, tooBig, 'huge.txt');
     expect(refused.status).toBe(413);
-    expect(((await refused.json()) as Refusal).error.code).toBe('too_large');
+    expect(((await refused.json()) as Refusal).error).toMatchObject({
+      code: 'too_large',
+      message: refusalMessages.too_large.document,
+    });
     // An image keeps its own bound.
     const bigImage = await upload(client, threadId, pngBytes(100, 100, 11 * 1024 * 1024), 'big.png');
     expect(bigImage.status).toBe(413);
-    expect(await countRows('attachments', threadId)).toBe(1);
-  }, 60_000);
+    expect(await countRows('attachments', threadId)).toBe(2);
+  }, 120_000);
 
   it('shares the per-message limit with images, only the owner reads it, unsent ones are swept and the chat takes them along', async () => {
     const threadId = await client.createThread();

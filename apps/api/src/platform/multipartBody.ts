@@ -2,7 +2,7 @@ import { refusalMessages } from '@chat/contracts';
 import busboy from 'busboy';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
-import { discardBody, discardRest, refuseRest, tooLarge } from './requestBody';
+import { discardBody, discardRest, refuseRest } from './requestBody';
 
 /** Room for the multipart framing around the file (boundaries, part headers, a few fields). */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -34,14 +34,19 @@ const tooManyParts = () =>
  * can read the answer. Each chunk is parsed in its own turn of the event loop: an upload never
  * holds the process for longer than one chunk takes.
  */
-export async function readUploadedFile(event: H3Event, maxFileBytes: number): Promise<UploadedFile> {
+export async function readUploadedFile(
+  event: H3Event,
+  maxFileBytes: number,
+  tooLargeMessage: string = refusalMessages.too_large.body,
+): Promise<UploadedFile> {
+  const tooLargeFile = () => new ApiError('too_large', tooLargeMessage);
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) {
     throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.multipart);
   }
   const limit = maxFileBytes + MULTIPART_OVERHEAD_BYTES;
   if (Number(event.req.headers.get('content-length') ?? 0) > limit) {
-    await refuseRest(event, discardBody(event.req.body), tooLarge());
+    await refuseRest(event, discardBody(event.req.body), tooLargeFile());
   }
   const body = event.req.body;
   if (!body) throw notOneFile();
@@ -50,7 +55,8 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
   try {
     parser = busboy({
       headers: { 'content-type': type },
-      limits: { ...PART_LIMITS, files: 1, fileSize: maxFileBytes },
+      // The parser calls a file that reaches its `fileSize` too large: one byte past ours.
+      limits: { ...PART_LIMITS, files: 1, fileSize: maxFileBytes + 1 },
     });
   } catch {
     // A multipart type without a usable boundary.
@@ -77,7 +83,7 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
       file.chunks.push(data);
       file.size += data.byteLength;
     });
-    stream.on('limit', () => refuse(tooLarge()));
+    stream.on('limit', () => refuse(tooLargeFile()));
   });
   parser.on('partsLimit', () => refuse(tooManyParts()));
   parser.on('fieldsLimit', () => refuse(tooManyParts()));
@@ -96,7 +102,7 @@ export async function readUploadedFile(event: H3Event, maxFileBytes: number): Pr
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > limit) refuse(tooLarge());
+    if (size > limit) refuse(tooLargeFile());
     if (!refusal && !parser.write(value)) {
       await Promise.race([new Promise((resolve) => parser.once('drain', resolve)), finished]);
     }

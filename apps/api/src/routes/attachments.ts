@@ -1,4 +1,9 @@
-import { type AttachmentAnswer, isDocumentMediaType, MAX_DOCUMENT_BYTES } from '@chat/contracts';
+import {
+  type AttachmentAnswer,
+  isDocumentMediaType,
+  MAX_DOCUMENT_BYTES,
+  refusalMessages,
+} from '@chat/contracts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import type { MediaFile } from '../chats/attachmentService';
 import { idParam } from '../platform/http';
@@ -21,7 +26,8 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
       const threadId = idParam(event, 'id');
       const release = await services.http.uploads.acquire(userId, event.req.signal);
       try {
-        const file = await readUploadedFile(event, MAX_DOCUMENT_BYTES);
+        // Past the larger bound it can only be a document too large (an image's own bound is lower).
+        const file = await readUploadedFile(event, MAX_DOCUMENT_BYTES, refusalMessages.too_large.document);
         const answer: AttachmentAnswer = {
           attachment: await attachments.upload(userId, threadId, file, event.req.signal),
         };
