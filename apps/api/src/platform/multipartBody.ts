@@ -29,7 +29,8 @@ const tooManyParts = () =>
  * The one file of a `multipart/form-data` upload (`415 unsupported_media_type` for any other
  * body), parsed as it arrives: a declared length past the bound is refused before a byte is read,
  * a body that grows past it (chunked), a file past `maxFileBytes`, too many parts, a part header
- * too long, or a second file is refused as soon as it shows (`413 too_large` / `400 bad_request`).
+ * too long, or a second file is refused as soon as it shows (`413 too_large` by the caller's
+ * `tooLargeFile`, which names its bound / `400 bad_request`).
  * The rest of a refused body is read and thrown away within bounds (`refuseRest`), so the client
  * can read the answer. Each chunk is parsed in its own turn of the event loop: an upload never
  * holds the process for longer than one chunk takes.
@@ -37,9 +38,8 @@ const tooManyParts = () =>
 export async function readUploadedFile(
   event: H3Event,
   maxFileBytes: number,
-  tooLargeMessage: string = refusalMessages.too_large.body,
+  tooLargeFile: () => ApiError,
 ): Promise<UploadedFile> {
-  const tooLargeFile = () => new ApiError('too_large', tooLargeMessage);
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*;/i.test(type)) {
     throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.multipart);

@@ -1,11 +1,7 @@
-import {
-  type AttachmentAnswer,
-  isDocumentMediaType,
-  MAX_DOCUMENT_BYTES,
-  refusalMessages,
-} from '@chat/contracts';
+import { type AttachmentAnswer, isDocumentMediaType, MAX_DOCUMENT_BYTES } from '@chat/contracts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import type { MediaFile } from '../chats/attachmentService';
+import { documentTooLarge } from '../chats/attachments/documentCheck';
 import { idParam } from '../platform/http';
 import { readUploadedFile } from '../platform/multipartBody';
 import { authedRoutes, publicRoutes } from './route';
@@ -27,7 +23,7 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
       const release = await services.http.uploads.acquire(userId, event.req.signal);
       try {
         // Past the larger bound it can only be a document too large (an image's own bound is lower).
-        const file = await readUploadedFile(event, MAX_DOCUMENT_BYTES, refusalMessages.too_large.document);
+        const file = await readUploadedFile(event, MAX_DOCUMENT_BYTES, documentTooLarge);
         const answer: AttachmentAnswer = {
           attachment: await attachments.upload(userId, threadId, file, event.req.signal),
         };

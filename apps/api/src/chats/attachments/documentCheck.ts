@@ -60,6 +60,9 @@ function textKind(name: string): DocumentMediaType {
   return 'text/plain';
 }
 
+/** A document past MAX_DOCUMENT_BYTES, whether it came as an upload or inside an import. */
+export const documentTooLarge = () => new ApiError('too_large', refusalMessages.too_large.document);
+
 /**
  * The checks a document passes before it is stored (D1): at most MAX_DOCUMENT_BYTES
  * (`413 too_large`); a PDF by its header, read once by `read` under the OS's limits (too many pages
@@ -72,8 +75,7 @@ export async function checkDocument(
   name: string,
   read: ReadDocument,
 ): Promise<CheckedDocument | undefined> {
-  if (bytes.byteLength > MAX_DOCUMENT_BYTES)
-    throw new ApiError('too_large', refusalMessages.too_large.document);
+  if (bytes.byteLength > MAX_DOCUMENT_BYTES) throw documentTooLarge();
   const described = (
     mediaType: DocumentMediaType,
     text: string,
