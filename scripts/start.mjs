@@ -17,6 +17,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { API_NODE_FLAGS } from '../apps/api/nodeFlags.mjs';
+import { backoffDelay } from '../packages/contracts/src/backoff.mjs';
 import { loadEnvFile } from './envFile.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -142,7 +143,7 @@ function supervise(service) {
           );
           return stop(1);
         }
-        const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures - 1));
+        const delay = backoffDelay(failures, 1000, MAX_BACKOFF_MS);
         log(`${service.name} stopped: ${why}. Restarting it in ${delay / 1000} s (attempt ${failures}).`);
         setTimeout(() => {
           if (!stopping) launch();

@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { backoffDelay } from '@chat/contracts';
 import { connect } from '@chat/db';
 import { beginShutdown } from './apiProcess';
 import type { Config } from './platform/config';
@@ -84,7 +85,7 @@ export async function superviseApiProcesses(config: Config, logger: Logger): Pro
     }
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     quickDeaths = lived >= HEALTHY_AFTER_MS ? 0 : quickDeaths + 1;
-    const delayMs = quickDeaths === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 500 * 2 ** quickDeaths);
+    const delayMs = backoffDelay(quickDeaths, 1000, MAX_RESTART_DELAY_MS);
     logger.error({ exitCode, exitSignal, livedMs: lived, delayMs }, 'an API process ended; starting another');
     setTimeout(() => {
       if (!stopping) start();

@@ -1,5 +1,6 @@
 export * from './accounts';
 export * from './attachments';
+export { backoffDelay } from './backoff.mjs';
 export * from './chatExport';
 export * from './chatExportSchema';
 export * from './context';

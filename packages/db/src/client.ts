@@ -1,3 +1,4 @@
+import { backoffDelay } from '@chat/contracts';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { HangWatch } from './hangWatch';
@@ -64,8 +65,8 @@ export function createSql(url: string, options: { max?: number; watch?: HangWatc
     max: options.max ?? 10,
     ...(options.watch ? { socket: options.watch.socket } : {}),
     connect_timeout: DATABASE_TIMEOUTS.connectMs / 1000,
-    // Seconds: 50 ms, doubling, at most reconnectMaxMs.
-    backoff: (retries) => Math.min(0.05 * 2 ** retries, DATABASE_TIMEOUTS.reconnectMaxMs / 1000),
+    // In seconds; `retries` counts failed attempts in a row from 0: 50 ms, doubling, at most reconnectMaxMs.
+    backoff: (retries) => backoffDelay(retries + 1, 50, DATABASE_TIMEOUTS.reconnectMaxMs) / 1000,
     connection: { statement_timeout: DATABASE_TIMEOUTS.statementMs },
     onnotice: () => {},
   });

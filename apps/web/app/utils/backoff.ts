@@ -1,3 +1,5 @@
+import { backoffDelay } from '@chat/contracts';
+
 /**
  * Growing waits (1 s, 2 s, 4 s, ... up to `maxMs`) between attempts to reach the API again
  * after it was unreachable: the page says it is reconnecting meanwhile and recovers by itself.
@@ -5,14 +7,14 @@
 export function createBackoff(options: { minMs?: number; maxMs?: number } = {}) {
   const minMs = options.minMs ?? 1000;
   const maxMs = options.maxMs ?? 8000;
-  let attempt = 0;
+  let failures = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
 
   /** Runs `run` once after the next wait (nothing if one is already waiting). */
   function after(run: () => void): void {
     if (timer) return;
-    const wait = Math.min(maxMs, minMs * 2 ** attempt);
-    attempt++;
+    failures++;
+    const wait = backoffDelay(failures, minMs, maxMs);
     timer = setTimeout(() => {
       timer = null;
       run();
@@ -32,7 +34,7 @@ export function createBackoff(options: { minMs?: number; maxMs?: number } = {}) 
   function reset(): void {
     if (timer) clearTimeout(timer);
     timer = null;
-    attempt = 0;
+    failures = 0;
   }
 
   return { after, retry, reset };

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mcpToolName, type ToolMode, type ToolServer, type ToolServerStatus } from '@chat/contracts';
+import {
+  backoffDelay,
+  mcpToolName,
+  type ToolMode,
+  type ToolServer,
+  type ToolServerStatus,
+} from '@chat/contracts';
 import { ConsoleLogger } from '@mastra/core/logger';
 import type { Tool } from '@mastra/core/tools';
 import { type MastraMCPServerDefinition, MCPClient } from '@mastra/mcp';
@@ -173,7 +179,7 @@ export class McpServers {
       for (const tool of state.tools.values()) tool.live = undefined;
       state.status = 'unavailable';
       state.failures += 1;
-      const retryInMs = Math.min(this.retry.maxMs, this.retry.firstMs * 2 ** (state.failures - 1));
+      const retryInMs = backoffDelay(state.failures, this.retry.firstMs, this.retry.maxMs);
       this.deps.logger.warn(
         { mcpServer: name, failures: state.failures, retryInMs, reason: this.reasonOf(state.spec, error) },
         'MCP server unavailable; its tools are not offered until it answers again',

@@ -1,3 +1,4 @@
+import { backoffDelay } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import { ApiError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
@@ -125,7 +126,7 @@ export function startBackgroundDrain(
         const delay =
           failures === 0
             ? options.intervalMs
-            : Math.min(Math.max(options.intervalMs, MAX_BACKOFF_MS), options.intervalMs * 2 ** failures);
+            : backoffDelay(failures, 2 * options.intervalMs, Math.max(options.intervalMs, MAX_BACKOFF_MS));
         timer = setTimeout(() => {
           sweepDue = true;
           run();

@@ -1,4 +1,4 @@
-import { turnErrorMessages } from '@chat/contracts';
+import { backoffDelay, turnErrorMessages } from '@chat/contracts';
 import type { Database, Queryable, TurnRow } from '@chat/db';
 import type { Memory } from '@mastra/memory';
 import { sql } from 'drizzle-orm';
@@ -162,7 +162,7 @@ export function startOrphanSweeper(
     const delay =
       failures === 0
         ? intervalMs
-        : Math.min(Math.max(intervalMs, MAX_BACKOFF_MS), intervalMs * 2 ** failures);
+        : backoffDelay(failures, 2 * intervalMs, Math.max(intervalMs, MAX_BACKOFF_MS));
     timer = setTimeout(() => void sweep(), delay);
     timer.unref();
   };

@@ -1,0 +1,1 @@
+export function backoffDelay(failures: number, firstMs: number, maxMs: number): number;
