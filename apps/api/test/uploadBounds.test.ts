@@ -1,4 +1,4 @@
-import { MAX_ATTACHMENT_BYTES } from '@chat/contracts';
+import { MAX_ATTACHMENT_BYTES, refusalMessages } from '@chat/contracts';
 import type { TestDatabase } from '@chat/db/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
@@ -224,7 +224,7 @@ describe('an upload read as a stream', () => {
     expect((await client.detail(threadId)).messages).toEqual([]);
   }, 120_000);
 
-  it('refuses a part whose headers are too long, and a second file, with 400, storing nothing', async () => {
+  it('refuses a file name too long for any file system, and a second file, with 400, storing nothing', async () => {
     const threadId = await client.createThread();
     const image = pngBytes(10, 10, 64);
     const longName = {
@@ -235,14 +235,18 @@ describe('an upload read as a stream', () => {
       headers: [`content-disposition: form-data; name="file${index}"; filename="${index}.png"`],
       body: image,
     }));
-    for (const parts of [[longName], twoFiles]) {
+    const refusals: [typeof twoFiles, string][] = [
+      [[longName], refusalMessages.bad_request.fileNameTooLong(1024)],
+      [twoFiles, refusalMessages.bad_request.oneFile],
+    ];
+    for (const [parts, message] of refusals) {
       const result = await postBytes(
         `${api.baseUrl}/api/threads/${threadId}/attachments`,
         headers(),
         multipart(boundary, parts),
       );
       expect(result.status).toBe(400);
-      expect(JSON.parse(result.body).error.code).toBe('bad_request');
+      expect(JSON.parse(result.body).error).toMatchObject({ code: 'bad_request', message });
     }
     // The same upload with one file and sane headers is taken.
     const one = await postBytes(

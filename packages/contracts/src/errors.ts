@@ -167,6 +167,7 @@ export const refusalMessages = {
     invalidQuery: (where: string, issue: string) => `Invalid query: ${where}${issue}.`,
     notMultipart: 'The upload is not valid multipart/form-data.',
     oneFile: 'Upload exactly one file.',
+    fileNameTooLong: (characters: number) => `A file's name may be at most ${characters} characters long.`,
     tooManyParts: (otherFields: number) =>
       `An upload holds one file and at most ${otherFields} other fields.`,
     nestedTooDeep: `Request body is nested more than ${MAX_JSON_DEPTH} levels deep.`,

@@ -1,5 +1,5 @@
 import { refusalMessages } from '@chat/contracts';
-import busboy from 'busboy';
+import { Busboy, type BusboyInstance } from '@fastify/busboy';
 import type { H3Event } from 'h3';
 import { ApiError } from './errors';
 import { discardBody, discardRest, refuseRest } from './requestBody';
@@ -10,10 +10,23 @@ const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 /**
  * What one upload may hold besides its file. A browser's FormData of one file is one part with two
  * header lines; the bounds leave room for a few fields and stop a body of thousands of tiny parts
- * (each one costs the parser more than its bytes) at the first part past them. A part's header
- * block is also bounded by the parser itself (16 KiB).
+ * (each one costs the parser more than its bytes) at the first part past them. The parser keeps
+ * at most `headerSize` bytes of a part's header block and drops the rest.
  */
-const PART_LIMITS = { parts: 4, headerPairs: 8, fields: 3, fieldNameSize: 100, fieldSize: 1024 };
+const PART_LIMITS = {
+  parts: 4,
+  headerPairs: 8,
+  headerSize: 16 * 1024,
+  fields: 3,
+  fieldNameSize: 100,
+  fieldSize: 1024,
+};
+
+/**
+ * No file system holds a longer name. The parser cuts a header past `headerSize` without a word,
+ * so a name this long is refused here rather than taken cut short.
+ */
+const MAX_FILE_NAME_CHARACTERS = 1024;
 
 export interface UploadedFile {
   name: string;
@@ -22,13 +35,15 @@ export interface UploadedFile {
 
 const notMultipart = () => new ApiError('bad_request', refusalMessages.bad_request.notMultipart);
 const notOneFile = () => new ApiError('bad_request', refusalMessages.bad_request.oneFile);
+const fileNameTooLong = () =>
+  new ApiError('bad_request', refusalMessages.bad_request.fileNameTooLong(MAX_FILE_NAME_CHARACTERS));
 const tooManyParts = () =>
   new ApiError('bad_request', refusalMessages.bad_request.tooManyParts(PART_LIMITS.parts - 1));
 
 /**
  * The one file of a `multipart/form-data` upload (`415 unsupported_media_type` for any other
  * body), parsed as it arrives: a declared length past the bound is refused before a byte is read,
- * a body that grows past it (chunked), a file past `maxFileBytes`, too many parts, a part header
+ * a body that grows past it (chunked), a file past `maxFileBytes`, too many parts, a file name
  * too long, or a second file is refused as soon as it shows (`413 too_large` by the caller's
  * `tooLargeFile`, which names its bound / `400 bad_request`).
  * The rest of a refused body is read and thrown away within bounds (`refuseRest`), so the client
@@ -51,12 +66,11 @@ export async function readUploadedFile(
   const body = event.req.body;
   if (!body) throw notOneFile();
 
-  let parser: busboy.Busboy;
+  let parser: BusboyInstance;
   try {
-    parser = busboy({
+    parser = new Busboy({
       headers: { 'content-type': type },
-      // The parser calls a file that reaches its `fileSize` too large: one byte past ours.
-      limits: { ...PART_LIMITS, files: 1, fileSize: maxFileBytes + 1 },
+      limits: { ...PART_LIMITS, files: 1, fileSize: maxFileBytes },
     });
   } catch {
     // A multipart type without a usable boundary.
@@ -68,7 +82,7 @@ export async function readUploadedFile(
     refusal ??= error;
   };
   const file = { name: '', chunks: [] as Buffer[], size: 0, seen: false };
-  parser.on('file', (_field, stream, info) => {
+  parser.on('file', (_field, stream, filename) => {
     // Dropping the parser inside a file (a refusal while the file still arrives) fails the file's
     // own stream with "Unexpected end of file": unheard, that error would end the process.
     stream.on('error', () => refuse(notMultipart()));
@@ -78,7 +92,12 @@ export async function readUploadedFile(
       return;
     }
     file.seen = true;
-    file.name = unescapeFormName(info.filename ?? '');
+    if ((filename ?? '').length > MAX_FILE_NAME_CHARACTERS) {
+      refuse(fileNameTooLong());
+      stream.resume();
+      return;
+    }
+    file.name = unescapeFormName(filename ?? '');
     stream.on('data', (data: Buffer) => {
       file.chunks.push(data);
       file.size += data.byteLength;
@@ -89,7 +108,7 @@ export async function readUploadedFile(
   parser.on('fieldsLimit', () => refuse(tooManyParts()));
   parser.on('filesLimit', () => refuse(notOneFile()));
   const finished = new Promise<void>((resolve) => {
-    parser.on('close', resolve);
+    parser.on('finish', resolve);
     parser.on('error', () => {
       refuse(notMultipart());
       resolve();
