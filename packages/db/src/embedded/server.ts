@@ -32,6 +32,8 @@ const IMMEDIATE_STOP_MS = 2_000;
  * kept the process waiting 10 s before a forced exit. A process with its own shutdown (the API)
  * calls this once: it stops the server itself, last (`EmbeddedServer.stop`). The package's hook on
  * the process's `exit` stays: a server is never left running by an exit that skipped the shutdown.
+ * `async-exit-hook` is a dependency only for this: the package hooks through it as it loads, and its
+ * `unhookEvent` is the one public way to undo that (`embedded.test.ts` fails if an upgrade moves on).
  */
 export function leaveShutdownSignalsToCaller(): void {
   for (const event of exitHook.hookedEvents()) if (event !== 'exit') exitHook.unhookEvent(event);
@@ -146,7 +148,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
  * an immediate shutdown, then killed.
  */
 async function stopWithin(server: EmbeddedPostgres): Promise<void> {
-  // The package keeps its child process in a private field: the only place that says whether it runs.
+  // The package keeps its child process in a private field: the only place that says whether it
+  // runs (`embedded.test.ts` fails if an upgrade renames it).
   const child = (server as unknown as { process?: ChildProcess }).process;
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

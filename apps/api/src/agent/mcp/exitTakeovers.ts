@@ -6,7 +6,9 @@
  * API at once instead of letting it settle its running replies first (main.ts), the same takeover
  * `@chat/db`'s `leaveShutdownSignalsToCaller` undoes for the embedded database. The API closes its
  * MCP clients itself (McpServers.close), so those handlers are removed after every operation that
- * may connect. Matched narrowly, by what they are, so no other handler is touched.
+ * may connect. Matched narrowly, by what they are, so no other handler is touched. Kept although
+ * it reads function text: `@mastra/mcp` offers no option to leave the signals alone, and
+ * `mcpProcess.test.ts` (a clean shutdown on SIGTERM with a server connected) fails if it stops matching.
  */
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
