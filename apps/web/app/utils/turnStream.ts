@@ -49,7 +49,9 @@ class OpenTurnResponse implements ChatTransport<ChatUIMessage> {
  * the page's state (the reducer) keeps the transcript, so the chat never holds a second copy of
  * it. `continues`: the reply it carries on (after an approval, the stream continues the message
  * holding the tool call). Resolves when the stream ends, with the error it ended with, if any; an
- * abort through `signal` is not an error.
+ * abort through `signal` is not an error. Kept on `useChat` rather than `ai`'s
+ * `readUIMessageStream` (which would read the stream alone) because the product's architecture
+ * has the page read its replies through `@ai-sdk/vue`'s chat, whose throttle also paces the snapshots.
  */
 export async function readTurnStream(
   response: Response,
