@@ -11,6 +11,16 @@ COPY . .
 RUN npx -y pnpm@12.4.2 install --frozen-lockfile \
  && npx -y pnpm@12.4.2 --filter @chat/web --filter @chat/api run build
 
+# The API's production dependencies alone: none of the build's or the tests' tools.
+FROM node:24-bookworm-slim AS api-packages
+WORKDIR /app
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY patches ./patches
+COPY apps/api/package.json apps/api/
+COPY packages/db/package.json packages/db/
+COPY packages/contracts/package.json packages/contracts/
+RUN npx -y pnpm@12.4.2 install --prod --frozen-lockfile --filter "@chat/api..."
+
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     MASTRA_TELEMETRY_DISABLED=1 \
@@ -20,9 +30,18 @@ ENV NODE_ENV=production \
     WEB_PORT=3000 \
     HOST=0.0.0.0
 WORKDIR /app
-# The API runs as one built file (apps/api/dist/main.mjs) that imports its packages from the
-# workspace's node_modules; the web app runs from its self-contained build in apps/web/.output.
-COPY --from=build /app /app
+# Only what runs, in the workspace's layout (the API finds its migrations and its document reader
+# relative to its bundle): the API as one built file (apps/api/dist/main.mjs) with its production
+# packages, the document reader it starts as a process of its own, the database's migrations, the
+# web app's self-contained build (apps/web/.output), and the start script.
+COPY --from=api-packages /app /app
+COPY --from=build /app/apps/api/dist apps/api/dist
+COPY --from=build /app/apps/api/nodeFlags.mjs apps/api/
+COPY --from=build /app/apps/api/src/chats/attachments/*.mjs apps/api/src/chats/attachments/
+COPY --from=build /app/packages/db/drizzle packages/db/drizzle
+COPY --from=build /app/packages/contracts/src/backoff.mjs packages/contracts/src/
+COPY --from=build /app/apps/web/.output apps/web/.output
+COPY --from=build /app/scripts/start.mjs /app/scripts/envFile.mjs scripts/
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
