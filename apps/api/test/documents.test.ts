@@ -287,10 +287,10 @@ describe('the model reads documents', () => {
     const user = detail.messages.find((message) => message.role === 'user');
     const files = user?.parts.filter((part) => part.type === 'file') ?? [];
     expect(files.map((part) => part.mediaType)).toEqual(['application/pdf', 'text/markdown']);
-    // With what their chips show: pages or size; both were read whole, so no cut.
+    // With what their chips show: pages, words or size; both were read whole, so no cut.
     expect(user?.metadata.documents).toEqual([
-      { id: pdf.id, size: pdf.size, pages: 2 },
-      { id: md.id, size: md.size },
+      { id: pdf.id, size: pdf.size, pages: 2, words: 5 },
+      { id: md.id, size: md.size, words: 6 },
     ]);
   });
 
@@ -327,7 +327,7 @@ describe('the model reads documents', () => {
     const cutOf = async () =>
       (await client.detail(threadId)).messages.find((message) => message.role === 'user')?.metadata.documents;
     expect(await cutOf()).toEqual([
-      { id: pdf.id, size: pdf.size, pages: 20, cut: { read, of: 20, unit: 'pages' } },
+      { id: pdf.id, size: pdf.size, pages: 20, words: 20 * 52, cut: { read, of: 20, unit: 'pages' } },
     ]);
     expect(documentCutText({ read, of: 20, unit: 'pages' })).toBe(`pages 1-${read} of 20 were read`);
     expect(documentCutText({ read: 0, of: 1200, unit: 'lines' })).toBe('none of its 1,200 lines were read');
