@@ -19,7 +19,8 @@ const DEFLATED = 8;
 /**
  * The text of a DOCX, one paragraph a line, or why it cannot be read: `unpacked` (its parts
  * unpack past `maxUnpackedBytes`), `parts` (more than `maxParts`), `notDocx` (a zip, but no Word
- * document), `text` (more than `maxChars`), `unreadable` (a damaged zip or document).
+ * document), `text` (more than `maxChars`), `unreadable` (a damaged zip or document). `bytes` is
+ * the Buffer the reader read from its stdin.
  */
 export async function readDocx(bytes, { maxUnpackedBytes, maxParts, maxChars }) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -46,7 +47,7 @@ export async function readDocx(bytes, { maxUnpackedBytes, maxParts, maxChars }) 
   }
   if (!contentTypes?.includes(`"${WORD_MAIN_PART}"`)) return { ok: false, reason: 'notDocx' };
 
-  const { value } = await mammoth.extractRawText({ buffer: Buffer.from(bytes) });
+  const { value } = await mammoth.extractRawText({ buffer: bytes });
   // mammoth ends each paragraph with a blank line: one paragraph a line, as the budget takes
   // a text's lines (`pieceBreak`).
   const text = value
