@@ -64,13 +64,14 @@ function docxParts(paragraphs: readonly string[]): ZipPart[] {
 
 /**
  * A "zip bomb" Word document: a few hundred kilobytes whose `word/document.xml` unpacks to
- * `unpackedMb` megabytes (a paragraph, then blanks). `declaredBytes`, when given, is the size its
- * directory claims instead of the true one (a lie a reader must not trust). Deflated as a stream,
- * so building it never holds the unpacked content.
+ * `unpackedMb` megabytes (a paragraph, then blanks, or with `paragraphs` tiny paragraphs, which a
+ * reader must build a tree of). `declaredBytes`, when given, is the size its directory claims
+ * instead of the true one (a lie a reader must not trust). Deflated as a stream, so building it
+ * never holds the unpacked content.
  */
 export async function docxBomb(
   unpackedMb: number,
-  options: { declaredBytes?: number } = {},
+  options: { declaredBytes?: number; paragraphs?: boolean } = {},
 ): Promise<Uint8Array<ArrayBuffer>> {
   const deflate = createDeflateRaw({ level: 9 });
   const out: Buffer[] = [];
@@ -78,9 +79,12 @@ export async function docxBomb(
   const ended = once(deflate, 'end');
   const open = `${DOCUMENT_OPEN}<w:p><w:r><w:t>boom</w:t></w:r></w:p>`;
   deflate.write(open);
-  const blanks = Buffer.alloc(1024 * 1024, 0x20);
+  const paragraph = '<w:p><w:r><w:t>a</w:t></w:r></w:p>';
+  const chunk = options.paragraphs
+    ? Buffer.from(paragraph.repeat(Math.floor((1024 * 1024) / paragraph.length)).padEnd(1024 * 1024))
+    : Buffer.alloc(1024 * 1024, 0x20);
   for (let mb = 0; mb < unpackedMb; mb++) {
-    if (!deflate.write(blanks)) await once(deflate, 'drain');
+    if (!deflate.write(chunk)) await once(deflate, 'drain');
   }
   deflate.end(DOCUMENT_CLOSE);
   await ended;
