@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import { MAX_DOCUMENT_PAGES, MAX_DOCUMENT_TEXT_CHARS } from '@chat/contracts';
+import {
+  MAX_DOCUMENT_PAGES,
+  MAX_DOCUMENT_TEXT_CHARS,
+  MAX_DOCX_PARTS,
+  MAX_DOCX_UNPACKED_BYTES,
+} from '@chat/contracts';
 import { connect, createSql, type Database, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
@@ -220,6 +225,8 @@ export async function createRuntime(
       memoryMb: config.DOCUMENT_READ_MEMORY_MB,
       maxPages: MAX_DOCUMENT_PAGES,
       maxChars: MAX_DOCUMENT_TEXT_CHARS,
+      maxDocxParts: MAX_DOCX_PARTS,
+      maxDocxUnpackedBytes: MAX_DOCX_UNPACKED_BYTES,
     },
     new UploadSlots({
       perAccount: 1,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import { ApiClient, TEST_WEB_ORIGIN } from './support/client';
 import { HOSTILE_PDF_KINDS, hostilePdf, pdfBytes } from './support/documents';
+import { docxBomb } from './support/docx';
 import { upload } from './support/images';
 import { childrenOf } from './support/processTable';
 import { freshDatabase } from './support/testApi';
@@ -94,6 +95,41 @@ describe('a hostile PDF costs the reading process, never the API (D1)', () => {
     expect(normal.status, await normal.clone().text()).toBe(201);
     expect(((await normal.json()) as { attachment: { pages: number } }).attachment.pages).toBe(2);
   }, 600_000);
+});
+
+describe('a hostile Word document costs the reading process, never the API (D1, ADR-040)', () => {
+  it("refuses a zip bomb whose directory lies by its unpacking bound, and XML within that bound that outgrows the reader by the reader's limits, two at once, the API answering", async () => {
+    const clients = await Promise.all([ApiClient.signIn(api.baseUrl), ApiClient.signIn(api.baseUrl)]);
+    const threads = await Promise.all(clients.map((client) => client.createThread()));
+    const start = apiMemory().rss;
+    const cases = [
+      {
+        what: 'a lying zip bomb',
+        bytes: await docxBomb(EXPANDED_MB, { declaredBytes: 1024 }),
+        refusal: /^This Word document could not be read: it unpacks to more than 64 MB\.$/,
+      },
+      {
+        what: '60 MB of paragraphs',
+        bytes: await docxBomb(60, { paragraphs: true }),
+        // Which limit a reading meets first depends on the machine's load; either is the reason.
+        refusal:
+          /^This Word document could not be read: reading it (needed too much memory|took too long)\.$/,
+      },
+    ];
+    for (const { what, bytes, refusal } of cases) {
+      const responses = await Promise.all(
+        clients.map((client, index) => upload(client, threads[index] ?? '', bytes, 'hostile.docx')),
+      );
+      expect((await fetch(`${api.baseUrl}/api/health`)).status).toBe(200);
+      for (const response of responses) {
+        const body = (await response.json()) as Refusal;
+        expect(response.status, what).toBe(415);
+        expect(body.error.code, what).toBe('unsupported_media_type');
+        expect(body.error.message, what).toMatch(refusal);
+      }
+    }
+    expect((apiMemory().peak - start) / MB).toBeLessThan(300);
+  }, 300_000);
 });
 
 /** The processes the API started that are still there (its document readers). */

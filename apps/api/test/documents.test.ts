@@ -113,15 +113,14 @@ describe('uploading a document', () => {
     expect(await countRows('attachment_texts', threadId)).toBe(6);
   });
 
-  it('refuses bytes that are neither an image, a PDF nor UTF-8 text with 415, storing nothing', async () => {
+  it('refuses bytes that are neither an image, a PDF, a zip nor UTF-8 text with 415, storing nothing', async () => {
     const threadId = await client.createThread();
     const withNul = text('looks like text\u0000but is not');
     const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]); // "café" in Latin-1: not UTF-8
-    const zip = new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]);
+    // (A zip is read as a Word document, and refused as one: `wordDocuments.test.ts`.)
     for (const [what, bytes] of [
       ['a NUL byte', withNul],
       ['invalid UTF-8', latin1],
-      ['a zip named .md', zip],
     ] as const) {
       const response = await upload(
         client,
@@ -133,7 +132,7 @@ describe('uploading a document', () => {
       expect(response.status, what).toBe(415);
       const { error } = (await response.json()) as Refusal;
       expect(error.code, what).toBe('unsupported_media_type');
-      expect(error.message, what).toContain('PDFs and text files');
+      expect(error.message, what).toContain('PDFs, Word documents (.docx) and text files');
     }
     expect(await countRows('attachments', threadId)).toBe(0);
   });
@@ -288,10 +287,10 @@ describe('the model reads documents', () => {
     const user = detail.messages.find((message) => message.role === 'user');
     const files = user?.parts.filter((part) => part.type === 'file') ?? [];
     expect(files.map((part) => part.mediaType)).toEqual(['application/pdf', 'text/markdown']);
-    // With what their chips show: pages or size; both were read whole, so no cut.
+    // With what their chips show: pages, words or size; both were read whole, so no cut.
     expect(user?.metadata.documents).toEqual([
-      { id: pdf.id, size: pdf.size, pages: 2 },
-      { id: md.id, size: md.size },
+      { id: pdf.id, size: pdf.size, pages: 2, words: 5 },
+      { id: md.id, size: md.size, words: 6 },
     ]);
   });
 
@@ -328,7 +327,7 @@ describe('the model reads documents', () => {
     const cutOf = async () =>
       (await client.detail(threadId)).messages.find((message) => message.role === 'user')?.metadata.documents;
     expect(await cutOf()).toEqual([
-      { id: pdf.id, size: pdf.size, pages: 20, cut: { read, of: 20, unit: 'pages' } },
+      { id: pdf.id, size: pdf.size, pages: 20, words: 20 * 52, cut: { read, of: 20, unit: 'pages' } },
     ]);
     expect(documentCutText({ read, of: 20, unit: 'pages' })).toBe(`pages 1-${read} of 20 were read`);
     expect(documentCutText({ read: 0, of: 1200, unit: 'lines' })).toBe('none of its 1,200 lines were read');

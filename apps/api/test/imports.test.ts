@@ -1,4 +1,10 @@
-import type { ChatExport, ErrorBody, NewChatAnswer, ThreadDetail } from '@chat/contracts';
+import {
+  type ChatExport,
+  DOCX_MEDIA_TYPE,
+  type ErrorBody,
+  type NewChatAnswer,
+  type ThreadDetail,
+} from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chatWithDocuments,
@@ -12,6 +18,7 @@ import {
 } from './support/chatCopies';
 import { APP_HEADERS, type ApiClient, textOfChunks, textOfMessage } from './support/client';
 import { pdfBytes } from './support/documents';
+import { docxBomb, docxBytes } from './support/docx';
 import { jpegBytes, pngBytes, uploaded } from './support/images';
 import { startTestApi, type TestApi, useTestApi } from './support/testApi';
 
@@ -662,5 +669,27 @@ describe('importing documents (D1)', () => {
 
     // The same file with a good document is taken.
     expect((await importChat(withDocument())).status).toBe(201);
+  }, 60_000);
+
+  it('takes a Word document, its text read again as at an upload; a zip bomb called one is refused at its place', async () => {
+    const docx = (bytes: Uint8Array) =>
+      withDocument({ name: 'memo.docx', mediaType: DOCX_MEDIA_TYPE, data: base64(bytes) });
+    const { status, body } = await importChat(docx(docxBytes(['Bring a map', 'and water'])));
+    expect(status, JSON.stringify(body)).toBe(201);
+    const texts = await api.runtime.database.sql<{ media_type: string; text: string }[]>`
+      select a.media_type, t.text from attachment_texts t join attachments a on a.id = t.attachment_id
+      where a.thread_id = ${body.thread.id}`;
+    expect(texts).toEqual([{ media_type: DOCX_MEDIA_TYPE, text: 'Bring a map\nand water' }]);
+
+    const before = await rowCounts();
+    const bomb = await importChat(docx(await docxBomb(300, { declaredBytes: 1024 })));
+    expect(bomb.status).toBe(415);
+    expect(bomb.body.error).toEqual({
+      code: 'unsupported_media_type',
+      message:
+        'Invalid request body: documents.0.data: This Word document could not be read: it unpacks to more than 64 MB.',
+      field: 'documents.0.data',
+    });
+    expect(await rowCounts()).toEqual(before);
   }, 60_000);
 });

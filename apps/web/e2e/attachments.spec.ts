@@ -87,7 +87,7 @@ test.describe('images in chat', () => {
       buffer: Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe]),
     });
     await expect(page.getByTestId('attachment-error')).toContainText(
-      'Only PNG, JPEG, WebP and GIF images, PDFs and text files (Markdown, CSV, JSON, code) can be attached.',
+      'Only PNG, JPEG, WebP and GIF images, PDFs, Word documents (.docx) and text files (Markdown, CSV, JSON, code) can be attached.',
     );
     await expect(chat.composer.getByTestId('attachment-thumb')).toHaveAttribute('data-state', 'error');
   });

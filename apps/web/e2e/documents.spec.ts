@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures';
-import { pdfBytes } from './support/documents';
+import { docxBytes, pdfBytes } from './support/documents';
 
 test.describe('documents in chat', () => {
   test('a PDF and a Markdown file queue as chips in the Dock, show in the transcript, open as files, and the model read both', async ({
@@ -91,5 +91,40 @@ test.describe('documents in chat', () => {
     const shown = chat.userMessages.last().getByTestId('message-document');
     await expect(shown.getByTestId('document-detail')).toHaveText(/^Text · \d+\.\d KB$/);
     await expect(shown.getByTestId('document-cut')).toHaveText(`Lines 1-${said} of 5,000 were read`);
+  });
+
+  test('a Word document attaches from the picker, its chip says its words, it downloads as itself, and the model read it', async ({
+    chat,
+    page,
+  }) => {
+    await chat.startThread('hello [[words:3]]');
+    await expect(chat.stopButton).toBeHidden({ timeout: 20_000 });
+    // The picker offers Word documents.
+    expect(await page.getByTestId('attach-input').getAttribute('accept')).toContain('.docx');
+    await page.getByTestId('attach-input').setInputFiles({
+      name: 'memo.docx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      buffer: docxBytes(['Quarterly memo', 'Revenue grew and costs fell.']),
+    });
+    const chip = chat.composer.getByTestId('attachment-thumb');
+    await expect(chip).toHaveAttribute('data-state', 'ready');
+    await expect(chip).toHaveAttribute('data-kind', 'document');
+    await expect(chip.getByTestId('document-detail')).toHaveText('Word · 7 words');
+
+    await chat.send('what does the memo say? [[words:20]]');
+    await expect(chat.userMessages).toHaveCount(2, { timeout: 30_000 });
+    const shown = chat.userMessages.last().getByTestId('message-document');
+    await expect(shown).toContainText('memo.docx');
+    await expect(shown.getByTestId('document-detail')).toHaveText('Word · 7 words');
+    await expect(chat.lastReply()).toContainText('I read 1 document: memo.docx, 7 words.', {
+      timeout: 30_000,
+    });
+
+    // No browser shows a Word document: it downloads, as the file itself.
+    const file = await page.request.get((await shown.getAttribute('href')) ?? '');
+    expect(file.headers()['content-type']).toBe(
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    );
+    expect(file.headers()['content-disposition']).toBe(`attachment; filename*=UTF-8''memo.docx`);
   });
 });

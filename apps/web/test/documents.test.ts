@@ -22,6 +22,22 @@ describe("a sent message's document chips", () => {
     ]);
   });
 
+  it("show a Word document's words (its size says little of its text), and its size while they are not known", () => {
+    const docxId = '0190a1b2-0000-7000-8000-000000000004';
+    const docx = [
+      {
+        type: 'file',
+        mediaType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        url: `/api/media/${docxId}`,
+        filename: 'memo.docx',
+      },
+    ];
+    expect(messageDocumentChips(docx, [{ id: docxId, size: 48_000, words: 1_234 }])[0]?.detail).toBe(
+      'Word · 1,234 words',
+    );
+    expect(messageDocumentChips(docx, [{ id: docxId, size: 48_000 }])[0]?.detail).toBe('Word · 46.9 KB');
+  });
+
   it('show the kind alone while nothing more is known, and a document not read at all as such', () => {
     expect(messageDocumentChips(parts).map((chip) => chip.detail)).toEqual(['PDF', 'Markdown']);
     const [notRead] = messageDocumentChips(parts.slice(0, 2), [

@@ -10,13 +10,18 @@ import { MAX_ATTACHMENTS_PER_MESSAGE } from './limits';
 export const imageMediaTypes = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'] as const;
 export type ImageMediaType = (typeof imageMediaTypes)[number];
 
+/** A Word document (DOCX): a zip whose `[Content_Types].xml` names a Word document's main part. */
+export const DOCX_MEDIA_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
 /**
- * The document kinds accepted (D1). A PDF is recognised by its header; anything else that is valid
- * UTF-8 without a NUL byte is text, and only then does its name choose which kind of text
- * (`.md` Markdown, `.csv` CSV, `.json` JSON, any other name, source code included, plain text).
+ * The document kinds accepted (D1). A PDF is recognised by its header, a Word document (DOCX) by
+ * being a zip that says it is one; anything else that is valid UTF-8 without a NUL byte is text,
+ * and only then does its name choose which kind of text (`.md` Markdown, `.csv` CSV, `.json`
+ * JSON, any other name, source code included, plain text).
  */
 export const documentMediaTypes = [
   'application/pdf',
+  DOCX_MEDIA_TYPE,
   'text/plain',
   'text/markdown',
   'text/csv',
@@ -28,15 +33,32 @@ export const attachmentMediaTypes = [...imageMediaTypes, ...documentMediaTypes] 
 export type AttachmentMediaType = (typeof attachmentMediaTypes)[number];
 
 /**
- * What a file picker offers: the image kinds, PDF, text of any kind, and the names of common text
+ * What a file picker offers: the image kinds, PDF, Word (DOCX), text of any kind, and the names of common text
  * and source-code files a system may not call text (`.ts` is "video/mp2t" to some). The server
  * decides by the bytes whatever is picked.
  */
 export const attachmentAccept = [
   ...imageMediaTypes,
   'application/pdf',
+  DOCX_MEDIA_TYPE,
   'text/*',
-  ...['md', 'markdown', 'csv', 'json', 'txt', 'log', 'yaml', 'yml', 'toml', 'xml', 'html', 'css', 'sql', 'sh']
+  ...[
+    'docx',
+    'md',
+    'markdown',
+    'csv',
+    'json',
+    'txt',
+    'log',
+    'yaml',
+    'yml',
+    'toml',
+    'xml',
+    'html',
+    'css',
+    'sql',
+    'sh',
+  ]
     .concat([
       'ts',
       'tsx',

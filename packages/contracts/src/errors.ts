@@ -191,9 +191,10 @@ export const refusalMessages = {
   },
   unsupported_media_type: {
     image: `Only ${imageKinds} images can be attached.`,
-    attachment: `Only ${imageKinds} images, PDFs and text files (Markdown, CSV, JSON, code) can be attached.`,
+    attachment: `Only ${imageKinds} images, PDFs, Word documents (.docx) and text files (Markdown, CSV, JSON, code) can be attached.`,
     unreadablePdf: (reason: string) => `This PDF could not be read: ${reason}.`,
     unreadableText: (reason: string) => `This text file could not be read: ${reason}.`,
+    unreadableDocx: (reason: string) => `This Word document could not be read: ${reason}.`,
     json: 'Send the request body as application/json.',
     multipart: 'Upload the image as multipart/form-data.',
   },

@@ -25,7 +25,7 @@ export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_IMAGE_SIDE = 16_384;
 export const MAX_IMAGE_PIXELS = 50_000_000;
 
-/** Largest document (PDF, text) accepted, counted as it arrives (`413 too_large` past it). */
+/** Largest document (PDF, Word, text) accepted, counted as it arrives (`413 too_large` past it). */
 export const MAX_DOCUMENT_BYTES = 20 * 1024 * 1024;
 
 /** Most pages a PDF may have (`413 too_large` past it): its text is extracted page by page at upload. */
@@ -33,6 +33,14 @@ export const MAX_DOCUMENT_PAGES = 500;
 
 /** Most characters of text kept from one document's PDF (a few bytes can expand to a lot of text). */
 export const MAX_DOCUMENT_TEXT_CHARS = 4_000_000;
+
+/**
+ * A Word document (DOCX) is a zip: at most this many parts, unpacking to at most this many bytes
+ * together (a zip of a few hundred kilobytes can unpack to gigabytes). Checked from the zip's own
+ * directory before anything is unpacked, and again while unpacking, since that directory can lie.
+ */
+export const MAX_DOCX_PARTS = 2_000;
+export const MAX_DOCX_UNPACKED_BYTES = 64 * 1024 * 1024;
 
 /**
  * How much of documents' text the model gets, in tokens: all documents of one message together,

@@ -126,6 +126,8 @@ export interface MessageDocument {
   id: string;
   size: number;
   pages?: number;
+  /** How many words its text holds (a Word document's chip shows them). */
+  words?: number;
   cut?: DocumentCut;
 }
 

@@ -1,4 +1,9 @@
-import { type AttachmentAnswer, isDocumentMediaType, MAX_DOCUMENT_BYTES } from '@chat/contracts';
+import {
+  type AttachmentAnswer,
+  DOCX_MEDIA_TYPE,
+  isDocumentMediaType,
+  MAX_DOCUMENT_BYTES,
+} from '@chat/contracts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import type { MediaFile } from '../chats/attachmentService';
 import { documentTooLarge } from '../chats/attachments/documentCheck';
@@ -53,14 +58,14 @@ export function registerAttachmentRoutes(app: H3, services: ApiServices) {
 /**
  * What a served file may do when opened on its own: nothing. Text runs in a sandbox (no script,
  * no same origin, whatever it holds); a PDF only loads the browser's own viewer (a sandboxed
- * document would not get one), and nothing else.
+ * document would not get one), and nothing else. A Word document no browser shows: it downloads.
  */
 const TEXT_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox";
 const PDF_POLICY = "default-src 'none'; object-src 'self'; frame-ancestors 'none'";
 
 /** Every kind of text is served as plain text: shown as it is, never rendered (HTML, SVG, ...). */
 function servedType(mediaType: string): string {
-  return isDocumentMediaType(mediaType) && mediaType !== 'application/pdf'
+  return isDocumentMediaType(mediaType) && mediaType !== 'application/pdf' && mediaType !== DOCX_MEDIA_TYPE
     ? 'text/plain; charset=utf-8'
     : mediaType;
 }
@@ -75,7 +80,7 @@ function mediaResponse(event: H3Event, file: MediaFile, cacheControl: string): R
   const headers = {
     'content-type': servedType(file.mediaType),
     'x-content-type-options': 'nosniff',
-    'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(file.name)}`,
+    'content-disposition': `${file.mediaType === DOCX_MEDIA_TYPE ? 'attachment' : 'inline'}; filename*=UTF-8''${encodeURIComponent(file.name)}`,
     'cache-control': cacheControl,
     etag,
   };

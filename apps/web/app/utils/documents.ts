@@ -1,6 +1,7 @@
 import {
   type Attachment,
   attachmentIdOfUrl,
+  DOCX_MEDIA_TYPE,
   documentCutText,
   isDocumentMediaType,
   type MessageDocument,
@@ -9,6 +10,7 @@ import {
 /** The kind of a document as a person reads it. */
 const KINDS: Record<string, string> = {
   'application/pdf': 'PDF',
+  [DOCX_MEDIA_TYPE]: 'Word',
   'text/plain': 'Text',
   'text/markdown': 'Markdown',
   'text/csv': 'CSV',
@@ -23,18 +25,32 @@ export function documentKind(mediaType: string): string {
   return KINDS[mediaType] ?? 'File';
 }
 
+/** Its icon: a page of prose (a PDF, a Word document), or a page of text and code. */
+export function documentIcon(mediaType: string | undefined): string {
+  return mediaType === 'application/pdf' || mediaType === DOCX_MEDIA_TYPE
+    ? 'i-lucide-file-text'
+    : 'i-lucide-file-code';
+}
+
 export function sizeLabel(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-/** `PDF · 12 pages`, `Markdown · 2.1 KB`, or just the kind when nothing more is known. */
+const counts = new Intl.NumberFormat('en-US');
+
+/**
+ * `PDF · 12 pages`, `Word · 1,200 words`, `Markdown · 2.1 KB`, or just the kind when nothing more is
+ * known. A Word document says its words: its size (a zip, often mostly images) says little of its text.
+ */
 export function documentDetail(
-  file: { mediaType: string } & Partial<Pick<Attachment, 'pages' | 'size'>>,
+  file: { mediaType: string } & Partial<Pick<Attachment, 'pages' | 'size' | 'words'>>,
 ): string {
   const kind = documentKind(file.mediaType);
   if (file.pages !== undefined) return `${kind} · ${file.pages} page${file.pages === 1 ? '' : 's'}`;
+  if (file.mediaType === DOCX_MEDIA_TYPE && file.words !== undefined)
+    return `${kind} · ${counts.format(file.words)} word${file.words === 1 ? '' : 's'}`;
   if (file.size !== undefined) return `${kind} · ${sizeLabel(file.size)}`;
   return kind;
 }
@@ -44,7 +60,7 @@ export interface MessageDocumentChip {
   url: string;
   name: string;
   mediaType: string;
-  /** `PDF · 12 pages`, `Markdown · 3.4 KB` (just the kind while the message's description is not known). */
+  /** `PDF · 12 pages`, `Word · 800 words`, `Markdown · 3.4 KB` (just the kind while the message's description is not known). */
   detail: string;
   /** When the model read only part of it as the message ran: `Pages 1-40 of 120 were read`. */
   cut?: string;
@@ -71,7 +87,7 @@ export function messageDocumentChips(
         mediaType,
         detail: documentDetail({
           mediaType,
-          ...(described ? { pages: described.pages, size: described.size } : {}),
+          ...(described ? { pages: described.pages, size: described.size, words: described.words } : {}),
         }),
         ...(cut ? { cut: `${cut.charAt(0).toUpperCase()}${cut.slice(1)}` } : {}),
       },

@@ -1,11 +1,12 @@
 # The Playwright flow of documents in chat (D1), in Gherkin.
 # Automated in apps/web/e2e/documents.spec.ts against the production build, the real API and the
 # built-in local model. The API side (sniffing, bounds, the bounded PDF worker, the budget and its
-# cut note, references in memory, serving) is in apps/api/test/documents.test.ts.
+# cut note, references in memory, serving) is in apps/api/test/documents.test.ts, Word documents'
+# in apps/api/test/wordDocuments.test.ts.
 # The local model's reply starts with what it read: I read <n> document(s): <name>, <pages>, <words>.
 
 Feature: Documents in chat
-  A person attaches PDFs and text files like images; they upload at once, show as chips in the
+  A person attaches PDFs, Word documents and text files like images; they upload at once, show as chips in the
   composer, the Dock and the transcript, open as files, and the model reads their text within a
   budget.
 
@@ -20,6 +21,23 @@ Feature: Documents in chat
     And neither chip notes a cut
     And the reply says "I read 2 documents: report.pdf, 2 pages, 4 words; plan.md, 6 words."
     And the PDF's chip opens application/pdf inline, and the Markdown's opens as plain text
+
+  @documents
+  @documents
+  Scenario: A Word document attaches, shows its words, and is read
+    Given a chat
+    When I attach "memo.docx" of two paragraphs, 7 words
+    Then the composer shows a chip "Word · 7 words"
+    When I send "what does the memo say?"
+    Then the transcript shows "memo.docx" with "Word · 7 words"
+    And the reply says "I read 1 document: memo.docx, 7 words."
+    And the chip's file downloads as the Word document itself
+
+  Scenario: A Word document is cut by paragraphs
+    # Automated in apps/api/test/wordDocuments.test.ts.
+    Given a budget of 400 tokens a message
+    When I send a Word document of 30 paragraphs of 50 words
+    Then the reply says "lines 1-<n> of 30 were read", each line one paragraph
 
   @documents
   Scenario: What does not fit is cut with a note, in the reply and on the chip
@@ -46,4 +64,11 @@ Feature: Documents in chat
     # Automated in apps/api/test/documents.test.ts.
     When I upload a 1.4 MB PDF whose content inflates to 400 MB
     Then the answer is 415 "This PDF could not be read: its compressed content expands too far."
+    And the server answered a health check meanwhile, and grew by less than 200 MB
+
+  Scenario: A zip bomb called a Word document is refused, the server keeps answering
+    # Automated in apps/api/test/wordDocuments.test.ts and imports.test.ts.
+    When I upload a 400 KB Word document whose zip unpacks to 400 MB
+    Then the answer is 415 "This Word document could not be read: it unpacks to more than 64 MB."
+    And the same when its zip's directory claims 1 KB, found while unpacking
     And the server answered a health check meanwhile, and grew by less than 200 MB

@@ -1,4 +1,11 @@
-import { type DocumentMediaType, MAX_DOCUMENT_BYTES, refusalMessages } from '@chat/contracts';
+import {
+  DOCX_MEDIA_TYPE,
+  type DocumentMediaType,
+  MAX_DOCUMENT_BYTES,
+  MAX_DOCX_PARTS,
+  MAX_DOCX_UNPACKED_BYTES,
+  refusalMessages,
+} from '@chat/contracts';
 import { ApiError } from '../../platform/errors';
 import type { DocumentKind, DocumentRead } from './documentText';
 import { cleanName } from './imageCheck';
@@ -15,7 +22,7 @@ export interface CheckedDocument {
   words: number;
   /** The text the model reads; a PDF's pages apart by form feeds (`PAGE_BREAK`). */
   text: string;
-  /** How many pieces (`pieceBreak`) the text holds: a PDF's pages, a text's lines. */
+  /** How many pieces (`pieceBreak`) the text holds: a PDF's pages, a text's (or Word document's) lines. */
   pieces: number;
 }
 
@@ -32,8 +39,9 @@ const TEXT_READ_IN_PROCESS_BYTES = 256 * 1024;
 export const PAGE_BREAK = '\f';
 
 /**
- * What the budget takes a document's text by (D1): a PDF's pages, any other text's lines. The one
- * home of that rule: extraction counts the pieces with it, the model context cuts by it.
+ * What the budget takes a document's text by (D1): a PDF's pages, any other text's lines (a Word
+ * document's text holds one paragraph a line). The one home of that rule: extraction counts the
+ * pieces with it, the model context cuts by it.
  */
 export function pieceBreak(mediaType: DocumentMediaType): string {
   return mediaType === 'application/pdf' ? PAGE_BREAK : '\n';
@@ -49,6 +57,15 @@ const PDF_HEADER = [0x25, 0x50, 0x44, 0x46, 0x2d]; // %PDF-
 /** A PDF starts with its header, `%PDF-`. */
 export function isPdf(bytes: Uint8Array): boolean {
   return PDF_HEADER.every((byte, index) => bytes[index] === byte);
+}
+
+/**
+ * A zip starts with a local entry (`PK\x03\x04`), an empty one with its end record (`PK\x05\x06`).
+ * Whether it is a Word document only reading it tells (`docxText.mjs`).
+ */
+export function isZip(bytes: Uint8Array): boolean {
+  if (bytes[0] !== 0x50 || bytes[1] !== 0x4b) return false;
+  return (bytes[2] === 0x03 && bytes[3] === 0x04) || (bytes[2] === 0x05 && bytes[3] === 0x06);
 }
 
 /** Which kind of text a name says a text file is (the bytes already said it is text). */
@@ -67,8 +84,10 @@ export const documentTooLarge = () => new ApiError('too_large', refusalMessages.
  * The checks a document passes before it is stored (D1): at most MAX_DOCUMENT_BYTES
  * (`413 too_large`); a PDF by its header, read once by `read` under the OS's limits (too many pages
  * `413 too_large`; unreadable, too slow or too big to read `415 unsupported_media_type` with the
- * reason); otherwise text by being valid UTF-8 without NUL. Undefined when the bytes are neither
- * (the caller tries the other kinds, then refuses).
+ * reason); a zip as a Word document, read the same way (a zip that is no Word document, unpacks
+ * too far or cannot be read: `415 unsupported_media_type` with the reason); otherwise text by
+ * being valid UTF-8 without NUL. Undefined when the bytes are none of these (the caller tries the
+ * other kinds, then refuses).
  */
 export async function checkDocument(
   bytes: Uint8Array,
@@ -101,10 +120,22 @@ export async function checkDocument(
       });
     }
     if (!pdf.ok && pdf.reason === 'pages') throw new ApiError('too_large', refusalMessages.too_large.pages);
-    const reason = pdf.ok || pdf.reason === 'binary' ? 'unreadable' : pdf.reason;
     throw new ApiError(
       'unsupported_media_type',
-      refusalMessages.unsupported_media_type.unreadablePdf(PDF_REASONS[reason]),
+      refusalMessages.unsupported_media_type.unreadablePdf(reasonOf(pdf, PDF_REASONS)),
+    );
+  }
+  if (isZip(bytes)) {
+    const docx = await read('docx', bytes);
+    if (docx.ok && 'text' in docx) {
+      return described(DOCX_MEDIA_TYPE, docx.text, null, {
+        words: countWords(docx.text),
+        pieces: countPieces(DOCX_MEDIA_TYPE, docx.text),
+      });
+    }
+    throw new ApiError(
+      'unsupported_media_type',
+      refusalMessages.unsupported_media_type.unreadableDocx(reasonOf(docx, DOCX_REASONS)),
     );
   }
   const counted =
@@ -132,5 +163,20 @@ const READ_REASONS = {
   text: 'it holds too much text',
 } as const;
 
+/** Why a reading failed, in the words its kind has for it (`unreadable`'s for any other reason). */
+function reasonOf(
+  read: DocumentRead,
+  reasons: { unreadable: string } & Partial<Record<string, string>>,
+): string {
+  return (read.ok ? undefined : reasons[read.reason]) ?? reasons.unreadable;
+}
+
 const PDF_REASONS = { ...READ_REASONS, unreadable: 'it is damaged or not a PDF' } as const;
 const TEXT_REASONS = { ...READ_REASONS, unreadable: 'it could not be read' } as const;
+const DOCX_REASONS = {
+  ...READ_REASONS,
+  unreadable: 'it is damaged or not a Word document',
+  notDocx: 'it is a zip archive but not a Word document',
+  unpacked: `it unpacks to more than ${MAX_DOCX_UNPACKED_BYTES / (1024 * 1024)} MB`,
+  parts: `it holds more than ${MAX_DOCX_PARTS.toLocaleString('en-US')} parts`,
+} as const;

@@ -4,9 +4,10 @@
 // The bytes come on stdin; one JSON line goes out on stdout. Plain JavaScript, so it runs the same
 // from the sources (tests, `dev`) and beside the build.
 import { getDocumentProxy } from 'unpdf';
+import { readDocx } from './docxText.mjs';
 import { readText } from './textCounts.mjs';
 
-const { kind, maxPages, maxChars } = JSON.parse(process.argv[2] ?? '{}');
+const { kind, maxPages, maxChars, maxParts, maxUnpackedBytes } = JSON.parse(process.argv[2] ?? '{}');
 
 async function readStdin() {
   const chunks = [];
@@ -48,8 +49,15 @@ function answer(result) {
   process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 }
 
+/** The reading of each kind of document. */
+function read(bytes) {
+  if (kind === 'pdf') return readPdf(bytes);
+  if (kind === 'docx') return readDocx(bytes, { maxUnpackedBytes, maxParts, maxChars });
+  return readText(bytes);
+}
+
 readStdin()
-  .then((bytes) => (kind === 'pdf' ? readPdf(bytes) : readText(bytes)))
+  .then(read)
   .then(answer, (error) =>
     // An allocation the address-space limit refused, where the reader let it surface as an error
     // (pdf.js passes it on under a name of its own, with the message kept).

@@ -4,16 +4,22 @@ import { refusalMessages } from '@chat/contracts';
 import { ApiError } from '../../platform/errors';
 import type { UploadSlots } from '../../platform/uploadSlots';
 
-/** What reading a document gave: a PDF's pages, a text's counts, or why it could not be read. */
+/**
+ * What reading a document gave: a PDF's pages, a Word document's text, a text's counts, or why it
+ * could not be read.
+ */
 export type DocumentRead =
   | { ok: true; pages: string[] }
+  | { ok: true; text: string }
   | { ok: true; words: number; lines: number }
   | { ok: false; reason: 'pages'; pages: number }
   /** Not text: invalid UTF-8 or a NUL byte (the caller refuses the file as not a document). */
   | { ok: false; reason: 'binary' }
+  /** A Word document's zip: unpacks past its bound, holds too many parts, or is no Word document. */
+  | { ok: false; reason: 'unpacked' | 'parts' | 'notDocx' }
   | { ok: false; reason: 'unreadable' | 'timeout' | 'memory' | 'text' };
 
-export type DocumentKind = 'pdf' | 'text';
+export type DocumentKind = 'pdf' | 'docx' | 'text';
 
 export interface DocumentReadLimits {
   /** Wall-clock time one reading may take; its CPU time is bounded by the kernel to the same. */
@@ -21,8 +27,11 @@ export interface DocumentReadLimits {
   /** Memory one reading may use beyond what Node itself reserves (the kernel's address-space limit). */
   memoryMb: number;
   maxPages: number;
-  /** Most characters of text kept from one PDF (a few bytes can expand to a lot of text). */
+  /** Most characters of text kept from one PDF or Word document (a few bytes can expand to a lot of text). */
   maxChars: number;
+  /** Most parts of a Word document's zip, and most bytes they unpack to together. */
+  maxDocxParts: number;
+  maxDocxUnpackedBytes: number;
 }
 
 /**
@@ -117,7 +126,13 @@ function readInChild(
         // grow with the machine's cores, so the same limit means the same working memory anywhere.
         '--v8-pool-size=2',
         fileURLToPath(READER),
-        JSON.stringify({ kind, maxPages: limits.maxPages, maxChars: limits.maxChars }),
+        JSON.stringify({
+          kind,
+          maxPages: limits.maxPages,
+          maxChars: limits.maxChars,
+          maxParts: limits.maxDocxParts,
+          maxUnpackedBytes: limits.maxDocxUnpackedBytes,
+        }),
       ],
       // Nothing of the API's environment (secrets, database address) reaches the reader.
       { env: { MALLOC_ARENA_MAX: '2' }, stdio: ['pipe', 'pipe', 'pipe'] },

@@ -70,6 +70,7 @@ async function messageDocuments(
       id: attachment.id,
       size: attachment.size,
       ...(attachment.pages === undefined ? {} : { pages: attachment.pages }),
+      ...(attachment.words === undefined ? {} : { words: attachment.words }),
       ...(cut
         ? { cut: { ...cut, unit: attachment.mediaType === 'application/pdf' ? 'pages' : 'lines' } }
         : {}),
