@@ -1,43 +1,17 @@
 import {
-  type Attachment,
   attachmentIdOfUrl,
   documentCutText,
+  documentDetail,
   isDocumentMediaType,
   type MessageDocument,
 } from '@chat/contracts';
-
-/** The kind of a document as a person reads it. */
-const KINDS: Record<string, string> = {
-  'application/pdf': 'PDF',
-  'text/plain': 'Text',
-  'text/markdown': 'Markdown',
-  'text/csv': 'CSV',
-  'application/json': 'JSON',
-};
 
 export function isDocument(mediaType: string | undefined): boolean {
   return mediaType !== undefined && isDocumentMediaType(mediaType);
 }
 
-export function documentKind(mediaType: string): string {
-  return KINDS[mediaType] ?? 'File';
-}
-
-export function sizeLabel(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
-
-/** `PDF · 12 pages`, `Markdown · 2.1 KB`, or just the kind when nothing more is known. */
-export function documentDetail(
-  file: { mediaType: string } & Partial<Pick<Attachment, 'pages' | 'size'>>,
-): string {
-  const kind = documentKind(file.mediaType);
-  if (file.pages !== undefined) return `${kind} · ${file.pages} page${file.pages === 1 ? '' : 's'}`;
-  if (file.size !== undefined) return `${kind} · ${sizeLabel(file.size)}`;
-  return kind;
-}
+// One home for its wording, in the contracts: the Markdown export names documents the same way.
+export { documentDetail };
 
 /** A document chip of a sent message in the transcript. */
 export interface MessageDocumentChip {
@@ -62,7 +36,8 @@ export function messageDocumentChips(
   return parts.flatMap((part) => {
     const mediaType = String(part.mediaType);
     if (part.type !== 'file' || typeof part.url !== 'string' || !isDocument(mediaType)) return [];
-    const described = byId.get(attachmentIdOfUrl(part.url) ?? '');
+    // A shared snapshot's part describes itself (its URL is the share's, not an attachment's).
+    const described = byId.get(attachmentIdOfUrl(part.url) ?? '') ?? selfDescribed(part);
     const cut = described?.cut ? documentCutText(described.cut) : undefined;
     return [
       {
@@ -77,4 +52,10 @@ export function messageDocumentChips(
       },
     ];
   });
+}
+
+/** The size and pages a shared document part carries (a snapshot keeps what its chip shows). */
+function selfDescribed(part: { [key: string]: unknown }): Omit<MessageDocument, 'id'> | undefined {
+  if (typeof part.size !== 'number') return undefined;
+  return { size: part.size, ...(typeof part.pages === 'number' ? { pages: part.pages } : {}) };
 }
