@@ -309,7 +309,6 @@ export async function createRuntime(
       db,
       allowGuests,
       storage,
-      webOrigin: config.WEB_ORIGIN,
       newChatDrainMode,
       reader,
       importReadMs: config.IMPORT_READ_SECONDS * 1000,

@@ -33,8 +33,6 @@ export interface PortabilityServiceDeps {
   /** `AUTH_ALLOW_GUESTS`: when off, a guest's share links answer nothing (`findShare`). */
   allowGuests: boolean;
   storage: AttachmentStorage;
-  /** The origin people open the web app on: a Markdown export's image links are made absolute with it. */
-  webOrigin: string;
   /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15): an import, a fork or a continued share is new. */
   newChatDrainMode: DrainMode;
   /** How an imported document's text is read: as at an upload (D1). */
@@ -72,7 +70,7 @@ export class PortabilityService {
       return {
         filename: `${fileStem(source.title)}.md`,
         contentType: 'text/markdown; charset=utf-8',
-        body: chatMarkdown(source, this.deps.webOrigin, exportedAt),
+        body: chatMarkdown(source, exportedAt),
       };
     }
     return {
