@@ -93,7 +93,7 @@ export class PortabilityService {
     signal?.throwIfAborted();
     return await this.write({
       ownerId,
-      title: document.chat.title,
+      title: copyTitle(document.chat.title),
       content: {
         shownVersion: document.shownVersion,
         versions: document.versions,
@@ -118,8 +118,7 @@ export class PortabilityService {
         const source = await readChatExport(tx, thread, ownerId, { kind: 'shownVersionUpTo', messageId });
         return await writeNewChat(tx, this.deps.storage, this.deps.newChatDrainMode, {
           ownerId,
-          // Told apart from its source in the list at a glance; the link back says which one.
-          title: `Copy of ${source.title}`.slice(0, 200),
+          title: copyTitle(source.title),
           content: source.content,
           images: this.copiedImages(source.images),
           documents: this.copiedDocuments(source.documents),
@@ -163,7 +162,7 @@ export class PortabilityService {
     const keptDocuments = new Set(documents.map((document) => document.key));
     return await this.write({
       ownerId: userId,
-      title: share.title,
+      title: copyTitle(share.title),
       content: {
         ...content,
         messages: content.messages.map((message) => ({
@@ -237,6 +236,15 @@ async function storedText(storage: AttachmentStorage, attachmentId: string): Pro
   const text = (await storage.getTexts([attachmentId])).get(attachmentId);
   if (text === undefined) throw notFound('attachment');
   return text;
+}
+
+/**
+ * The title of a chat made from another (an import, a fork, a continued share): told apart from its
+ * source at a glance in the list, where the two often sit side by side (a fork's link back, or the
+ * chat itself, says which one).
+ */
+function copyTitle(title: string): string {
+  return `Copy of ${title}`.slice(0, 200);
 }
 
 /** A file name for a chat's title: letters, digits, spaces as dashes; `chat` when nothing is left. */
