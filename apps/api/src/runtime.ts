@@ -312,6 +312,7 @@ export async function createRuntime(
       newChatDrainMode,
       reader,
       importReadMs: config.IMPORT_READ_SECONDS * 1000,
+      claims,
     }),
     settings: new SettingsService({ db, models }),
   };

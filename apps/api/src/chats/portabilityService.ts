@@ -8,7 +8,7 @@ import {
   type Thread,
 } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import { notFound } from '../platform/errors';
+import { ApiError, notFound } from '../platform/errors';
 import { type DocumentReader, ReadBudget } from './attachments/documentText';
 import { describeAttachments } from './attachments/repository';
 import type { AttachmentStorage } from './attachments/storage';
@@ -18,7 +18,7 @@ import {
   type NewChatImage,
   writeNewChat,
 } from './portability/chatWriter';
-import { type ChatExportSource, readChatExport } from './portability/exportReader';
+import { type ChatContent, type ChatExportSource, readChatExport } from './portability/exportReader';
 import { checkImport } from './portability/importChecks';
 import { chatExportStream } from './portability/jsonExport';
 import { chatMarkdown } from './portability/markdown';
@@ -27,6 +27,7 @@ import { findShare } from './shares/repository';
 import { isShareTokenShape } from './shares/snapshot';
 import { toThread } from './threadService';
 import { requireOwnedThread } from './threads/repository';
+import type { HeadClaims } from './turns/running/headClaim';
 
 export interface PortabilityServiceDeps {
   db: Database;
@@ -39,6 +40,8 @@ export interface PortabilityServiceDeps {
   reader: DocumentReader;
   /** Reading time one import's documents may take together. */
   importReadMs: number;
+  /** Starts the answer to the person's message a fork ends with (P3), as a viewer's claim would. */
+  claims: HeadClaims;
 }
 
 /** A chat as a file to download. */
@@ -109,7 +112,9 @@ export class PortabilityService {
   /**
    * P3: a new chat ("Copy of" the source's title) holding the shown version up to `messageId`
    * (included), with its marks, images, documents and the owner's feedback, and a link back to
-   * where it came from. The source is only read.
+   * where it came from. The source is only read. From a person's message, the copy answers it:
+   * the message is sent in the new chat (its files with it) and starts at once, on the server, so
+   * the copy never waits with a question nobody answers.
    */
   async fork(ownerId: string, threadId: string, messageId: string): Promise<Thread> {
     const row = await this.deps.db.transaction(
@@ -119,7 +124,7 @@ export class PortabilityService {
         return await writeNewChat(tx, this.deps.storage, this.deps.newChatDrainMode, {
           ownerId,
           title: copyTitle(source.title),
-          content: source.content,
+          ...withLastQuestionToAnswer(source.content),
           images: this.copiedImages(source.images),
           documents: this.copiedDocuments(source.documents),
           forkedFrom: { threadId, messageId },
@@ -127,7 +132,13 @@ export class PortabilityService {
       },
       { isolationLevel: 'repeatable read' },
     );
-    return toThread(row);
+    const copy = toThread(row);
+    // The question waits at the head of the copy's queue; claimed here, it runs whether or not a
+    // page opens. A refusal (the account's running cap) leaves it there for the page to claim.
+    await this.deps.claims.claim(ownerId, copy.id).catch((error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+    });
+    return copy;
   }
 
   /**
@@ -236,6 +247,27 @@ async function storedText(storage: AttachmentStorage, attachmentId: string): Pro
   const text = (await storage.getTexts([attachmentId])).get(attachmentId);
   if (text === undefined) throw notFound('attachment');
   return text;
+}
+
+/**
+ * A fork's content, and the person's message it ends with as the one to answer (left out of its
+ * messages: the answering turn sends it again), when it ends with one.
+ */
+function withLastQuestionToAnswer(content: ChatContent): Pick<NewChat, 'content' | 'toAnswer'> {
+  const version = content.versions.find((candidate) => candidate.id === content.shownVersion);
+  const lastKey = version?.messages.at(-1);
+  const last = content.messages.find((message) => message.id === lastKey);
+  if (!version || last?.role !== 'user') return { content };
+  return {
+    content: {
+      ...content,
+      versions: content.versions.map((candidate) =>
+        candidate === version ? { ...candidate, messages: candidate.messages.slice(0, -1) } : candidate,
+      ),
+      messages: content.messages.filter((message) => message !== last),
+    },
+    toAnswer: last,
+  };
 }
 
 /**
