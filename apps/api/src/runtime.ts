@@ -316,10 +316,10 @@ export async function createRuntime(
       db,
       allowGuests,
       storage,
-      webOrigin: config.WEB_ORIGIN,
       newChatDrainMode,
       reader,
       importReadMs: config.IMPORT_READ_SECONDS * 1000,
+      claims,
     }),
     settings: new SettingsService({ db, models }),
   };

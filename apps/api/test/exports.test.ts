@@ -170,11 +170,10 @@ describe('exporting a chat as JSON (P1)', () => {
 });
 
 describe('exporting a chat as Markdown (P1)', () => {
-  it('is the shown version, readable: who and when, the model, a stop, tool calls, image links, notes', async () => {
+  it('is the shown version, readable: who and when, the model, a stop, tool calls, images by name, notes', async () => {
     const threadId = await richChat(client);
     const original = (await client.detail(threadId)).messages[0]?.metadata.version?.branchIds[0] as string;
     await client.json('PUT', `/api/threads/${threadId}/active-branch`, { branchId: original });
-    const image = (await client.detail(threadId)).messages[0]?.parts.find((part) => part.type === 'file');
 
     const response = await client.fetch('GET', `/api/threads/${threadId}/export?format=md`);
     expect(response.status).toBe(200);
@@ -187,7 +186,7 @@ describe('exporting a chat as Markdown (P1)', () => {
     expect(markdown).toContain('the version shown (the chat has 2 versions)');
     expect(markdown).toContain('look at this map [[words:5]]');
     expect(markdown).not.toContain('look at this map again');
-    expect(markdown).toContain(`![map.png](<http://localhost:3000${image?.url}>)`);
+    expect(markdown).toContain('_Image: map.png (PNG, 64×48)_');
     expect(markdown).toMatch(/### Assistant · local · \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
     expect(markdown).toMatch(/### Assistant · local · stopped · /);
     expect(markdown).toContain('> Tool `current_time` returned:\n\n```json\n{\n  "now": ');
@@ -196,20 +195,27 @@ describe('exporting a chat as Markdown (P1)', () => {
     expect(markdown).toMatch(/## Notes\n\n- buy milk \(/);
   });
 
-  it('quotes a chat’s images with links its owner can open while signed in', async () => {
+  it('reads on its own: images are named, never linked into the app (whose links answer only their signed-in owner), and it says where the files are', async () => {
     const threadId = await client.createThread('Pictures');
     const first = await uploaded(client, threadId, pngBytes(10, 10), 'one.png');
-    const second = await uploaded(client, threadId, pngBytes(12, 12), 'two.png');
+    const second = await uploaded(client, threadId, pngBytes(12, 12), 'two_*[x].png');
     const sent = await sendWithImages(client, threadId, 'two pictures [[words:3]]', [first.id, second.id]);
     await sent.text();
     const markdown = await (await client.fetch('GET', `/api/threads/${threadId}/export?format=md`)).text();
-    const links = [...markdown.matchAll(/!\[[^\]]*\]\(<([^>]+)>\)/g)].map((match) => match[1] as string);
-    expect(links).toEqual([
-      `http://localhost:3000/api/media/${first.id}`,
-      `http://localhost:3000/api/media/${second.id}`,
-    ]);
-    const opened = await client.fetch('GET', new URL(links[0] as string).pathname);
-    expect(opened.status).toBe(200);
+    expect(markdown).toContain(
+      '_Images and documents are named here, not included: the JSON export of this chat holds them._',
+    );
+    expect(markdown).toContain('_Image: one.png (PNG, 10×10)_');
+    // A name's Markdown marks are text, not formatting.
+    expect(markdown).toContain('_Image: two\\_\\*\\[x\\].png (PNG, 12×12)_');
+    expect(markdown).not.toContain('/api/');
+    expect(markdown).not.toContain('](');
+
+    // A chat with no files says nothing of them.
+    const plain = await client.createThread('Words only');
+    await client.sendAndRead(plain, 'hello [[words:3]]');
+    const words = await (await client.fetch('GET', `/api/threads/${plain}/export?format=md`)).text();
+    expect(words).not.toContain('Images and documents');
   });
 });
 
@@ -245,8 +251,9 @@ describe('exporting a chat with documents (D1)', () => {
     expect(JSON.stringify(document)).not.toContain('zeta eta');
 
     const markdown = await (await client.fetch('GET', `/api/threads/${threadId}/export?format=md`)).text();
-    expect(markdown).toContain(`Attached: [report.pdf](<http://localhost:3000/api/media/${pdf.id}>)`);
-    expect(markdown).toContain(`Attached: [plan.md](<http://localhost:3000/api/media/${md.id}>)`);
+    expect(markdown).toContain('_Attached: report.pdf (PDF · 2 pages)_');
+    expect(markdown).toMatch(/_Attached: plan\.md \(Markdown · \d+ B\)_/);
+    expect(markdown).not.toContain('/api/media/');
 
     const plain = await client.createThread('No documents');
     await client.sendAndRead(plain, 'hello [[words:3]]');

@@ -8,8 +8,15 @@ import {
   lastReplyAgain,
   richChat,
 } from './support/chatCopies';
-import { APP_HEADERS, type ApiClient, textOfChunks, textOfMessage } from './support/client';
-import { pngBytes } from './support/images';
+import {
+  APP_HEADERS,
+  type ApiClient,
+  readChunks,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
+import { pngBytes, sendWithImages, uploaded } from './support/images';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -142,13 +149,47 @@ describe('New chat from here (P3)', () => {
     expect(await lastReplyAgain(client, forkId)).toContain(DOCUMENTS_READ);
   });
 
-  it('from a user message, ends with that message', async () => {
-    const { threadId, detail } = await richChatOnOriginal();
+  it('from a user message, answers it: the copy ends with that message, its image included, and a reply to it starts on the server', async () => {
+    const threadId = await client.createThread('Questions');
+    await client.sendAndRead(threadId, 'first question [[words:4]]');
+    const image = await uploaded(client, threadId, pngBytes(20, 10), 'chart.png');
+    await readChunks(await sendWithImages(client, threadId, 'look at this chart [[words:6]]', [image.id]));
+    await client.sendAndRead(threadId, 'a later question [[words:4]]');
+    const detail = await client.detail(threadId);
     const question = detail.messages[2];
-    const { body } = await fork(threadId, question?.id as string);
-    const copy = await client.detail(body.thread.id);
-    expect(copy.messages.map((message) => textOfMessage(message))).toEqual(
+    expect(textOfMessage(question)).toBe('look at this chart [[words:6]]');
+
+    const { status, body } = await fork(threadId, question?.id as string);
+    expect(status).toBe(201);
+    // No page is open on the copy: the server runs the answer by itself.
+    const copy = await waitFor(
+      () => client.detail(body.thread.id),
+      (read) => read.messages.length === 4 && read.turnQueue.activeTurn === null,
+      20_000,
+    );
+    expect(copy.turnQueue.items).toEqual([]);
+    expect(copy.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(copy.messages.slice(0, 3).map((message) => textOfMessage(message))).toEqual(
       detail.messages.slice(0, 3).map((message) => textOfMessage(message)),
+    );
+    const copiedImage = copy.messages[2]?.parts.find((part) => part.type === 'file');
+    expect(copiedImage).toMatchObject({ mediaType: 'image/png', filename: 'chart.png' });
+    expect(copiedImage?.url).not.toBe(`/api/media/${image.id}`);
+    // The local model answers a message with images by what it received: the copied chart.
+    expect(textOfMessage(copy.messages[3])).toBe('I see 1 image: png 20x10.');
+    // The source is as it was.
+    expect((await client.detail(threadId)).messages.length).toBe(6);
+  });
+
+  it('from an assistant message, runs nothing: the copy ends with that reply', async () => {
+    const { threadId, detail } = await richChatOnOriginal();
+    const reply = detail.messages[3];
+    expect(reply?.role).toBe('assistant');
+    const { body } = await fork(threadId, reply?.id as string);
+    const copy = await client.detail(body.thread.id);
+    expect(copy.turnQueue).toMatchObject({ activeTurn: null, items: [] });
+    expect(copy.messages.map((message) => textOfMessage(message))).toEqual(
+      detail.messages.slice(0, 4).map((message) => textOfMessage(message)),
     );
   });
 
@@ -187,7 +228,8 @@ describe('Continue a shared chat (P4)', () => {
     const guest = await api.client();
     const { status, body } = await continueShare(token, guest);
     expect(status).toBe(201);
-    expect(body.thread.title).toBe('Trip planning');
+    // Told apart from the shared chat (a reader may continue it twice, or own the original).
+    expect(body.thread.title).toBe('Copy of Trip planning');
     expect(body.thread.forkedFrom).toBeUndefined();
     expect(await storedRows(threadId)).toEqual(before);
 

@@ -294,13 +294,18 @@ describe('sharing a snapshot (H1)', () => {
 
 describe('a shared chat with documents (D1)', () => {
   it('shows its documents to a reader through the share, and a continued copy keeps them, read by its model', async () => {
-    const { threadId, pdf } = await chatWithDocuments(client, 'Shared reading');
+    const { threadId, pdf, md } = await chatWithDocuments(client, 'Shared reading');
     const { token } = await share(threadId);
     const snapshot = JSON.parse((await readShared(token)).raw) as SharedSnapshot;
     const files = snapshot.messages[0]?.parts.filter((part) => part.type === 'file') ?? [];
     expect(files.map((part) => (part.type === 'file' ? part.mediaType : ''))).toEqual([
       'application/pdf',
       'text/markdown',
+    ]);
+    // What the chips show: a PDF's pages, a text's size; nothing of what the model read.
+    expect(files.map((part) => (part.type === 'file' ? [part.pages, part.size] : []))).toEqual([
+      [2, pdf.size],
+      [undefined, md.size],
     ]);
     const read = await fetch(`${api.baseUrl}${files[0]?.type === 'file' ? files[0].url : ''}`);
     expect(read.status).toBe(200);

@@ -125,6 +125,8 @@ describe('steer: a message folded into the running reply at its next step', () =
     expect(textsOf(messages[2] as never)).toBe('also book a hotel');
     expect(textsOf(messages[3] as never).startsWith('(steered)')).toBe(true);
     expect(JSON.stringify(messages)).not.toContain(REMINDER);
+    // The transcript keeps saying which message was a steer; the message it joined was not one.
+    expect(messages.map((message) => message.metadata.steered ?? false)).toEqual([false, false, true, false]);
 
     const later = await client.sendAndRead(threadId, 'what did I say? [[history]] [[words:5]]');
     expect(textOfChunks(later.chunks)).toContain('History: "plan my trip" | "also book a hotel"');
@@ -212,7 +214,10 @@ describe('steer: a message folded into the running reply at its next step', () =
     const claimed = await readChunks(claim);
     expect(textOfChunks(claimed)).toMatch(/^\(steered\) You said: "shorter please"\./);
     expect(JSON.stringify(claimed)).not.toContain(REMINDER);
-    expect(JSON.stringify((await client.detail(threadId)).messages)).not.toContain(REMINDER);
+    const { messages } = await client.detail(threadId);
+    expect(JSON.stringify(messages)).not.toContain(REMINDER);
+    // It ran as a message of its own, not inside a running reply: not marked as a steer.
+    expect(messages.some((message) => message.metadata.steered)).toBe(false);
   });
 
   it('Stop & send on a pending steer: the reply stops, the steer runs at once with the handoff and the reminder', async () => {

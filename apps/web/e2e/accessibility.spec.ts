@@ -3,6 +3,7 @@ import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures';
 import { ShareDialog } from './pages/ShareDialog';
 import { recordAnnouncements } from './support/announcements';
+import { pdfBytes } from './support/documents';
 import { realPng } from './support/images';
 
 /** axe-core (WCAG 2.2 A/AA and best practice) violations above "minor" on the page as it is now. */
@@ -145,6 +146,52 @@ for (const colorScheme of ['light', 'dark'] as const) {
       await expect(shared.getByRole('heading', { level: 1 })).toHaveCount(1);
       expect(await seriousViolations(shared)).toEqual([]);
       await reader.close();
+    });
+
+    test('the share page of a chat with documents, on a desktop and a phone', async ({
+      chat,
+      page,
+      browser,
+    }) => {
+      await chat.startThread('read this first [[words:4]]');
+      await expect(chat.lastReply()).toContainText('You said');
+      await chat.waitForIdle();
+      await page.getByTestId('attach-input').setInputFiles([
+        {
+          name: 'report.pdf',
+          mimeType: 'application/pdf',
+          buffer: pdfBytes(['Quarterly report', 'Revenue grew']),
+        },
+        { name: 'plan.md', mimeType: 'text/markdown', buffer: Buffer.from('# Plan\n\nShip it.\n') },
+      ]);
+      const attached = chat.composer.getByTestId('attachment-thumb');
+      await expect(attached).toHaveCount(2);
+      for (const index of [0, 1]) await expect(attached.nth(index)).toHaveAttribute('data-state', 'ready');
+      await chat.send('summarise these [[words:6]]');
+      await expect(chat.userMessages).toHaveCount(2);
+      await chat.waitForIdle();
+      const share = new ShareDialog(page);
+      await share.open();
+      const url = await share.createLink();
+      await share.close();
+
+      for (const viewport of [
+        { width: 1440, height: 900 },
+        { width: 390, height: 844 },
+      ]) {
+        const reader = await browser.newContext({ colorScheme, viewport });
+        const shared = await reader.newPage();
+        await shared.goto(url);
+        await expect(shared.locator('html[data-hydrated="true"]')).toBeAttached();
+        const chips = shared.getByTestId('message-document');
+        await expect(chips).toHaveCount(2);
+        // The chips say what they said in the chat: the PDF its pages, the text its size.
+        await expect(chips.nth(0).getByTestId('document-detail')).toHaveText('PDF · 2 pages');
+        await expect(chips.nth(1).getByTestId('document-detail')).toHaveText(/^Markdown · \d+ B$/);
+        await expect(shared.getByRole('link', { name: 'Open report.pdf PDF · 2 pages' })).toBeVisible();
+        expect(await seriousViolations(shared)).toEqual([]);
+        await reader.close();
+      }
     });
   });
 }

@@ -59,6 +59,9 @@ test.describe('tool approvals (H3, Q12)', () => {
     await chat.waitForIdle();
     // The continued stream was read into the reply that holds the tool call: nothing went wrong.
     await expect(chat.errorBanner).toHaveCount(0);
+    // A row of actions per reply (the approved one and the queued one's): the approved reply's
+    // continuation is a message of its own, and the row goes under it only.
+    await expect(chat.transcript.getByTestId('reply-actions')).toHaveCount(2);
 
     await chat.page.getByTestId('notes-button').click();
     await expect(chat.page.getByTestId('note')).toHaveText([/remember the milk/]);
@@ -66,6 +69,7 @@ test.describe('tool approvals (H3, Q12)', () => {
     // Server state: a reload shows the same outcome.
     await chat.reload();
     await expect(toolCard(chat.page).outcome).toHaveText('You approved saving the note');
+    await expect(chat.transcript.getByTestId('reply-actions')).toHaveCount(2);
     await expect(chat.page.getByTestId('notes-button')).toHaveText('Notes (1)');
   });
 
@@ -106,6 +110,10 @@ test.describe('tool approvals (H3, Q12)', () => {
     await chat.waitForIdle();
     await otherChat.waitForIdle();
     await expect(other.getByTestId('notes-button')).toHaveText('Notes');
+    await otherChat.reload();
+    await expect(otherChat.repliesTo('meanwhile')).toHaveCount(1);
+    // The denied reply and the one after it: a row of actions each, not two for the denied one.
+    await expect(otherChat.transcript.getByTestId('reply-actions')).toHaveCount(2);
   });
 
   test('Stop while waiting cancels the approval and keeps the queue, paused', async ({ chat, dock }) => {

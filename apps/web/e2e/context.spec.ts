@@ -35,6 +35,9 @@ test.describe('the model context', () => {
     const marker = page.getByTestId('context-marker');
     await expect(marker).toHaveAttribute('data-kind', 'summary');
     await expect(marker).toContainText('Earlier messages summarized for the model');
+    // The marker is a row of the transcript of its own, not a part of the message below it.
+    await expect(chat.transcript.locator(':scope > [data-testid="context-marker"]')).toHaveCount(1);
+    await expect(chat.transcript.locator('article [data-testid="context-marker"]')).toHaveCount(0);
     await expect(meter).toHaveAttribute('data-level', 'ok');
     // Every message is still in the transcript.
     await expect(chat.userMessages.first()).toContainText('first question');

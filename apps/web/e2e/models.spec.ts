@@ -58,3 +58,39 @@ test.describe('models and instructions per chat', () => {
     await expect(page.getByTestId('error-banner')).toHaveCount(0);
   });
 });
+
+test.describe('the model of a new chat', () => {
+  test('the start page has the picker: the first message runs on the model picked there, and a long name shows whole on a desktop', async ({
+    chat,
+    page,
+  }) => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await chat.openStartPage();
+    const picker = page.getByTestId('model-picker');
+    await expect(picker).toContainText('Demo model (scripted replies)');
+    await picker.click();
+    await page.getByRole('option', { name: 'Built-in with a long name (8k window)' }).click();
+    // The whole name, not cut with an ellipsis.
+    await expect(picker).toContainText('Built-in with a long name (8k window)');
+    const cut = await picker.evaluate((element) =>
+      [element, ...Array.from(element.querySelectorAll('*'))].some(
+        (node) => node.scrollWidth > node.clientWidth + 1,
+      ),
+    );
+    expect(cut).toBe(false);
+
+    await chat.composerInput.fill('first question [[words:6]]');
+    await chat.composerInput.press('Enter');
+    await page.waitForURL(/\/chat\/[^/]+$/);
+    await expect(chat.repliesTo('first question')).toHaveCount(1);
+    await chat.waitForIdle();
+    await expect(chat.lastReply().getByTestId('message-model')).toHaveText(
+      '· Built-in with a long name (8k window)',
+    );
+    await expect(picker).toContainText('Built-in with a long name (8k window)');
+
+    // The next new chat starts with the model picked last, and its picker says so.
+    await chat.openStartPage();
+    await expect(picker).toContainText('Built-in with a long name (8k window)');
+  });
+});

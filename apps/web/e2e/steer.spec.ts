@@ -45,6 +45,8 @@ test.describe('steer', () => {
     for (const page of [chat, otherChat]) {
       await expect(page.userMessages).toHaveCount(2);
       await expect(page.userMessages.last()).toContainText('also book a hotel');
+      await expect(page.userMessages.last().getByTestId('steered-badge')).toHaveText('Steered');
+      await expect(page.userMessages.first().getByTestId('steered-badge')).toHaveCount(0);
       await expect(page.assistantMessages).toHaveCount(2);
       await expect(page.stopButton).toBeVisible();
     }
@@ -59,6 +61,8 @@ test.describe('steer', () => {
     await otherChat.reload();
     await expect(otherChat.userMessages).toHaveCount(2);
     await expect(otherChat.userMessages.last()).toContainText('also book a hotel');
+    // Afterwards the steer still looks like one.
+    await expect(otherChat.userMessages.last().getByTestId('steered-badge')).toHaveText('Steered');
     await expect(otherChat.assistantMessages).toHaveCount(2);
     expect(await otherChat.replyText(otherChat.lastReply())).toBe(await chat.replyText(chat.lastReply()));
   });

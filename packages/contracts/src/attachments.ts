@@ -117,6 +117,46 @@ export function isDocumentAttachment(attachment: Attachment): attachment is Docu
   return isDocumentMediaType(attachment.mediaType);
 }
 
+/** Counts as a person reads them: `1,200`. */
+const counts = new Intl.NumberFormat('en-US');
+
+/** The kind of a document as a person reads it. */
+const DOCUMENT_KINDS: Record<string, string> = {
+  'application/pdf': 'PDF',
+  [DOCX_MEDIA_TYPE]: 'Word',
+  'text/plain': 'Text',
+  'text/markdown': 'Markdown',
+  'text/csv': 'CSV',
+  'application/json': 'JSON',
+};
+
+export function documentKind(mediaType: string): string {
+  return DOCUMENT_KINDS[mediaType] ?? 'File';
+}
+
+export function sizeLabel(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/**
+ * `PDF · 12 pages`, `Word · 1,200 words`, `Markdown · 2.1 KB`, or just the kind when nothing more
+ * is known: what a document's chip says (composer, Dock, transcript, share) and how a Markdown
+ * export names it. A Word document says its words: its size (a zip, often mostly images) says
+ * little of its text.
+ */
+export function documentDetail(
+  file: { mediaType: string } & Partial<Pick<Attachment, 'pages' | 'size' | 'words'>>,
+): string {
+  const kind = documentKind(file.mediaType);
+  if (file.pages !== undefined) return `${kind} · ${file.pages} page${file.pages === 1 ? '' : 's'}`;
+  if (file.mediaType === DOCX_MEDIA_TYPE && file.words !== undefined)
+    return `${kind} · ${counts.format(file.words)} word${file.words === 1 ? '' : 's'}`;
+  if (file.size !== undefined) return `${kind} · ${sizeLabel(file.size)}`;
+  return kind;
+}
+
 /**
  * How much of a document the model read when its message ran, when that was not all of it (D1):
  * `read` of `of` pages (a PDF) or lines (any other text), from the first.
@@ -126,8 +166,6 @@ export interface DocumentCut {
   of: number;
   unit: 'pages' | 'lines';
 }
-
-const counts = new Intl.NumberFormat('en-US');
 
 /**
  * A cut in words, the same for the model's note and the person's: `pages 1-40 of 120 were read`,

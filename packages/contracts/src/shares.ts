@@ -13,12 +13,13 @@ export interface Share {
 
 /**
  * The parts a snapshot keeps: visible text, the results of tool calls that finished, and images
- * (by a share-scoped URL, `/api/shares/:token/media/:id`, that stops working when it is revoked).
+ * and documents (by a share-scoped URL, `/api/shares/:token/media/:id`, that stops working when it
+ * is revoked). A document also keeps what its chip shows: its size and, for a PDF, its pages (D1).
  */
 export type SharedPart =
   | { type: 'text'; text: string }
   | { type: 'tool-result'; toolName: string; output: unknown }
-  | { type: 'file'; mediaType: string; url: string; filename?: string };
+  | { type: 'file'; mediaType: string; url: string; filename?: string; size?: number; pages?: number };
 
 export interface SharedMessage {
   role: 'user' | 'assistant';

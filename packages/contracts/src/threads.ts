@@ -105,6 +105,8 @@ export interface ChatMessageMetadata {
   version?: MessageVersion;
   createdAt?: string;
   turnId?: string;
+  /** On a user message sent as a steer that joined a running reply (its turn was `delivered`). */
+  steered?: boolean;
   /** The caller's feedback on an assistant message (H2). */
   feedback?: MessageFeedback;
   /** A reply's token usage as the model reported it (C1). */

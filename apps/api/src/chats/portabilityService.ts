@@ -8,7 +8,7 @@ import {
   type Thread,
 } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import { notFound } from '../platform/errors';
+import { ApiError, notFound } from '../platform/errors';
 import { type DocumentReader, ReadBudget } from './attachments/documentText';
 import { describeAttachments } from './attachments/repository';
 import type { AttachmentStorage } from './attachments/storage';
@@ -18,7 +18,7 @@ import {
   type NewChatImage,
   writeNewChat,
 } from './portability/chatWriter';
-import { type ChatExportSource, readChatExport } from './portability/exportReader';
+import { type ChatContent, type ChatExportSource, readChatExport } from './portability/exportReader';
 import { checkImport } from './portability/importChecks';
 import { chatExportStream } from './portability/jsonExport';
 import { chatMarkdown } from './portability/markdown';
@@ -27,20 +27,21 @@ import { findShare } from './shares/repository';
 import { isShareTokenShape } from './shares/snapshot';
 import { toThread } from './threadService';
 import { requireOwnedThread } from './threads/repository';
+import type { HeadClaims } from './turns/running/headClaim';
 
 export interface PortabilityServiceDeps {
   db: Database;
   /** `AUTH_ALLOW_GUESTS`: when off, a guest's share links answer nothing (`findShare`). */
   allowGuests: boolean;
   storage: AttachmentStorage;
-  /** The origin people open the web app on: a Markdown export's image links are made absolute with it. */
-  webOrigin: string;
   /** Who runs a new chat's queue (`QUEUE_DRAIN`, Q15): an import, a fork or a continued share is new. */
   newChatDrainMode: DrainMode;
   /** How an imported document's text is read: as at an upload (D1). */
   reader: DocumentReader;
   /** Reading time one import's documents may take together. */
   importReadMs: number;
+  /** Starts the answer to the person's message a fork ends with (P3), as a viewer's claim would. */
+  claims: HeadClaims;
 }
 
 /** A chat as a file to download. */
@@ -72,7 +73,7 @@ export class PortabilityService {
       return {
         filename: `${fileStem(source.title)}.md`,
         contentType: 'text/markdown; charset=utf-8',
-        body: chatMarkdown(source, this.deps.webOrigin, exportedAt),
+        body: chatMarkdown(source, exportedAt),
       };
     }
     return {
@@ -95,7 +96,7 @@ export class PortabilityService {
     signal?.throwIfAborted();
     return await this.write({
       ownerId,
-      title: document.chat.title,
+      title: copyTitle(document.chat.title),
       content: {
         shownVersion: document.shownVersion,
         versions: document.versions,
@@ -111,7 +112,9 @@ export class PortabilityService {
   /**
    * P3: a new chat ("Copy of" the source's title) holding the shown version up to `messageId`
    * (included), with its marks, images, documents and the owner's feedback, and a link back to
-   * where it came from. The source is only read.
+   * where it came from. The source is only read. From a person's message, the copy answers it:
+   * the message is sent in the new chat (its files with it) and starts at once, on the server, so
+   * the copy never waits with a question nobody answers.
    */
   async fork(ownerId: string, threadId: string, messageId: string): Promise<Thread> {
     const row = await this.deps.db.transaction(
@@ -120,9 +123,8 @@ export class PortabilityService {
         const source = await readChatExport(tx, thread, ownerId, { kind: 'shownVersionUpTo', messageId });
         return await writeNewChat(tx, this.deps.storage, this.deps.newChatDrainMode, {
           ownerId,
-          // Told apart from its source in the list at a glance; the link back says which one.
-          title: `Copy of ${source.title}`.slice(0, 200),
-          content: source.content,
+          title: copyTitle(source.title),
+          ...withLastQuestionToAnswer(source.content),
           images: this.copiedImages(source.images),
           documents: this.copiedDocuments(source.documents),
           forkedFrom: { threadId, messageId },
@@ -130,7 +132,13 @@ export class PortabilityService {
       },
       { isolationLevel: 'repeatable read' },
     );
-    return toThread(row);
+    const copy = toThread(row);
+    // The question waits at the head of the copy's queue; claimed here, it runs whether or not a
+    // page opens. A refusal (the account's running cap) leaves it there for the page to claim.
+    await this.deps.claims.claim(ownerId, copy.id).catch((error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+    });
+    return copy;
   }
 
   /**
@@ -165,7 +173,7 @@ export class PortabilityService {
     const keptDocuments = new Set(documents.map((document) => document.key));
     return await this.write({
       ownerId: userId,
-      title: share.title,
+      title: copyTitle(share.title),
       content: {
         ...content,
         messages: content.messages.map((message) => ({
@@ -239,6 +247,36 @@ async function storedText(storage: AttachmentStorage, attachmentId: string): Pro
   const text = (await storage.getTexts([attachmentId])).get(attachmentId);
   if (text === undefined) throw notFound('attachment');
   return text;
+}
+
+/**
+ * A fork's content, and the person's message it ends with as the one to answer (left out of its
+ * messages: the answering turn sends it again), when it ends with one.
+ */
+function withLastQuestionToAnswer(content: ChatContent): Pick<NewChat, 'content' | 'toAnswer'> {
+  const version = content.versions.find((candidate) => candidate.id === content.shownVersion);
+  const lastKey = version?.messages.at(-1);
+  const last = content.messages.find((message) => message.id === lastKey);
+  if (!version || last?.role !== 'user') return { content };
+  return {
+    content: {
+      ...content,
+      versions: content.versions.map((candidate) =>
+        candidate === version ? { ...candidate, messages: candidate.messages.slice(0, -1) } : candidate,
+      ),
+      messages: content.messages.filter((message) => message !== last),
+    },
+    toAnswer: last,
+  };
+}
+
+/**
+ * The title of a chat made from another (an import, a fork, a continued share): told apart from its
+ * source at a glance in the list, where the two often sit side by side (a fork's link back, or the
+ * chat itself, says which one).
+ */
+function copyTitle(title: string): string {
+  return `Copy of ${title}`.slice(0, 200);
 }
 
 /** A file name for a chat's title: letters, digits, spaces as dashes; `chat` when nothing is left. */

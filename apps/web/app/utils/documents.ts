@@ -1,58 +1,24 @@
 import {
-  type Attachment,
   attachmentIdOfUrl,
   DOCX_MEDIA_TYPE,
   documentCutText,
+  documentDetail,
   isDocumentMediaType,
   type MessageDocument,
 } from '@chat/contracts';
-
-/** The kind of a document as a person reads it. */
-const KINDS: Record<string, string> = {
-  'application/pdf': 'PDF',
-  [DOCX_MEDIA_TYPE]: 'Word',
-  'text/plain': 'Text',
-  'text/markdown': 'Markdown',
-  'text/csv': 'CSV',
-  'application/json': 'JSON',
-};
 
 export function isDocument(mediaType: string | undefined): boolean {
   return mediaType !== undefined && isDocumentMediaType(mediaType);
 }
 
-export function documentKind(mediaType: string): string {
-  return KINDS[mediaType] ?? 'File';
-}
+// One home for its wording, in the contracts: the Markdown export names documents the same way.
+export { documentDetail };
 
 /** Its icon: a page of prose (a PDF, a Word document), or a page of text and code. */
 export function documentIcon(mediaType: string | undefined): string {
   return mediaType === 'application/pdf' || mediaType === DOCX_MEDIA_TYPE
     ? 'i-lucide-file-text'
     : 'i-lucide-file-code';
-}
-
-export function sizeLabel(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
-
-const counts = new Intl.NumberFormat('en-US');
-
-/**
- * `PDF · 12 pages`, `Word · 1,200 words`, `Markdown · 2.1 KB`, or just the kind when nothing more is
- * known. A Word document says its words: its size (a zip, often mostly images) says little of its text.
- */
-export function documentDetail(
-  file: { mediaType: string } & Partial<Pick<Attachment, 'pages' | 'size' | 'words'>>,
-): string {
-  const kind = documentKind(file.mediaType);
-  if (file.pages !== undefined) return `${kind} · ${file.pages} page${file.pages === 1 ? '' : 's'}`;
-  if (file.mediaType === DOCX_MEDIA_TYPE && file.words !== undefined)
-    return `${kind} · ${counts.format(file.words)} word${file.words === 1 ? '' : 's'}`;
-  if (file.size !== undefined) return `${kind} · ${sizeLabel(file.size)}`;
-  return kind;
 }
 
 /** A document chip of a sent message in the transcript. */
@@ -78,7 +44,8 @@ export function messageDocumentChips(
   return parts.flatMap((part) => {
     const mediaType = String(part.mediaType);
     if (part.type !== 'file' || typeof part.url !== 'string' || !isDocument(mediaType)) return [];
-    const described = byId.get(attachmentIdOfUrl(part.url) ?? '');
+    // A shared snapshot's part describes itself (its URL is the share's, not an attachment's).
+    const described = byId.get(attachmentIdOfUrl(part.url) ?? '') ?? selfDescribed(part);
     const cut = described?.cut ? documentCutText(described.cut) : undefined;
     return [
       {
@@ -93,4 +60,10 @@ export function messageDocumentChips(
       },
     ];
   });
+}
+
+/** The size and pages a shared document part carries (a snapshot keeps what its chip shows). */
+function selfDescribed(part: { [key: string]: unknown }): Omit<MessageDocument, 'id'> | undefined {
+  if (typeof part.size !== 'number') return undefined;
+  return { size: part.size, ...(typeof part.pages === 'number' ? { pages: part.pages } : {}) };
 }

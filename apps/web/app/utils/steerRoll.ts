@@ -31,8 +31,10 @@ function roll(message: ChatUIMessage): ChatUIMessage[] {
     }
     const boundary = (part as { data: SteerBoundaryData }).data;
     shown.push(current);
-    for (const steer of boundary.steers)
-      shown.push(optimisticUserMessage({ id: steer.turnId, text: steer.text }));
+    for (const steer of boundary.steers) {
+      const shownSteer = optimisticUserMessage({ id: steer.turnId, text: steer.text });
+      shown.push({ ...shownSteer, metadata: { ...shownSteer.metadata, steered: true } });
+    }
     current = { ...message, id: boundary.continuationMessageId, parts: [] };
   }
   shown.push(current);

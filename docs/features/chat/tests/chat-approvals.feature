@@ -39,9 +39,11 @@ Feature: Tools with approvals
     Then the card becomes "You approved saving the note", which opens to the result
     And the reply says "The tool save_note returned"
     And then the queued message runs
+    And the approved reply has one row of actions, under its last part
     And Notes in the header lists "remember the milk"
     When I reload the page
     Then it still says "You approved saving the note"
+    And the approved reply still has one row of actions
 
   Scenario: Deny in one tab while a second tab watches
     Given the thread waits for a save_note approval of "<img src=x onerror=alert(1)> secret"
@@ -53,6 +55,7 @@ Feature: Tools with approvals
     And the reply says the tool was denied
     And then the queued message runs in both tabs
     And no note is saved
+    And after a reload the denied reply has one row of actions
 
   Scenario: Stop while an approval waits
     Given the thread waits for a save_note approval

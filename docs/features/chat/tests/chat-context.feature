@@ -24,6 +24,7 @@ Feature: The model's context
     Given the context meter is amber
     When I press "Compact now"
     Then a marker "Earlier messages summarized for the model" shows before a later message
+    And the marker is a row of the transcript of its own, not inside that message
     And the meter is no longer amber
     And every message is still in the transcript
     When I press "Show summary"

@@ -19,6 +19,15 @@ Feature: Models and instructions per chat
     And I send "second question [[words:6]]"
     Then its reply says "· Local B"
 
+  Scenario: The start page has the picker: the first message runs on the model picked there
+    Given the server also offers "Built-in with a long name (8k window)"
+    And the window is 1440x900
+    When I pick "Built-in with a long name (8k window)" on the start page
+    Then the picker shows that whole name, not cut
+    When I send "first question [[words:6]]"
+    Then its reply says "· Built-in with a long name (8k window)"
+    And the next new chat's picker shows "Built-in with a long name (8k window)"
+
   Scenario: Regenerate with another model
     Given the latest reply was written by "Local B"
     When I open Regenerate's menu and choose "local"

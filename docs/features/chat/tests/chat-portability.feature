@@ -57,6 +57,14 @@ Feature: Taking a chat anywhere
     When I follow the "Started from" link
     Then the first chat shows its 2 messages of mine, the second "Second question"
 
+  @portability @P3
+  Scenario: "New chat from here" on a message of mine answers it (API, forkAndContinue.test.ts)
+    Given I sent "look at this chart [[words:6]]" with an image, and more after it
+    When I choose "New chat from here" under "look at this chart"
+    Then the new chat ends with "look at this chart" and its image
+    And a reply to it starts on the server, with no page open, and says it sees the image
+    And the first chat is unchanged
+
   @portability @P4
   Scenario: A reader of a shared link continues the chat as their own; the owner's chat is unchanged
     Given I sent "Recipe for pancakes [[words:8]]" and its reply is finished

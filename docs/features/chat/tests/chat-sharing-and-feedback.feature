@@ -68,6 +68,22 @@ Feature: Sharing a chat and rating replies
       | 1440x900 |
       | 390x844  |
 
+  @sharing @H1 @D1
+  Scenario Outline: A shared chat with documents keeps its chips whole and accessible
+    Given I sent "summarise these [[words:6]]" with "report.pdf" (2 pages) and "plan.md" attached
+    And I created a share link
+    When a reader opens the link in a <size> window, <scheme>
+    Then the PDF's chip says "PDF · 2 pages" and the Markdown file's its size
+    And the PDF's chip is a link named "Open report.pdf PDF · 2 pages"
+    And axe finds no serious or critical violation
+
+    Examples:
+      | size     | scheme |
+      | 1440x900 | light  |
+      | 1440x900 | dark   |
+      | 390x844  | light  |
+      | 390x844  | dark   |
+
   @sharing @H1
   Scenario: An unknown link shows that it is not available
     When I open "/share/no-such-token-at-all-here"

@@ -21,8 +21,10 @@ Feature: Steer
     When I open the chat in a second tab
     Then both tabs show my first message, the reply so far, "also book a hotel" and a reply after it
     And that last reply says "(steered) You added: "also book a hotel""
+    And "also book a hotel" is labelled "Steered", my first message is not
     When the reply ends and I reload the second tab
     Then it shows the same four messages
+    And "also book a hotel" is still labelled "Steered"
 
   Scenario: A steer sent during the last step runs next
     When I send "one step [[steps:1]] [[delay:40]] [[words:30]]" and its answer streams

@@ -19,7 +19,7 @@ import type { CheckedImage } from '../attachments/imageCheck';
 import type { AttachmentStorage } from '../attachments/storage';
 import { insertMessageOrigins } from '../branches/repository';
 import { updateThread } from '../threads/repository';
-import { insertCopiedTurns } from '../turns/lifecycle';
+import { insertCopiedTurns, insertTurn } from '../turns/lifecycle';
 import type { ChatContent } from './exportReader';
 import { type AttachmentKey, attachmentKeyOf, storedContent } from './parts';
 import {
@@ -59,6 +59,12 @@ export interface NewChat {
   images: readonly NewChatImage[];
   documents: readonly NewChatDocument[];
   forkedFrom?: ForkOrigin;
+  /**
+   * A person's message the new chat answers first (a fork from a user message, P3): not among its
+   * messages, but queued on the shown version with its files (which `images` and `documents`
+   * hold), for the caller to claim once the chat is written.
+   */
+  toAnswer?: ExportedMessage;
 }
 
 /**
@@ -236,7 +242,25 @@ export async function writeNewChat(
       };
     }),
   );
-  return await updateThread(tx, thread.id, { activeBranchId: branchOf.get(content.shownVersion) as string });
+  const shownBranchId = branchOf.get(content.shownVersion) as string;
+  if (chat.toAnswer) {
+    await insertTurn(tx, 'queued', {
+      threadId: thread.id,
+      branchId: shownBranchId,
+      clientRequestId: crypto.randomUUID(),
+      text: textOf(chat.toAnswer),
+      attachments: filesOf(chat.toAnswer, attachmentOf),
+    });
+  }
+  return await updateThread(tx, thread.id, { activeBranchId: shownBranchId });
+}
+
+/** The attachments a message's file parts name, in order. */
+function filesOf(message: ExportedMessage, attachmentOf: (key: AttachmentKey) => Attachment): Attachment[] {
+  return message.parts.flatMap((part) => {
+    const key = attachmentKeyOf(part);
+    return key ? [attachmentOf(key)] : [];
+  });
 }
 
 /**
@@ -297,10 +321,7 @@ async function writeTurns(
       assistantMessageId: exchange.reply ? (chat.idOf.get(exchange.reply.id) ?? null) : null,
       model: exchange.reply?.model ?? null,
       usage: exchange.reply?.usage ?? null,
-      attachments: (exchange.user?.parts ?? []).flatMap((part) => {
-        const key = attachmentKeyOf(part);
-        return key ? [chat.attachmentOf(key)] : [];
-      }),
+      attachments: exchange.user ? filesOf(exchange.user, chat.attachmentOf) : [],
     })),
   );
   return turnOf;

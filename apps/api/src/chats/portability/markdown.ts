@@ -1,30 +1,36 @@
-import { type ExportedPart, mediaUrl } from '@chat/contracts';
+import { documentDetail, type ExportedPart } from '@chat/contracts';
 import type { ChatExportSource } from './exportReader';
 
 /**
  * A chat as Markdown (P1): the version shown, to read or paste into notes. Each message under a
  * heading that says who wrote it and when, with a reply's model and whether it was stopped; the
- * text as written (replies are Markdown already); images and documents as links the owner can
- * open while signed in; tool calls as one line each, a result in a code block. Notes close it.
+ * text as written (replies are Markdown already); tool calls as one line each, a result in a code
+ * block. Notes close it. It reads on its own, anywhere: images and documents are named (kind and
+ * size or pages), not linked (a link into the app answers only its signed-in owner, and nowhere
+ * else), and a line under the title says the JSON export holds the files themselves.
  */
-export function chatMarkdown(source: ChatExportSource, webOrigin: string, exportedAt: Date): string {
+export function chatMarkdown(source: ChatExportSource, exportedAt: Date): string {
   const { content } = source;
   const version = content.versions.find((candidate) => candidate.id === content.shownVersion);
   const byKey = new Map(content.messages.map((message) => [message.id, message]));
-  const imageUrl = new Map(
-    source.images.map(({ key, attachment }) => [key, new URL(mediaUrl(attachment.id), webOrigin).href]),
-  );
-  const documentUrl = new Map(
-    source.documents.map(({ key, attachment }) => [key, new URL(mediaUrl(attachment.id), webOrigin).href]),
-  );
+  const files: FileNames = {
+    images: new Map(source.images.map(({ key, attachment }) => [key, imageName(attachment)])),
+    documents: new Map(
+      source.documents.map(({ key, attachment }) => [
+        key,
+        `${plain(attachment.name)} (${documentDetail(attachment)})`,
+      ]),
+    ),
+  };
+  const shown = (version?.messages ?? []).flatMap((key) => byKey.get(key) ?? []);
   const versions = content.versions.length;
   const blocks: string[] = [
     `# ${oneLine(source.title)}`,
     `Exported ${when(exportedAt)}${versions > 1 ? ` · the version shown (the chat has ${versions} versions)` : ''}`,
   ];
-  for (const key of version?.messages ?? []) {
-    const message = byKey.get(key);
-    if (!message) continue;
+  if (shown.some((message) => message.parts.some((part) => 'image' in part || 'document' in part)))
+    blocks.push(FILES_NOTE);
+  for (const message of shown) {
     const who =
       message.role === 'user'
         ? 'You'
@@ -33,7 +39,7 @@ export function chatMarkdown(source: ChatExportSource, webOrigin: string, export
             .join(' · ');
     blocks.push('---', `### ${who} · ${when(new Date(message.createdAt))}`);
     for (const part of message.parts) {
-      const block = partMarkdown(part, imageUrl, documentUrl);
+      const block = partMarkdown(part, files);
       if (block) blocks.push(block);
     }
   }
@@ -47,21 +53,31 @@ export function chatMarkdown(source: ChatExportSource, webOrigin: string, export
   return `${blocks.join('\n\n')}\n`;
 }
 
-function partMarkdown(
-  part: ExportedPart,
-  imageUrl: Map<string, string>,
-  documentUrl: Map<string, string>,
-): string | null {
+/** Under the title of an export with images or documents: where the files themselves are. */
+const FILES_NOTE =
+  '_Images and documents are named here, not included: the JSON export of this chat holds them._';
+
+/** What an export's images and documents are called in it, by their keys. */
+interface FileNames {
+  images: Map<string, string>;
+  documents: Map<string, string>;
+}
+
+/** `map.png (PNG, 640×480)`. */
+function imageName(image: { name: string; mediaType: string; width: number; height: number }): string {
+  const kind = image.mediaType.replace(/^image\//, '').toUpperCase();
+  return `${plain(image.name)} (${kind}, ${image.width}×${image.height})`;
+}
+
+function partMarkdown(part: ExportedPart, files: FileNames): string | null {
   if (part.type === 'text') return part.text;
   if ('document' in part) {
-    const url = documentUrl.get(part.document);
-    const label = (part.filename ?? 'document').replace(/[[\]\\]/g, '');
-    return url ? `Attached: [${label}](<${url}>)` : null;
+    const name = files.documents.get(part.document);
+    return name ? `_Attached: ${name}_` : null;
   }
   if ('image' in part) {
-    const url = imageUrl.get(part.image);
-    const label = (part.filename ?? 'image').replace(/[[\]\\]/g, '');
-    return url ? `![${label}](<${url}>)` : null;
+    const name = files.images.get(part.image);
+    return name ? `_Image: ${name}_` : null;
   }
   if (part.type === 'source-url' && 'url' in part) return `Source: <${part.url}>`;
   if (!('toolCallId' in part)) return null;
@@ -83,6 +99,11 @@ function fenced(text: string, language: string): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((run) => run[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}${language}\n${text}\n${fence}`;
+}
+
+/** A file's name as plain text in Markdown: its marks (`*`, `_`, brackets, ...) escaped. */
+function plain(name: string): string {
+  return oneLine(name).replace(/[\\`*_[\]<>#|]/g, '\\$&');
 }
 
 function oneLine(text: string): string {

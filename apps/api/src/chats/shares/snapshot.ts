@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   attachmentIdOfUrl,
   type ChatMessage,
+  type MessageDocument,
   type SharedMessage,
   type SharedPart,
   sharedMediaUrl,
@@ -39,7 +40,7 @@ export function settledPart(messages: readonly ChatMessage[], turnQueue: TurnQue
 /**
  * The snapshot of a transcript, built by construction from an allow-list: the role, the visible
  * text parts, the results of tool calls that finished, and the time of each user and assistant
- * message. Nothing else is copied (no metadata: no turn or branch ids, queue state, errors,
+ * message (and a document's size and pages, what its chip shows). Nothing else is copied (no metadata: no turn or branch ids, queue state, errors,
  * approvals or feedback; no message ids), so a field added to the internal shape later can
  * never leak into a share. Images are kept as URLs scoped to the share (`token`), which stop
  * working when it is revoked; the owner's media URL is never copied.
@@ -48,7 +49,8 @@ export function toSharedMessages(messages: readonly ChatMessage[], token: string
   const shared: SharedMessage[] = [];
   for (const message of messages) {
     if (message.role !== 'user' && message.role !== 'assistant') continue;
-    const parts = message.parts.flatMap((part) => sharedPart(part, token));
+    const documents = new Map((message.metadata?.documents ?? []).map((document) => [document.id, document]));
+    const parts = message.parts.flatMap((part) => sharedPart(part, token, documents));
     if (parts.length === 0) continue;
     const createdAt = message.metadata?.createdAt;
     shared.push({ role: message.role, parts, ...(typeof createdAt === 'string' ? { createdAt } : {}) });
@@ -56,15 +58,30 @@ export function toSharedMessages(messages: readonly ChatMessage[], token: string
   return shared;
 }
 
-function sharedPart(part: { type: string; [key: string]: unknown }, token: string): SharedPart[] {
+function sharedPart(
+  part: { type: string; [key: string]: unknown },
+  token: string,
+  documents: ReadonlyMap<string, MessageDocument>,
+): SharedPart[] {
   if (part.type === 'text') {
     return typeof part.text === 'string' && part.text !== '' ? [{ type: 'text', text: part.text }] : [];
   }
   const attachmentId = part.type === 'file' ? attachmentIdOfUrl(part.url) : undefined;
   if (attachmentId && typeof part.mediaType === 'string') {
     const filename = typeof part.filename === 'string' ? { filename: part.filename } : {};
+    // A document's chip says how big it is (its pages, for a PDF); never what the model read of it.
+    const document = documents.get(attachmentId);
+    const described = document
+      ? { size: document.size, ...(document.pages === undefined ? {} : { pages: document.pages }) }
+      : {};
     return [
-      { type: 'file', mediaType: part.mediaType, url: sharedMediaUrl(token, attachmentId), ...filename },
+      {
+        type: 'file',
+        mediaType: part.mediaType,
+        url: sharedMediaUrl(token, attachmentId),
+        ...filename,
+        ...described,
+      },
     ];
   }
   // AI SDK tool parts: `tool-<name>` (static tools) or `dynamic-tool` (with `toolName`). Only a

@@ -31,6 +31,9 @@ export async function readMessageMarks(
       const documents = documentsOf.get(turn.id);
       metadata.set(turn.userMessageId, {
         turnId: turn.id,
+        // A steer requeued because the reply ended first ran as any message: only one that joined
+        // a running reply is marked.
+        ...(turn.status === 'delivered' ? { steered: true } : {}),
         ...(turn.assistantMessageId ? {} : failed),
         ...(documents ? { documents } : {}),
       });
