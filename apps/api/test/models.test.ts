@@ -118,7 +118,7 @@ describe('CHAT_MODELS (M1)', () => {
 
   it('stops the start at a bad entry, naming it', () => {
     const bad: Array<[string, RegExp]> = [
-      ['local,anthropic:claude', /entry "anthropic:claude": expected "local" or "openai:/],
+      ['local,mistral:large', /entry "mistral:large": expected "local" or "<openai\|anthropic/],
       ['local,openai:gpt-4o', /entry "openai:gpt-4o": needs OPENAI_API_KEY/],
       ['openai:x@http://h/v1;key=NOPE_KEY,openai:', /entry "openai:": names no model/],
       ['local;window=12', /entry "local;window=12": window must be/],

@@ -1,22 +1,42 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { ChatModel } from '@chat/contracts';
 import { type ModelSpec, openaiApiKey } from '../platform/modelList';
 import { createLocalModel } from './localModel';
 import { encodingOfModel, type TokenEncoding } from './tokenCount';
 
-/** The tokens a configured model counts in: the local model its words, an OpenAI model its encoding. */
+/**
+ * The tokens a configured model counts in: the local model its words, a remote model an OpenAI
+ * encoding (other providers' tokenizers are not public; o200k is close enough for a meter).
+ */
 export function tokenEncodingOf(spec: ModelSpec): TokenEncoding {
   return spec.kind === 'local' ? encodingOfModel('local') : encodingOfModel(`openai:${spec.model}`);
 }
 
-/** The language model of one configured entry (M1). */
+/** The language model of one configured entry (M1): each provider through its own AI SDK package. */
 export function languageModelOf(spec: ModelSpec, localModelDelayMs: number): LanguageModelV4 {
   if (spec.kind === 'local') return createLocalModel({ defaultDelayMs: localModelDelayMs });
-  // Chat completions, not the Responses API, because that is what compatible servers implement.
-  return createOpenAI({ apiKey: spec.apiKey, ...(spec.baseUrl ? { baseURL: spec.baseUrl } : {}) }).chat(
-    spec.model,
-  );
+  const baseURL = spec.baseUrl ? { baseURL: spec.baseUrl } : {};
+  switch (spec.kind) {
+    case 'anthropic':
+      return createAnthropic({ apiKey: spec.apiKey, ...baseURL })(spec.model);
+    case 'google':
+      return createGoogleGenerativeAI({ apiKey: spec.apiKey, ...baseURL })(spec.model);
+    case 'compatible':
+      return createOpenAICompatible({
+        name: 'compatible',
+        baseURL: spec.baseUrl ?? '',
+        ...(spec.apiKey ? { apiKey: spec.apiKey } : {}),
+        // Usage arrives only when asked for in a stream; a server that ignores the option still answers.
+        includeUsage: true,
+      }).chatModel(spec.model);
+    case 'openai':
+      // Chat completions, not the Responses API, because that is what compatible servers implement.
+      return createOpenAI({ apiKey: spec.apiKey, ...baseURL }).chat(spec.model);
+  }
 }
 
 /**

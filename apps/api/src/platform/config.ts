@@ -60,6 +60,9 @@ const configSchema = z.object({
   CHAT_MODELS: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  /** Keys of `anthropic:` and `google:` entries of CHAT_MODELS (an entry's `key=` may name another). */
+  ANTHROPIC_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  GOOGLE_GENERATIVE_AI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   /**
    * The runtime driver every turn of this deployment runs through: `mastra`, the Mastra agent;
    * `ai-sdk`, one AI SDK `streamText` request per run. Both write the same transcript, so a chat

@@ -3,28 +3,43 @@
  * settings (`CHAT_MODEL`, `OPENAI_*`, `CHAT_CONTEXT_WINDOW`) when it is unset.
  *
  * `CHAT_MODELS` is a comma-separated list; the first entry is the default model. An entry is
- *   `local` | `openai:<model>[@<base URL>]`
+ *   `local`                                  the built-in demo model (scripted replies)
+ *   `openai:<model>[@<base URL>]`            OpenAI's API (key: `OPENAI_API_KEY`)
+ *   `anthropic:<model>[@<base URL>]`         Anthropic's Messages API (key: `ANTHROPIC_API_KEY`)
+ *   `google:<model>[@<base URL>]`            Google's Gemini API (key: `GOOGLE_GENERATIVE_AI_API_KEY`)
+ *   `compatible:<model>@<base URL>`          another OpenAI-compatible server (no key unless `key=`)
  * followed by optional `;name=value` settings:
  *   `id=`     the id people and the API use (default: the entry without its base URL)
  *   `label=`  what the picker shows (default: the id; for `local`, DEMO_MODEL_LABEL)
  *   `window=` the context window in tokens (default: 8000 for `local`, 128000 otherwise)
- *   `key=`    the environment variable holding the API key (default: `OPENAI_API_KEY`)
- * e.g. `local;label=Local,openai:gpt-4.1-mini;label=GPT-4.1 mini,openai:qwen3@http://127.0.0.1:8000/v1;key=VLLM_KEY`.
+ *   `key=`    the environment variable holding the API key (default: the provider's, above)
+ * e.g. `local;label=Local,openai:gpt-4.1-mini;label=GPT-4.1 mini,anthropic:claude-sonnet-4-5,compatible:qwen3@http://127.0.0.1:8000/v1;key=VLLM_KEY`.
  * A bad entry stops the API at start with a message that names it.
  */
+
+/** The providers a remote entry can name, each through its own AI SDK package. */
+export type RemoteKind = 'openai' | 'anthropic' | 'google' | 'compatible';
 
 export type ModelSpec =
   | { kind: 'local'; id: string; label: string; contextWindow: number }
   | {
-      kind: 'openai';
+      kind: RemoteKind;
       id: string;
       label: string;
       contextWindow: number;
       /** The model name the server is asked for. */
       model: string;
       baseUrl?: string;
-      apiKey: string;
+      /** Absent only for a `compatible` server that takes none. */
+      apiKey?: string;
     };
+
+/** The variable each provider's key is read from unless an entry's `key=` names another. */
+const KEY_VARIABLES: Record<Exclude<RemoteKind, 'compatible'>, string> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+};
 
 export class ModelListError extends Error {}
 
@@ -134,25 +149,51 @@ function parseEntry(entry: string, env: Record<string, string | undefined>): Mod
       contextWindow: contextWindow ?? LOCAL_WINDOW,
     };
   }
-  if (!head.startsWith('openai:')) throw fail('expected "local" or "openai:<model>[@<base URL>]"');
+  const colon = head.indexOf(':');
+  const kind = head.slice(0, colon);
+  if (colon < 0 || !isRemoteKind(kind))
+    throw fail('expected "local" or "<openai|anthropic|google|compatible>:<model>[@<base URL>]"');
   const at = head.indexOf('@');
-  const model = (at < 0 ? head.slice('openai:'.length) : head.slice('openai:'.length, at)).trim();
+  const model = (at < 0 ? head.slice(colon + 1) : head.slice(colon + 1, at)).trim();
   if (!model) throw fail('names no model');
   const baseUrl = at < 0 ? undefined : head.slice(at + 1).trim();
   if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw fail(`"${baseUrl}" is not a URL`);
-  const keyVariable = settings.get('key') ?? 'OPENAI_API_KEY';
-  const apiKey = openaiApiKey(env[keyVariable], baseUrl);
-  if (!apiKey) throw fail(`needs ${keyVariable} (or a base URL of an OpenAI-compatible server)`);
-  const id = idOf(settings.get('id') ?? `openai:${model}`, fail);
-  return {
-    kind: 'openai',
+  const id = idOf(settings.get('id') ?? `${kind}:${model}`, fail);
+  const common = {
     id,
     label: settings.get('label') ?? id,
     contextWindow: contextWindow ?? REMOTE_WINDOW,
     model,
-    ...(baseUrl ? { baseUrl } : {}),
-    apiKey,
   };
+  if (kind === 'compatible') {
+    if (!baseUrl) throw fail('needs the base URL of its server (compatible:<model>@<base URL>)');
+    const keyVariable = settings.get('key');
+    const apiKey = keyVariable === undefined ? undefined : env[keyVariable]?.trim();
+    if (keyVariable !== undefined && !apiKey) throw fail(`needs ${keyVariable}`);
+    return { kind, ...common, baseUrl, ...(apiKey ? { apiKey } : {}) };
+  }
+  const keyVariable = settings.get('key') ?? KEY_VARIABLES[kind];
+  // Only OpenAI's client is pointed at keyless local servers (a placeholder key); the others need one.
+  const apiKey =
+    kind === 'openai' ? openaiApiKey(env[keyVariable], baseUrl) : env[keyVariable]?.trim() || undefined;
+  if (!apiKey)
+    throw fail(
+      kind === 'openai'
+        ? `needs ${keyVariable} (or a base URL of an OpenAI-compatible server)`
+        : `needs ${keyVariable}`,
+    );
+  return { kind, ...common, ...(baseUrl ? { baseUrl } : {}), apiKey };
+}
+
+const REMOTE_KINDS: readonly string[] = [
+  'openai',
+  'anthropic',
+  'google',
+  'compatible',
+] satisfies RemoteKind[];
+
+function isRemoteKind(kind: string): kind is RemoteKind {
+  return REMOTE_KINDS.includes(kind);
 }
 
 function idOf(id: string, fail: (why: string) => Error): string {

@@ -51,3 +51,21 @@ Feature: Models and instructions per chat
     When I open the start page
     Then one line says "Replies come from a scripted demo model, not an AI." with a link "Connect a real model"
     And the link opens the README's "A real model" and "Several models" sections
+
+  Scenario Outline: Models of other providers stream, use tools and stop
+    # Automated in apps/api/test/providers.test.ts, against a scripted server of the project's own
+    # that speaks the provider's wire protocol over real HTTP.
+    Given the server offers "<entry>" with its key on the server
+    When I send "hi there" in a chat with that model
+    Then the reply streams and records the usage the provider counted
+    And GET /api/models shows neither the key nor the URL
+    When the model calls "save_note" and I approve it
+    Then the note is saved and the tool's result goes back to the provider
+    When I press Stop while a long reply streams
+    Then the provider's stream is closed and the partial reply is kept, marked interrupted
+
+    Examples:
+      | entry                             |
+      | anthropic:claude-test@<base URL>  |
+      | google:gemini-test@<base URL>     |
+      | compatible:qwen-test@<base URL>   |
