@@ -58,6 +58,8 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     OPENAI_BASE_URL: env.OPENAI_BASE_URL,
     ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
     GOOGLE_GENERATIVE_AI_API_KEY: env.GOOGLE_GENERATIVE_AI_API_KEY,
+    // The cases run with the models named here, never ones found on this machine.
+    OLLAMA_BASE_URL: 'off',
     LOG_LEVEL: env.LOG_LEVEL ?? 'silent',
     LOCAL_MODEL_DELAY_MS: '1',
     BETTER_AUTH_SECRET: 'eval-secret-eval-secret-eval-secret-0123',

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
  *     tool call (text "buy milk"), and the request after the tool ran gets "Saved it.";
  *   - `[[slow]]` streams 400 words, one every 25 ms, so Stop can cut it;
  *   - anything else gets "Hello from <model>.".
- * Every reply reports 25 input and 7 output tokens.
+ * Every reply reports 25 input and 7 output tokens. It also lists `listed` as its models, both as
+ * OpenAI's `GET /v1/models` and as Ollama's `GET /api/tags` (Ollama serves both).
  */
 
 export type WireProtocol = 'openai' | 'anthropic' | 'google';
@@ -26,6 +27,14 @@ export interface ScriptedServer {
   protocol: WireProtocol;
   /** The base URL its provider's client is given. */
   baseUrl: string;
+  /** `http://127.0.0.1:<port>`: where an Ollama's own API lives. */
+  origin: string;
+  /** The model names its model lists answer with. */
+  listed: string[];
+  /** Answers its model lists with 503 (a server in trouble), still streaming replies. */
+  listDown: boolean;
+  /** Requests of its model lists, with their headers. */
+  listCalls: Array<IncomingMessage['headers']>;
   calls: RecordedCall[];
   /** Streams the server saw closed by the client before the reply was complete. */
   closedEarly: number;
@@ -229,6 +238,10 @@ export async function startScriptedServer(protocol: WireProtocol): Promise<Scrip
   const state: ScriptedServer = {
     protocol,
     baseUrl: '',
+    origin: '',
+    listed: [],
+    listDown: false,
+    listCalls: [],
     calls: [],
     closedEarly: 0,
     slowWordsWritten: 0,
@@ -239,6 +252,22 @@ export async function startScriptedServer(protocol: WireProtocol): Promise<Scrip
     },
   };
   const server: Server = createServer((request, response) => {
+    if (request.method === 'GET') {
+      state.listCalls.push(request.headers);
+      const path = request.url ?? '';
+      const body =
+        path === '/v1/models'
+          ? {
+              object: 'list',
+              data: state.listed.map((id) => ({ id, object: 'model', owned_by: 'scripted' })),
+            }
+          : path === '/api/tags'
+            ? { models: state.listed.map((name) => ({ name, model: name, size: 1 })) }
+            : undefined;
+      response.writeHead(state.listDown ? 503 : body ? 200 : 404, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(state.listDown ? { error: 'loading' } : (body ?? { error: 'not found' })));
+      return;
+    }
     let raw = '';
     request.on('data', (chunk) => {
       raw += chunk;
@@ -283,6 +312,7 @@ export async function startScriptedServer(protocol: WireProtocol): Promise<Scrip
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   // Each provider's client appends its own path to the base URL it is given.
-  state.baseUrl = `http://127.0.0.1:${port}${protocol === 'google' ? '/v1beta' : '/v1'}`;
+  state.origin = `http://127.0.0.1:${port}`;
+  state.baseUrl = `${state.origin}${protocol === 'google' ? '/v1beta' : '/v1'}`;
   return state;
 }

@@ -69,3 +69,19 @@ Feature: Models and instructions per chat
       | anthropic:claude-test@<base URL>  |
       | google:gemini-test@<base URL>     |
       | compatible:qwen-test@<base URL>   |
+
+  Scenario: A server's models are found, not typed
+    # Automated in apps/api/test/modelDiscovery.test.ts, against a scripted server of our own.
+    Given CHAT_MODELS has "compatible:*@<base URL>;id=lab;label=Lab" and that server lists "alpha" and "beta"
+    Then the models offered are the demo model, "alpha (Lab)" and "beta (Lab)"
+    When the server lists "alpha" and "gamma" instead
+    Then within MODEL_LIST_REFRESH_MS the models offered are the demo model, "alpha (Lab)" and "gamma (Lab)"
+    When the server stops answering
+    Then its models are still listed, as unavailable
+    And a server that does not answer at start is one entry "Lab (not answering)", and the start does not fail
+
+  Scenario: An Ollama on this machine is found with nothing configured
+    # Automated in apps/api/test/modelDiscovery.test.ts.
+    Given no model is configured and an Ollama answers at OLLAMA_BASE_URL with "llama3.2:latest"
+    Then the models offered are the demo model (the default) and "llama3.2:latest (Ollama)"
+    And a chat with "ollama:llama3.2:latest" is answered through Ollama's OpenAI-compatible API
