@@ -49,7 +49,7 @@ Feature: Models and instructions per chat
     # Automated in apps/web/e2e/ownDeployment.spec.ts and apps/api/test/models.test.ts ("an honest first run").
     Given the server offers only the built-in model
     When I open the start page
-    Then one line says "Replies come from a scripted demo model, not an AI." with a link "Connect a real model"
+    Then one line says "Scripted demo replies, not an AI." with a link "Connect a real model"
     And the link opens the README's "A real model" and "Several models" sections
 
   Scenario Outline: Models of other providers stream, use tools and stop
