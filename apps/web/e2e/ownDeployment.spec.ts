@@ -1,7 +1,7 @@
 import { expect, test } from './fixtures';
 import { AccountPages } from './pages/AccountPages';
 import { OllamaServer } from './support/ollamaServer';
-import { OwnServers } from './support/ownServers';
+import { freePort, OwnServers } from './support/ownServers';
 
 /**
  * A deployment set up its own way (its own API and web app): no model configured (only the
@@ -115,5 +115,41 @@ test.describe('a fresh install on a machine where Ollama runs (M5)', () => {
     await chat.waitUntilReady();
     await listed;
     await expect(page.getByTestId('demo-model-notice')).toHaveCount(0);
+  });
+});
+
+test.describe('a model server that does not answer (M5)', () => {
+  let servers: OwnServers;
+
+  test.beforeAll(async () => {
+    test.setTimeout(180_000);
+    // A free loopback port: nothing answers there.
+    const nobody = await freePort();
+    servers = await OwnServers.start({
+      CHAT_MODELS: `local,compatible:*@http://127.0.0.1:${nobody}/v1;id=lab;label=Lab`,
+    });
+  });
+
+  test.afterAll(async () => {
+    await servers?.stop();
+  });
+
+  test('never stops the start, and the picker shows it as not answering without offering it', async ({
+    chat,
+    page,
+  }) => {
+    await page.goto(`${servers.webOrigin}/`);
+    await chat.waitUntilReady();
+    await chat.send('hello [[words:3]]');
+    await page.waitForURL(/\/chat\/[^/]+$/);
+    await chat.waitForIdle();
+    await page.getByTestId('model-picker').click();
+    const down = page.getByRole('option', { name: 'Lab (not answering)' });
+    await expect(down).toBeVisible();
+    await expect(down).toHaveAttribute('aria-disabled', 'true');
+    await expect(page.getByRole('option', { name: 'Demo model (scripted replies)' })).not.toHaveAttribute(
+      'aria-disabled',
+      'true',
+    );
   });
 });
