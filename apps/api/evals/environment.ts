@@ -40,7 +40,7 @@ export interface EnvironmentOptions {
   databaseUrl: string;
   /**
    * CHAT_MODELS (and the key variables its entries name), CHAT_MODEL, OPENAI_API_KEY,
-   * OPENAI_BASE_URL, LOG_LEVEL are taken from here.
+   * OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, LOG_LEVEL are taken from here.
    */
   env?: Record<string, string | undefined>;
   sabotage?: Sabotage;
@@ -56,6 +56,10 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     CHAT_MODEL: env.CHAT_MODEL,
     OPENAI_API_KEY: env.OPENAI_API_KEY,
     OPENAI_BASE_URL: env.OPENAI_BASE_URL,
+    ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
+    GOOGLE_GENERATIVE_AI_API_KEY: env.GOOGLE_GENERATIVE_AI_API_KEY,
+    // The cases run with the models named here, never ones found on this machine.
+    OLLAMA_BASE_URL: 'off',
     LOG_LEVEL: env.LOG_LEVEL ?? 'silent',
     LOCAL_MODEL_DELAY_MS: '1',
     BETTER_AUTH_SECRET: 'eval-secret-eval-secret-eval-secret-0123',

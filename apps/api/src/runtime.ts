@@ -12,6 +12,7 @@ import { connect, createSql, type Database, type DatabaseHandle, withStartupLock
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
+import { startModelDiscovery } from './agent/modelDiscovery';
 import { ModelRegistry, tokenEncodingOf } from './agent/models';
 import { countTextTokens } from './agent/tokenCount';
 import { type Auth, createAuth } from './auth/auth';
@@ -119,6 +120,7 @@ export async function createRuntime(
   // references just before each call; a document's budget is counted in that model's tokens.
   const models = new ModelRegistry(config.models, {
     localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
+    sources: config.modelSources,
     wrap: (model, spec) =>
       withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
         window: config.ATTACHMENT_CONTEXT_MESSAGES,
@@ -133,6 +135,8 @@ export async function createRuntime(
         },
       }),
   });
+  // Servers that list their models are read while the rest starts; a dead one costs its timeout.
+  const discovery = startModelDiscovery(models, { refreshMs: config.MODEL_LIST_REFRESH_MS, logger });
   const chatAgent = await createChatAgent({
     databaseUrl: database.url,
     hangWatch: database.watch,
@@ -344,6 +348,7 @@ export async function createRuntime(
     { intervalMs: Math.min(unsentMs, 3_600_000), maxAgeMs: unsentMs },
   );
 
+  await discovery.ready;
   return {
     services,
     database,
@@ -355,6 +360,7 @@ export async function createRuntime(
       // gets the most time: it settles this instance's turns while the database still runs.
       const steps: Array<[string, number, () => Promise<void> | void]> = [
         ['circuit', 100, () => circuit.stop()],
+        ['model discovery', 100, () => discovery.stop()],
         ['loop delay', 100, () => loopDelay.stop()],
         ['background drain', 1_000, stopDrain],
         ['sweeper', 1_000, stopSweeper],

@@ -118,7 +118,7 @@ describe('CHAT_MODELS (M1)', () => {
 
   it('stops the start at a bad entry, naming it', () => {
     const bad: Array<[string, RegExp]> = [
-      ['local,anthropic:claude', /entry "anthropic:claude": expected "local" or "openai:/],
+      ['local,mistral:large', /entry "mistral:large": expected "local" or "<openai\|anthropic/],
       ['local,openai:gpt-4o', /entry "openai:gpt-4o": needs OPENAI_API_KEY/],
       ['openai:x@http://h/v1;key=NOPE_KEY,openai:', /entry "openai:": names no model/],
       ['local;window=12', /entry "local;window=12": window must be/],
@@ -168,7 +168,13 @@ describe('an honest first run', () => {
       const client = await fresh.client();
       expect((await client.json<ModelList>('GET', '/api/models')).body).toEqual({
         models: [
-          { id: 'local', label: 'Demo model (scripted replies)', contextWindow: 8_000, builtIn: true },
+          {
+            id: 'local',
+            label: 'Demo model (scripted replies)',
+            contextWindow: 8_000,
+            builtIn: true,
+            available: true,
+          },
         ],
       });
     } finally {
@@ -191,9 +197,9 @@ describe('a model per chat, per reply and per regenerate; custom instructions (M
     const raw = await response.text();
     expect(JSON.parse(raw) as ModelList).toEqual({
       models: [
-        { id: 'local', label: 'Local', contextWindow: 8_000, builtIn: true },
-        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000, builtIn: false },
-        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000, builtIn: false },
+        { id: 'local', label: 'Local', contextWindow: 8_000, builtIn: true, available: true },
+        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000, builtIn: false, available: true },
+        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000, builtIn: false, available: true },
       ],
     });
     expect(raw).not.toContain('127.0.0.1');

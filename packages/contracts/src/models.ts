@@ -13,6 +13,11 @@ export interface ChatModel {
    * start page says how to connect a real model.
    */
   builtIn: boolean;
+  /**
+   * False while the server that lists it does not answer (a `compatible:*@…` entry found down):
+   * the picker shows it but does not offer it (M5).
+   */
+  available: boolean;
 }
 
 /** `GET /api/models`: the configured models, the default first. */

@@ -9,7 +9,14 @@ import {
 } from '@chat/contracts';
 import { z } from 'zod';
 import { mcpServerList, parseJsonSetting } from './mcpServerList';
-import { configuredModels, ModelListError, type ModelSpec, openaiApiKey } from './modelList';
+import {
+  configuredModels,
+  ModelListError,
+  type ModelSource,
+  type ModelSpec,
+  modelSourcesOf,
+  openaiApiKey,
+} from './modelList';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -60,6 +67,19 @@ const configSchema = z.object({
   CHAT_MODELS: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   OPENAI_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  /** Keys of `anthropic:` and `google:` entries of CHAT_MODELS (an entry's `key=` may name another). */
+  ANTHROPIC_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  GOOGLE_GENERATIVE_AI_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /**
+   * Where an Ollama is looked for when no model is configured (its models are offered beside the
+   * built-in one while it answers); `off` does not look.
+   */
+  OLLAMA_BASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z.union([z.literal('off'), z.url()]).default('http://127.0.0.1:11434'),
+  ),
+  /** How often the lists of servers whose models are found (`compatible:*@…`, Ollama) are read again. */
+  MODEL_LIST_REFRESH_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
   /**
    * The runtime driver every turn of this deployment runs through: `mastra`, the Mastra agent;
    * `ai-sdk`, one AI SDK `streamText` request per run. Both write the same transcript, so a chat
@@ -203,6 +223,8 @@ export const configVariables: readonly string[] = Object.keys(configSchema.shape
 export type Config = z.infer<typeof configSchema> & {
   /** The models offered (M1), the default first: `CHAT_MODELS`, or `CHAT_MODEL` alone. */
   models: ModelSpec[];
+  /** Servers whose models are found at start and every MODEL_LIST_REFRESH_MS (issue 42). */
+  modelSources: ModelSource[];
 };
 
 export class ConfigError extends Error {}
@@ -231,7 +253,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       env,
     );
-    return { ...parsed.data, models };
+    const modelSources = modelSourcesOf(
+      { chatModels: CHAT_MODELS, chatModel: CHAT_MODEL, ollamaBaseUrl: parsed.data.OLLAMA_BASE_URL },
+      env,
+    );
+    return { ...parsed.data, models, modelSources };
   } catch (error) {
     if (error instanceof ModelListError) throw new ConfigError(`Invalid configuration:\n  ${error.message}`);
     throw error;

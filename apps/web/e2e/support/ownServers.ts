@@ -89,6 +89,8 @@ export class OwnServers {
         WEB_ORIGIN: this.webOrigin,
         LOCAL_MODEL_DELAY_MS: '30',
         LOG_LEVEL: 'warn',
+        // A fresh install as on a machine without Ollama, even where one runs (a test gives its own).
+        OLLAMA_BASE_URL: 'off',
         ...this.apiEnv,
       },
       stdio: ['ignore', 'ignore', 'inherit'],

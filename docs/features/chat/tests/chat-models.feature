@@ -58,5 +58,39 @@ Feature: Models and instructions per chat
     # Automated in apps/web/e2e/ownDeployment.spec.ts and apps/api/test/models.test.ts ("an honest first run").
     Given the server offers only the built-in model
     When I open the start page
-    Then one line says "Replies come from a scripted demo model, not an AI." with a link "Connect a real model"
+    Then one line says "Scripted demo replies, not an AI." with a link "Connect a real model"
     And the link opens the README's "A real model" and "Several models" sections
+
+  Scenario Outline: Models of other providers stream, use tools and stop
+    # Automated in apps/api/test/providers.test.ts, against a scripted server of the project's own
+    # that speaks the provider's wire protocol over real HTTP.
+    Given the server offers "<entry>" with its key on the server
+    When I send "hi there" in a chat with that model
+    Then the reply streams and records the usage the provider counted
+    And GET /api/models shows neither the key nor the URL
+    When the model calls "save_note" and I approve it
+    Then the note is saved and the tool's result goes back to the provider
+    When I press Stop while a long reply streams
+    Then the provider's stream is closed and the partial reply is kept, marked interrupted
+
+    Examples:
+      | entry                             |
+      | anthropic:claude-test@<base URL>  |
+      | google:gemini-test@<base URL>     |
+      | compatible:qwen-test@<base URL>   |
+
+  Scenario: A server's models are found, not typed
+    # Automated in apps/api/test/modelDiscovery.test.ts, against a scripted server of our own.
+    Given CHAT_MODELS has "compatible:*@<base URL>;id=lab;label=Lab" and that server lists "alpha" and "beta"
+    Then the models offered are the demo model, "alpha (Lab)" and "beta (Lab)"
+    When the server lists "alpha" and "gamma" instead
+    Then within MODEL_LIST_REFRESH_MS the models offered are the demo model, "alpha (Lab)" and "gamma (Lab)"
+    When the server stops answering
+    Then its models are still listed, as unavailable
+    And a server that does not answer at start is one entry "Lab (not answering)", and the start does not fail
+
+  Scenario: An Ollama on this machine is found with nothing configured
+    # Automated in apps/api/test/modelDiscovery.test.ts.
+    Given no model is configured and an Ollama answers at OLLAMA_BASE_URL with "llama3.2:latest"
+    Then the models offered are the demo model (the default) and "llama3.2:latest (Ollama)"
+    And a chat with "ollama:llama3.2:latest" is answered through Ollama's OpenAI-compatible API
