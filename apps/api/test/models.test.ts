@@ -168,7 +168,13 @@ describe('an honest first run', () => {
       const client = await fresh.client();
       expect((await client.json<ModelList>('GET', '/api/models')).body).toEqual({
         models: [
-          { id: 'local', label: 'Demo model (scripted replies)', contextWindow: 8_000, builtIn: true },
+          {
+            id: 'local',
+            label: 'Demo model (scripted replies)',
+            contextWindow: 8_000,
+            documentTokens: 24_000,
+            builtIn: true,
+          },
         ],
       });
     } finally {
@@ -191,9 +197,9 @@ describe('a model per chat, per reply and per regenerate; custom instructions (M
     const raw = await response.text();
     expect(JSON.parse(raw) as ModelList).toEqual({
       models: [
-        { id: 'local', label: 'Local', contextWindow: 8_000, builtIn: true },
-        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000, builtIn: false },
-        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000, builtIn: false },
+        { id: 'local', label: 'Local', contextWindow: 8_000, documentTokens: 24_000, builtIn: true },
+        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000, documentTokens: 24_000, builtIn: false },
+        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000, documentTokens: 24_000, builtIn: false },
       ],
     });
     expect(raw).not.toContain('127.0.0.1');

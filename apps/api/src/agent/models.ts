@@ -27,17 +27,21 @@ export function languageModelOf(spec: ModelSpec, localModelDelayMs: number): Lan
 export class ModelRegistry {
   private readonly byId: Map<string, { spec: ModelSpec; model: LanguageModelV4 }>;
   readonly defaultId: string;
+  private readonly documentTokens: number;
 
   constructor(
     specs: ModelSpec[],
     options: {
       localModelDelayMs: number;
       wrap?: (model: LanguageModelV4, spec: ModelSpec) => LanguageModelV4;
+      /** The most tokens of documents' text one message gives a model (D1; default none). */
+      documentTokens?: number;
     },
   ) {
     const [first] = specs;
     if (!first) throw new Error('no model is configured');
     this.defaultId = first.id;
+    this.documentTokens = options.documentTokens ?? 0;
     this.byId = new Map(
       specs.map((spec) => {
         const model = languageModelOf(spec, options.localModelDelayMs);
@@ -52,6 +56,7 @@ export class ModelRegistry {
       id: spec.id,
       label: spec.label,
       contextWindow: spec.contextWindow,
+      documentTokens: this.documentTokens,
       builtIn: spec.kind === 'local',
     }));
   }
