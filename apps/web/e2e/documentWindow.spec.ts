@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import AxeBuilder from '@axe-core/playwright';
 import type { ThreadDetail } from '@chat/contracts';
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './fixtures';
@@ -82,16 +83,23 @@ for (const [name, viewport] of [
       await expectWithinScreen(warning, page);
       await expect.poll(() => meterPercent(page)).toBeGreaterThan(before + 20);
 
-      if (shots) {
-        mkdirSync(shots, { recursive: true });
-        for (const colorScheme of ['light', 'dark'] as const) {
-          await page.emulateMedia({ colorScheme });
+      // Readable in both themes: no serious axe violation in the warning or the meter.
+      if (shots) mkdirSync(shots, { recursive: true });
+      for (const colorScheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme });
+        const results = await new AxeBuilder({ page })
+          .include('[data-testid="document-read-warnings"]')
+          .include('[data-testid="context-meter"]')
+          .withTags(['wcag2a', 'wcag2aa', 'wcag21aa', 'wcag22aa'])
+          .analyze();
+        const serious = results.violations.filter((violation) => violation.impact !== 'minor');
+        expect(serious.map((violation) => violation.id)).toEqual([]);
+        if (shots)
           await page.screenshot({
             path: `${shots}/${name}-${viewport.width}x${viewport.height}-${colorScheme}.png`,
           });
-        }
-        await page.emulateMedia({ colorScheme: 'light' });
       }
+      await page.emulateMedia({ colorScheme: 'light' });
 
       const warned = Number(/pages 1-(\d+)/.exec((await warning.textContent()) ?? '')?.[1]);
       await chat.send('what does the report say? [[words:40]]');
