@@ -118,8 +118,9 @@ export default defineConfig({
         // Models (M1), all the built-in one under other names, so the model picker and
         // Regenerate's menu show; the default keeps the id `local` (labelled as the demo model).
         // One has a long name, as configured models often do: the composer must still fit a phone.
+        // One has a small window, so documents are cut to it and the composer warns (D1).
         CHAT_MODELS:
-          'local,local;id=local-b;label=Local B,local;id=local-long;label=Built-in with a long name (8k window)',
+          'local,local;id=local-b;label=Local B,local;id=local-long;label=Built-in with a long name (8k window),local;id=local-small;label=Small window;window=2000',
         MCP_SERVERS: mcpServers,
         // Every test signs a new guest in, and all come from one address: no per-IP or
         // per-account limits in the browser suite (the API suite tests them).

@@ -14,7 +14,7 @@ import { startGuestSweeper } from './accounts/guestSweep';
 import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { startModelDiscovery } from './agent/modelDiscovery';
 import { ModelRegistry, tokenEncodingOf } from './agent/models';
-import { countTextTokens } from './agent/tokenCount';
+import { countPromptMessage, countTextTokens } from './agent/tokenCount';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { SessionCache } from './auth/sessionCache';
@@ -117,10 +117,13 @@ export async function createRuntime(
   const { db } = database;
   const storage = postgresAttachmentStorage(db);
   // Every configured model (M1) gets image bytes and documents' text resolved from memory's
-  // references just before each call; a document's budget is counted in that model's tokens.
+  // references just before each call; a document's budget is counted in that model's tokens and
+  // capped by what that model's window leaves (D1), so a queued message gets the budget of the
+  // model it runs on.
   const models = new ModelRegistry(config.models, {
     localModelDelayMs: config.LOCAL_MODEL_DELAY_MS,
     sources: config.modelSources,
+    documentTokens: Math.min(config.DOCUMENT_TOKENS_PER_MESSAGE, config.DOCUMENT_TOKENS_PER_TURN),
     wrap: (model, spec) =>
       withAttachmentContext(options.wrapModel ? options.wrapModel(model) : model, {
         window: config.ATTACHMENT_CONTEXT_MESSAGES,
@@ -131,7 +134,10 @@ export async function createRuntime(
         documentBudget: {
           perMessage: config.DOCUMENT_TOKENS_PER_MESSAGE,
           perTurn: config.DOCUMENT_TOKENS_PER_TURN,
+          window: spec.contextWindow,
           countTokens: (text) => countTextTokens(text, tokenEncodingOf(spec)),
+          countPrompt: (prompt) =>
+            prompt.reduce((sum, message) => sum + countPromptMessage(message, tokenEncodingOf(spec)), 0),
         },
       }),
   });

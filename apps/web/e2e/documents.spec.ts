@@ -71,7 +71,7 @@ test.describe('documents in chat', () => {
     chat,
     page,
   }) => {
-    // 5,000 lines of ten words: about twice what a message's documents may hold (24,000 tokens).
+    // 5,000 lines of ten words: far more than the 8,000-token model's window leaves for documents.
     const lines = Array.from(
       { length: 5_000 },
       (_, index) => `line ${index + 1} alpha beta gamma delta epsilon zeta eta theta`,

@@ -59,3 +59,19 @@ export interface CompactAnswer {
   marker: ContextMarker | null;
   context: ContextState;
 }
+
+/** The share of a model's window kept for its reply: documents never fill it (D1). */
+export const REPLY_RESERVE_SHARE = 0.25;
+
+/**
+ * How many tokens of documents' text one model call may hold (D1), the one rule for the API's
+ * call and the composer's warning: the deployment's budget (`configured`), capped by what the
+ * model's window leaves once the rest of the call (`otherTokens`: instructions, messages, the new
+ * message) and a quarter of the window for the reply are counted. A model with a small window so
+ * never gets a request it would refuse, and a queued message gets the budget of the model it runs
+ * on, whichever was picked when it was queued.
+ */
+export function documentTokensFor(window: number, otherTokens: number, configured: number): number {
+  const left = Math.floor(window * (1 - REPLY_RESERVE_SHARE)) - otherTokens;
+  return Math.max(0, Math.min(configured, left));
+}

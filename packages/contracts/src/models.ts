@@ -9,6 +9,11 @@ export interface ChatModel {
   /** Its context window in tokens (C2's meter uses the chat's model's). */
   contextWindow: number;
   /**
+   * The most tokens of documents' text one message gives this model (D1: the deployment's
+   * budget); what its window leaves can be less (`documentTokensFor`).
+   */
+  documentTokens: number;
+  /**
    * The built-in demo model (`local`): scripted replies, no AI. While it is all there is, the
    * start page says how to connect a real model.
    */

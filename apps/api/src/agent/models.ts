@@ -63,6 +63,7 @@ export class ModelRegistry {
   private readonly fixed: Map<string, Offered>;
   private readonly found: Found[];
   readonly defaultId: string;
+  private readonly documentTokens: number;
 
   constructor(
     specs: ModelSpec[],
@@ -70,6 +71,8 @@ export class ModelRegistry {
       localModelDelayMs: number;
       wrap?: (model: LanguageModelV4, spec: ModelSpec) => LanguageModelV4;
       sources?: ModelSource[];
+      /** The most tokens of documents' text one message gives a model (D1; default none). */
+      documentTokens?: number;
     },
   ) {
     const [first] = specs;
@@ -77,6 +80,7 @@ export class ModelRegistry {
     this.defaultId = first.id;
     this.fixed = new Map(specs.map((spec) => [spec.id, this.build(spec)]));
     this.found = (options.sources ?? []).map((source) => ({ source, models: new Map(), reachable: false }));
+    this.documentTokens = options.documentTokens ?? 0;
   }
 
   private build(spec: ModelSpec): Offered {
@@ -116,6 +120,7 @@ export class ModelRegistry {
       id: spec.id,
       label: spec.label,
       contextWindow: spec.contextWindow,
+      documentTokens: this.documentTokens,
       builtIn: spec.kind === 'local',
       available: true,
     }));
@@ -127,6 +132,7 @@ export class ModelRegistry {
                 id: `${source.prefix}:*`,
                 label: `${source.label} (not answering)`,
                 contextWindow: source.contextWindow,
+                documentTokens: this.documentTokens,
                 builtIn: false,
                 available: false,
               },
@@ -136,6 +142,7 @@ export class ModelRegistry {
         id: spec.id,
         label: spec.label,
         contextWindow: spec.contextWindow,
+        documentTokens: this.documentTokens,
         builtIn: false,
         available: reachable,
       }));

@@ -260,21 +260,38 @@ const tokens = new Intl.NumberFormat('en-US');
 export function contextMeterView(state: ThreadPageState): ContextMeterView | null {
   const { context, compaction } = state;
   if (!context) return null;
-  const fraction = context.window > 0 ? context.used / context.window : 0;
   const compacting = compaction?.progress.status === 'compacting';
   const running = state.queue.activeTurn !== null;
   const compactLockedReason = compacting ? 'Compacting…' : running ? threadBusyMessages.reply_running : null;
   return {
-    used: context.used,
-    window: context.window,
-    percent: Math.min(100, Math.round(fraction * 100)),
-    level: fraction >= CONTEXT_WARN_AT ? 'warn' : 'ok',
-    label: `Context: ${tokens.format(context.used)} of ${tokens.format(context.window)} tokens`,
+    ...meterFill(context.used, context.window),
     compacting,
     failed: compaction?.progress.status === 'failed' ? (compaction.progress.error ?? null) : null,
     canCompact: compactLockedReason === null,
     compactLockedReason,
   };
+}
+
+/** How full `window` is with `used` tokens: the meter's bar, colour and words. */
+function meterFill(used: number, window: number, waiting = 0) {
+  const fraction = window > 0 ? used / window : 0;
+  const attached = waiting > 0 ? `, ${tokens.format(waiting)} of them the attached documents (about)` : '';
+  return {
+    used,
+    window,
+    percent: Math.min(100, Math.round(fraction * 100)),
+    level: fraction >= CONTEXT_WARN_AT ? ('warn' as const) : ('ok' as const),
+    label: `Context: ${tokens.format(used)} of ${tokens.format(window)} tokens${attached}`,
+  };
+}
+
+/**
+ * The meter with the documents attached in the composer counted (C2: the next message holds
+ * them too), as much of them as the model will read (`composerDocumentsView`).
+ */
+export function meterWithWaiting(meter: ContextMeterView, waiting: number): ContextMeterView {
+  if (waiting <= 0) return meter;
+  return { ...meter, ...meterFill(meter.used + waiting, meter.window, waiting) };
 }
 
 /** The tool settings panel (T1): each tool with the mode asked for here, else the stored one. */

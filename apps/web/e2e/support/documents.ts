@@ -1,8 +1,8 @@
 import { crc32 } from 'node:zlib';
 
 /**
- * A small PDF built in the test (no fixture file): one line of text per page, with a correct
- * cross-reference table.
+ * A small PDF built in the test (no fixture file): a line of text per page (or several, split at
+ * `\n`), with a correct cross-reference table.
  */
 export function pdfBytes(pages: readonly string[]): Buffer {
   const objects: string[] = [];
@@ -11,7 +11,12 @@ export function pdfBytes(pages: readonly string[]): Buffer {
   objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
   pages.forEach((text, index) => {
-    const stream = `BT /F1 12 Tf 72 720 Td (${text.replace(/[()\\]/g, '\\$&')}) Tj ET`;
+    // A page of several lines (`\n` between them) is set one under the other, each within the page.
+    const lines = text.split('\n').map((line) => `(${line.replace(/[()\\]/g, '\\$&')}) Tj`);
+    const stream =
+      lines.length === 1
+        ? `BT /F1 12 Tf 72 720 Td ${lines[0]} ET`
+        : `BT /F1 12 Tf 14 TL 72 720 Td ${lines.join(' T* ')} ET`;
     objects[4 + index * 2] =
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + index * 2} 0 R >>`;
     objects[5 + index * 2] = `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`;

@@ -46,6 +46,24 @@ Feature: Documents in chat
     Then the reply says "lines 1-<n> of 5,000 were read"
     And the file's chip in the transcript says "Text · <size> KB" and "Lines 1-<n> of 5,000 were read"
 
+  @documents
+  Scenario: On a model with a small window, I am told before sending what will not be read
+    # Automated in apps/web/e2e/documentWindow.spec.ts (1440x900 and 390x844).
+    Given a chat on "Small window", a model with a 2,000-token window
+    When I attach a PDF of 60 pages
+    Then a line by the composer says "Only about pages 1-<n> of 60 of report.pdf will be read by Small window."
+    And the context meter counts the document
+    When I send it
+    Then the reply's recorded input is at most 2,000 tokens
+    And the chip says "Pages 1-<m> of 60 were read", <m> at least <n>
+
+  Scenario: A queued message gets the budget of the model it runs on
+    # Automated in apps/api/test/documentWindow.test.ts.
+    Given a chat on a 2,000-token model with a reply running
+    When I queue a long text file and pick a 16,000-token model before it runs
+    Then it runs on the larger model, reads more than the small one could hold
+    And its recorded input is within 16,000 tokens
+
   Scenario: A long document is read only as far as the budget goes
     # Automated in apps/api/test/documents.test.ts.
     Given a budget of 400 tokens a message

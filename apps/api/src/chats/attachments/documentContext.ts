@@ -1,7 +1,9 @@
+import type { LanguageModelV4Prompt } from '@ai-sdk/provider';
 import {
   type Attachment,
   type DocumentAttachment,
   documentCutText,
+  documentTokensFor,
   isDocumentAttachment,
   MAX_DOCUMENT_TEXT_CHARS,
 } from '@chat/contracts';
@@ -13,6 +15,24 @@ export interface DocumentBudget {
   perMessage: number;
   perTurn: number;
   countTokens(text: string): number;
+  /** The window of the model the call runs on: the budget is capped by what it leaves (D1). */
+  window?: number;
+  /** The tokens of a prompt as that model counts them (each document reference as a short part). */
+  countPrompt?(prompt: LanguageModelV4Prompt): number;
+}
+
+/**
+ * The budget of one call: the configured one capped by what the window of the model it runs on
+ * leaves once the rest of the prompt and the reply's reserve are counted (`documentTokensFor`).
+ */
+export function budgetOfCall(budget: DocumentBudget, prompt: LanguageModelV4Prompt): DocumentBudget {
+  if (budget.window === undefined || !budget.countPrompt) return budget;
+  const others = budget.countPrompt(prompt);
+  return {
+    ...budget,
+    perMessage: documentTokensFor(budget.window, others, budget.perMessage),
+    perTurn: documentTokensFor(budget.window, others, budget.perTurn),
+  };
 }
 
 /** A document reference of a prompt: which message (its index) and which attachment. */

@@ -2,7 +2,7 @@ import type { LanguageModelV4, LanguageModelV4Message, LanguageModelV4Prompt } f
 import { type Attachment, attachmentIdOfUrl, isDocumentMediaType } from '@chat/contracts';
 import { wrapLanguageModel } from 'ai';
 import { imageKind } from '../../platform/imageInfo';
-import { type DocumentBudget, documentTexts, type ReadTextSlice } from './documentContext';
+import { budgetOfCall, type DocumentBudget, documentTexts, type ReadTextSlice } from './documentContext';
 
 /** What a reference whose bytes are gone (deleted, a failed upload) reads as, to the model and in the page. */
 export const IMAGE_NOT_AVAILABLE = '[image not available]';
@@ -109,7 +109,7 @@ export async function resolveImages(
       documents,
       described,
       options.readText ?? (async () => undefined),
-      options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 },
+      budgetOfCall(options.documentBudget ?? { perMessage: 0, perTurn: 0, countTokens: () => 1 }, prompt),
       reads,
     ),
   ]);
