@@ -15,11 +15,11 @@
  */
 import { createDatabase, createSql } from '@chat/db';
 import { createTestDatabase, startTestServer } from '@chat/db/testing';
-import { createChatAgent } from '../src/agent/chatAgent';
 import { ModelRegistry } from '../src/agent/models';
 import { ensureTurnStored } from '../src/chats/branches/transcript';
 import { MastraTranscriptStore } from '../src/chats/transcript/mastra/mastraTranscript';
 import { driverFor } from '../src/chats/turns/driver/choice';
+import { createChatAgent } from '../src/chats/turns/driver/mastra/chatAgent';
 import type { DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
 import { ReplyRecord } from '../src/chats/turns/running/replyRecord';
 

@@ -89,15 +89,13 @@ function upwardImports(files: Map<string, string>): string[] {
 const FRAMEWORK_FOLDERS = ['chats/transcript/mastra/', 'chats/turns/driver/mastra/'];
 
 /**
- * Files outside those folders that still import `@mastra/`, each with why. They are the agent's
- * Mastra parts that have not moved under driver/mastra/ yet: the agent itself and the tool
- * definitions and MCP clients handed to it (the AI SDK driver borrows the same tool objects).
+ * Files outside those folders that still import `@mastra/`, each with why: the chat's tools are
+ * defined as Mastra tools (the AI SDK driver borrows the same objects, driver/mastra/aiSdkTools.ts)
+ * until they have a framework-free definition each driver wraps.
  */
 const FRAMEWORK_LEFTOVERS = new Map([
-  ['agent/chatAgent.ts', 'builds the Mastra agent, its memory and storage'],
   ['agent/tools.ts', 'the built-in tools are Mastra tools (createTool)'],
   ['agent/toolPolicy.ts', "a live tool policy reads Mastra's RequestContext"],
-  ['agent/aiSdkTools.ts', "the AI SDK driver's tools are the Mastra agent's, converted"],
   ['agent/mcp/mcpTools.ts', 'MCP tools are wrapped as Mastra tools'],
   ['agent/mcp/mcpServers.ts', "MCP servers are reached through @mastra/mcp's client"],
 ]);

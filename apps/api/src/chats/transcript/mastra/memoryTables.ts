@@ -10,7 +10,7 @@ import type {
 } from '../transcriptStore';
 
 /**
- * Every SQL statement against Mastra's own tables (schema `mastra`, see agent/chatAgent.ts): their
+ * Every SQL statement against Mastra's own tables (schema `mastra`, see mastraMemory.ts): their
  * layout is Mastra's, not ours, so an upgrade of @mastra/pg that changes it is checked against this
  * one file. Everything else reaches memory through Mastra's API (mastraTranscript.ts). The host
  * calls these through the transcript store's tables (TranscriptTables), never by name.

@@ -1,6 +1,6 @@
 import type { Attachment, ContextMarker, ContextState } from '@chat/contracts';
 import type { BranchRow, ContextMarkerRow, Queryable } from '@chat/db';
-import { CHAT_INSTRUCTIONS } from '../../../agent/chatAgent';
+import { CHAT_INSTRUCTIONS } from '../../../agent/chatInstructions';
 import {
   countStoredParts,
   countSystemTokens,
