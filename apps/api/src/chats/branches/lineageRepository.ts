@@ -6,9 +6,9 @@ import type { LineageRow } from './lineage';
 
 /**
  * The `message_lineage` rows (packages/db/src/lineageSchema.ts): one per user message a branch
- * holds, with its parent. Parents come from the branch's stored order in Mastra's table (by
- * `createdAt`, then id, as recall orders it), named by origin id (message_origins maps copies); the
- * statements that read that order are with Mastra's other SQL (chats/transcript/mastra/memoryTables.ts).
+ * holds, with its parent. Parents come from the branch's stored order (by `createdAt`, then id,
+ * as recall orders it), named by origin id (message_origins maps copies); the statements that read
+ * that order are the transcript store's (`transcriptTables`), with the rest of its SQL.
  */
 
 /**

@@ -17,7 +17,7 @@ import {
 
 /**
  * Converts stored messages to AI SDK UIMessages with the ids the person sees (`idOf`) and metadata
- * from the API's own records, in linear time (uiMessages.ts).
+ * from the API's own records, in linear time (the store's `toUIMessages`).
  */
 export function toChatMessages(
   messages: StoredMessage[],
