@@ -89,16 +89,10 @@ function upwardImports(files: Map<string, string>): string[] {
 const FRAMEWORK_FOLDERS = ['chats/transcript/mastra/', 'chats/turns/driver/mastra/'];
 
 /**
- * Files outside those folders that still import `@mastra/`, each with why: the chat's tools are
- * defined as Mastra tools (the AI SDK driver borrows the same objects, driver/mastra/aiSdkTools.ts)
- * until they have a framework-free definition each driver wraps.
+ * Files outside those folders that may still import `@mastra/`, each with why (none now). A file
+ * listed here that no longer imports it fails the test too, so the list stays true.
  */
-const FRAMEWORK_LEFTOVERS = new Map([
-  ['agent/tools.ts', 'the built-in tools are Mastra tools (createTool)'],
-  ['agent/toolPolicy.ts', "a live tool policy reads Mastra's RequestContext"],
-  ['agent/mcp/mcpTools.ts', 'MCP tools are wrapped as Mastra tools'],
-  ['agent/mcp/mcpServers.ts', "MCP servers are reached through @mastra/mcp's client"],
-]);
+const FRAMEWORK_LEFTOVERS = new Map<string, string>([]);
 
 /** Every file of `files` outside the framework folders that imports an `@mastra/` package. */
 function frameworkImports(files: Map<string, string>): string[] {

@@ -7,13 +7,14 @@ import { ConsoleLogger } from '@mastra/core/logger';
 import type { Memory } from '@mastra/memory';
 import type { PostgresStore } from '@mastra/pg';
 import { CHAT_INSTRUCTIONS } from '../../../../agent/chatInstructions';
-import { McpServers } from '../../../../agent/mcp/mcpServers';
 import type { ModelRegistry } from '../../../../agent/models';
 import { ToolCatalog } from '../../../../agent/toolCatalog';
-import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts, createChatTools } from '../../../../agent/tools';
+import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts } from '../../../../agent/tools';
 import type { Logger } from '../../../../platform/logger';
 import type { McpServerSpec } from '../../../../platform/mcpServerList';
 import { openMastraMemory } from '../../../transcript/mastra/mastraMemory';
+import { createChatTools } from './chatTools';
+import { McpServers } from './mcp/mcpServers';
 
 /**
  * The request-context key naming the model a call runs with (M2): the agent's model is resolved
