@@ -88,12 +88,6 @@ function upwardImports(files: Map<string, string>): string[] {
  */
 const FRAMEWORK_FOLDERS = ['chats/transcript/mastra/', 'chats/turns/driver/mastra/'];
 
-/**
- * Files outside those folders that may still import `@mastra/`, each with why (none now). A file
- * listed here that no longer imports it fails the test too, so the list stays true.
- */
-const FRAMEWORK_LEFTOVERS = new Map<string, string>([]);
-
 /** Every file of `files` outside the framework folders that imports an `@mastra/` package. */
 function frameworkImports(files: Map<string, string>): string[] {
   return [...files]
@@ -110,12 +104,7 @@ describe('apps/api/src layering', () => {
 
   it('imports @mastra/ only in the transcript store on Mastra and the Mastra driver', () => {
     const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
-    expect(frameworkImports(files).filter((file) => !FRAMEWORK_LEFTOVERS.has(file))).toEqual([]);
-  });
-
-  it('keeps the list of files still importing @mastra/ outside those folders true', () => {
-    const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
-    expect(frameworkImports(files).sort()).toEqual([...FRAMEWORK_LEFTOVERS.keys()].sort());
+    expect(frameworkImports(files)).toEqual([]);
   });
 
   it('reports a framework import outside its folders, type-only ones too (the check itself can fail)', () => {
