@@ -15,10 +15,11 @@
  */
 import { createDatabase, createSql } from '@chat/db';
 import { createTestDatabase, startTestServer } from '@chat/db/testing';
-import { createChatAgent } from '../src/agent/chatAgent';
 import { ModelRegistry } from '../src/agent/models';
 import { ensureTurnStored } from '../src/chats/branches/transcript';
+import { MastraTranscriptStore } from '../src/chats/transcript/mastra/mastraTranscript';
 import { driverFor } from '../src/chats/turns/driver/choice';
+import { createChatAgent } from '../src/chats/turns/driver/mastra/chatAgent';
 import type { DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
 import { ReplyRecord } from '../src/chats/turns/running/replyRecord';
 
@@ -43,6 +44,7 @@ const chat = await createChatAgent({
   startupLock: (work) => work(),
   tools: { saveNote: async () => null },
 });
+const transcript = new MastraTranscriptStore(chat.memory);
 const mastra = await driverFor('mastra', chat, db);
 const aiSdk = await driverFor('ai-sdk', chat, db);
 
@@ -82,7 +84,7 @@ async function runOn(driver: RuntimeDriver, threadId: string): Promise<void> {
     if (event.type === 'error') throw event.error;
     if (event.type === 'chunk') reply.take(event.chunk);
   }
-  await ensureTurnStored(chat.memory, db, {
+  await ensureTurnStored(transcript, db, {
     memoryThreadId: threadId,
     resourceId: OWNER,
     userMessage: { id: input.message.id, text: TEXT, createdAt: new Date() },

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Turn } from '@chat/contracts';
-import { recallBranch } from '../src/chats/branches/transcript';
 import { findTurn } from '../src/chats/turns/repository';
 import type { TurnStream } from '../src/chats/turns/running/turnStream';
 import { turnStreamResponse } from '../src/platform/http';
@@ -126,7 +125,7 @@ export async function runCase(env: EvalEnvironment, input: CaseInput): Promise<C
   const interruptedRow = await findTurn(db, thread.id, first.turn.id);
   const claimedRow = await findTurn(db, thread.id, claimed.turnId);
   const memoryThreadId = detail.thread.activeBranchId;
-  const recalled = await recallBranch(env.runtime.chatAgent.memory, memoryThreadId);
+  const recalled = await env.runtime.transcript.recall(memoryThreadId);
   const rawRows = await sql`
     select content from mastra.mastra_messages where thread_id = ${memoryThreadId}`;
   const interruptedMessage = detail.messages.find(

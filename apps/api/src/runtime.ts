@@ -11,7 +11,6 @@ import {
 import { connect, createSql, type Database, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
 import { startGuestSweeper } from './accounts/guestSweep';
-import { type ChatAgent, createChatAgent } from './agent/chatAgent';
 import { startModelDiscovery } from './agent/modelDiscovery';
 import { ModelRegistry, tokenEncodingOf } from './agent/models';
 import { countPromptMessage, countTextTokens } from './agent/tokenCount';
@@ -34,12 +33,15 @@ import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
 import { readToolModes } from './chats/threads/repository';
+import { MastraTranscriptStore } from './chats/transcript/mastra/mastraTranscript';
+import type { TranscriptStore } from './chats/transcript/transcriptStore';
 import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
 import { ApprovalService } from './chats/turns/approval/approvalService';
 import { endWithApprovalRequest } from './chats/turns/approval/suspend';
 import { ContextWindows } from './chats/turns/context/window';
 import { startBackgroundDrain } from './chats/turns/drain/backgroundDrain';
 import { driverFor } from './chats/turns/driver/choice';
+import { type ChatAgent, createChatAgent } from './chats/turns/driver/mastra/chatAgent';
 import type { RuntimeDriver } from './chats/turns/driver/types';
 import { InterruptService } from './chats/turns/interrupt/interruptService';
 import { QueueService } from './chats/turns/queue/queueService';
@@ -78,6 +80,8 @@ export interface Runtime {
   services: ApiServices;
   database: DatabaseHandle;
   chatAgent: ChatAgent;
+  /** Where every branch's messages are kept (chats/transcript/). */
+  transcript: TranscriptStore;
   runnerId: string;
   /**
    * Interrupts this instance's turns, then closes everything it opened. With a `deadline` (epoch
@@ -171,7 +175,8 @@ export async function createRuntime(
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
   const driver = await (options.driver?.(chatAgent, db) ?? driverFor(config.CHAT_RUNTIME, chatAgent, db));
-  const { memory } = chatAgent;
+  // The one transcript store, on the memory the Mastra agent writes through too.
+  const transcript: TranscriptStore = new MastraTranscriptStore(chatAgent.memory);
   const windows = new ContextWindows({
     encoding: models.encoding(),
     window: models.contextWindow(null),
@@ -180,7 +185,7 @@ export async function createRuntime(
   });
   const runner = new TurnRunner({
     db,
-    memory,
+    transcript,
     windows,
     driver,
     // A run that stopped on a tool call is the approval lifecycle's until a person decides.
@@ -203,7 +208,7 @@ export async function createRuntime(
   const holds = (turnId: string) => runner.holds(turnId);
   const interrupts = new InterruptService({
     db,
-    memory,
+    transcript,
     signals,
     logger,
     runner,
@@ -247,7 +252,8 @@ export async function createRuntime(
   const approvals = new ApprovalService({ db, signals, runner, logger });
   const threads = new ThreadService({
     db,
-    chatAgent,
+    tools: chatAgent.tools,
+    transcript,
     signals,
     interrupts,
     logger,
@@ -277,7 +283,7 @@ export async function createRuntime(
       sends: config.RATE_LIMIT_SENDS_PER_ACCOUNT,
     },
   });
-  const streams = new TurnStreams({ db, runner, memory, signals, logger });
+  const streams = new TurnStreams({ db, runner, transcript, signals, logger });
   const services: ApiServices = {
     authRequests: createAuthHandler(auth, {
       allowGuests,
@@ -318,9 +324,9 @@ export async function createRuntime(
     interrupts,
     streams,
     approvals,
-    branches: new BranchService({ db, chatAgent, signals, acceptance, models }),
+    branches: new BranchService({ db, transcript, signals, acceptance, models }),
     shares: new ShareService({ db, allowGuests, threads, webOrigin: config.WEB_ORIGIN }),
-    feedback: new FeedbackService({ db, chatAgent, signals }),
+    feedback: new FeedbackService({ db, transcript, signals }),
     attachments: new AttachmentService({ db, allowGuests, storage, reader }),
     portability: new PortabilityService({
       db,
@@ -335,7 +341,7 @@ export async function createRuntime(
   };
   const stopLimitSweeper = limits.startSweeping(Math.max(60_000, config.RATE_LIMIT_WINDOW_MS), logger);
   const stopSweeper = startOrphanSweeper(
-    { db, memory, signals, logger, holds },
+    { db, transcript, signals, logger, holds },
     { intervalMs: Math.max(250, leaseMs / 2), graceMs: leaseMs, giveUpMs: config.SETTLE_GIVE_UP_MS },
   );
   // Q15: chats whose queue runs with no page open; stopped before the runner, so a shutting-down
@@ -359,6 +365,7 @@ export async function createRuntime(
     services,
     database,
     chatAgent,
+    transcript,
     runnerId,
     close: async (deadline = Number.POSITIVE_INFINITY) => {
       // Each step runs even if one before it failed or ran out of time. Turns cut off here are

@@ -1,6 +1,5 @@
 import type { ChatMessage, ErrorBody, ThreadDetail } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
-import { recallBranch } from '../src/chats/branches/transcript';
 import { type ApiClient, readChunks, textOfChunks, textOfMessage } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
@@ -36,7 +35,7 @@ async function switchTo(threadId: string, branchId: string): Promise<ThreadDetai
 }
 
 async function rawBranch(branchId: string) {
-  return await recallBranch(api.runtime.chatAgent.memory, branchId);
+  return await api.runtime.transcript.recall(branchId);
 }
 
 /** A thread with two exchanges: "first" and "second". */

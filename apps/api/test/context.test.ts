@@ -2,8 +2,8 @@ import type { ChatMessage, CompactAnswer, ThreadDetail } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { insertMemoryMessages } from '../src/agent/memoryTables';
 import { countStoredParts, countTextTokens } from '../src/agent/tokenCount';
+import { transcriptTables } from '../src/chats/transcript/tables';
 import { type ApiClient, readChunks, type StreamChunk, textOfChunks, textOfMessage } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
@@ -53,7 +53,7 @@ async function growChat(threadId: string, pairs: number, question = (index: numb
       content: JSON.stringify({ format: 2, parts: [{ type: 'text', text: message.text }] }),
       createdAt: new Date(start + index * 10),
     }));
-  await insertMemoryMessages(api.runtime.database.db, messages);
+  await transcriptTables.insertMessages(api.runtime.database.db, messages);
   return messages;
 }
 

@@ -4,7 +4,7 @@ import type { ThreadDetail } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertMemoryMessages } from '../src/agent/memoryTables';
+import { transcriptTables } from '../src/chats/transcript/tables';
 import { textOfChunks } from './support/client';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 
@@ -99,7 +99,7 @@ describe('compaction turned off (C3)', () => {
     const [thread] = await db.select().from(schema.threads).where(eq(schema.threads.id, threadId));
     const filler = Array.from({ length: 30 }, (_, word) => `answer${word}`).join(' ');
     const start = Date.now() - 60_000;
-    await insertMemoryMessages(
+    await transcriptTables.insertMessages(
       db,
       Array.from({ length: 240 }, (_, index) => ({
         id: crypto.randomUUID(),

@@ -8,7 +8,6 @@ import {
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { recallBranch } from '../src/chats/branches/transcript';
 import { readTurnQueue } from '../src/chats/turns/queue/turnQueue';
 import {
   type ApiClient,
@@ -120,7 +119,7 @@ describe('a failed turn stays at the queue head (Q11)', () => {
     expect(detail.messages).toHaveLength(4);
     expect(textOfMessage(detail.messages[3])).toBe(text);
     expect(detail.turnQueue.items[0]).toMatchObject({ id: head.id, status: 'failed' });
-    const stored = await recallBranch(api.runtime.chatAgent.memory, detail.thread.activeBranchId);
+    const stored = await api.runtime.transcript.recall(detail.thread.activeBranchId);
     expect(stored).toHaveLength(4);
   });
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
  */
 const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['platform', (path) => path.startsWith('platform/')],
+  ['chats/transcript: the transcript store', (path) => path.startsWith('chats/transcript/')],
   ['agent and auth', (path) => path.startsWith('agent/') || path.startsWith('auth/')],
   [
     'chats/threads and account SQL',
@@ -80,10 +81,41 @@ function upwardImports(files: Map<string, string>): string[] {
   return upward;
 }
 
+/**
+ * The two folders that may know the agent framework (docs/architecture.md): the transcript store's
+ * implementation on Mastra memory, and the Mastra runtime driver. The rest of the host talks to
+ * their seams (TranscriptStore, RuntimeDriver).
+ */
+const FRAMEWORK_FOLDERS = ['chats/transcript/mastra/', 'chats/turns/driver/mastra/'];
+
+/** Every file of `files` outside the framework folders that imports an `@mastra/` package. */
+function frameworkImports(files: Map<string, string>): string[] {
+  return [...files]
+    .filter(([file]) => !FRAMEWORK_FOLDERS.some((folder) => file.startsWith(folder)))
+    .filter(([, text]) => /(?:from|import)\s*\(?\s*'@mastra\//.test(text))
+    .map(([file]) => file);
+}
+
 describe('apps/api/src layering', () => {
   it('has no file importing from a layer above its own', () => {
     const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
     expect(upwardImports(files)).toEqual([]);
+  });
+
+  it('imports @mastra/ only in the transcript store on Mastra and the Mastra driver', () => {
+    const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
+    expect(frameworkImports(files)).toEqual([]);
+  });
+
+  it('reports a framework import outside its folders, type-only ones too (the check itself can fail)', () => {
+    const files = new Map([
+      ['chats/turns/running/runner.ts', "import type { Memory } from '@mastra/memory';"],
+      ['chats/branchService.ts', "import { Agent } from '@mastra/core/agent';"],
+      ['chats/transcript/mastra/mastraTranscript.ts', "import type { Memory } from '@mastra/memory';"],
+      ['chats/turns/driver/mastra/mastraDriver.ts', "import { Agent } from '@mastra/core/agent';"],
+      ['chats/threads/notes.ts', '// a comment naming @mastra/memory is no import'],
+    ]);
+    expect(frameworkImports(files)).toEqual(['chats/turns/running/runner.ts', 'chats/branchService.ts']);
   });
 
   it('reports an import that points up (the check itself can fail)', () => {

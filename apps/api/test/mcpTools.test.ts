@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ErrorBody, HitlRequest, Thread, ThreadDetail } from '@chat/contracts';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MCP_SERVER_FAILED } from '../src/agent/mcp/mcpTools';
+import { MCP_SERVER_FAILED } from '../src/chats/turns/driver/mastra/mcp/mcpTools';
 import {
   type ApiClient,
   iterateChunks,

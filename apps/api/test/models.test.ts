@@ -198,9 +198,30 @@ describe('a model per chat, per reply and per regenerate; custom instructions (M
     const raw = await response.text();
     expect(JSON.parse(raw) as ModelList).toEqual({
       models: [
-        { id: 'local', label: 'Local', contextWindow: 8_000, documentTokens: 24_000, builtIn: true, available: true },
-        { id: 'openai:alpha', label: 'Alpha', contextWindow: 32_000, documentTokens: 24_000, builtIn: false, available: true },
-        { id: 'openai:beta', label: 'Beta', contextWindow: 128_000, documentTokens: 24_000, builtIn: false, available: true },
+        {
+          id: 'local',
+          label: 'Local',
+          contextWindow: 8_000,
+          documentTokens: 24_000,
+          builtIn: true,
+          available: true,
+        },
+        {
+          id: 'openai:alpha',
+          label: 'Alpha',
+          contextWindow: 32_000,
+          documentTokens: 24_000,
+          builtIn: false,
+          available: true,
+        },
+        {
+          id: 'openai:beta',
+          label: 'Beta',
+          contextWindow: 128_000,
+          documentTokens: 24_000,
+          builtIn: false,
+          available: true,
+        },
       ],
     });
     expect(raw).not.toContain('127.0.0.1');

@@ -3,7 +3,6 @@ import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
-import { recallBranch } from '../src/chats/branches/transcript';
 import {
   type ApiClient,
   iterateChunks,
@@ -460,7 +459,7 @@ describe('Stop & send: the interrupt handoff (S4, S5)', () => {
     expect(JSON.stringify(chunks)).not.toContain('Interrupt handoff');
     expect(JSON.stringify(detail)).not.toContain('Interrupt handoff');
     expect(JSON.stringify(detail)).not.toContain(marker);
-    const stored = await recallBranch(api.runtime.chatAgent.memory, detail.thread.activeBranchId);
+    const stored = await api.runtime.transcript.recall(detail.thread.activeBranchId);
     expect(stored).toHaveLength(4);
     expect(JSON.stringify(stored)).not.toContain('Interrupt handoff');
     const [raw] = await api.runtime.database.db.$client`

@@ -2,7 +2,7 @@ import { schema, type TurnRow } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatAgent } from '../src/agent/chatAgent';
+import type { ChatAgent } from '../src/chats/turns/driver/mastra/chatAgent';
 import { MastraDriver } from '../src/chats/turns/driver/mastra/mastraDriver';
 import type { RuntimeDriver } from '../src/chats/turns/driver/types';
 import {

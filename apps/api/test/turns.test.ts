@@ -1,7 +1,7 @@
 import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { ensureTurnStored, recallBranch } from '../src/chats/branches/transcript';
+import { ensureTurnStored } from '../src/chats/branches/transcript';
 import {
   type ApiClient,
   readChunks,
@@ -88,7 +88,7 @@ describe('a send on an idle thread (Q1, Q2)', () => {
 
     // Thread detail reads Mastra memory, the canonical transcript (O1).
     const branch = detail.thread.activeBranchId;
-    const stored = await recallBranch(api.runtime.chatAgent.memory, branch);
+    const stored = await api.runtime.transcript.recall(branch);
     expect(stored).toHaveLength(2);
 
     const [row] = await turnRows(threadId);
@@ -239,7 +239,7 @@ describe("the order of a branch's messages", () => {
     const replyId = crypto.randomUUID();
     // A reply stamped ahead of the clock, as Mastra stamps messages made within one millisecond.
     const ahead = new Date(Date.now() + 80);
-    await ensureTurnStored(memory, api.runtime.database.db, {
+    await ensureTurnStored(api.runtime.transcript, api.runtime.database.db, {
       memoryThreadId: threadId,
       resourceId,
       userMessage: { id: userId, text: 'First', createdAt: new Date() },
@@ -267,7 +267,7 @@ describe("the order of a branch's messages", () => {
         },
       ],
     });
-    const order = (await recallBranch(memory, threadId)).map((message) => message.id);
+    const order = (await api.runtime.transcript.recall(threadId)).map((message) => message.id);
     expect(order).toEqual([userId, replyId, nextId]);
   });
 });

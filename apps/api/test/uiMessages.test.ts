@@ -1,7 +1,7 @@
 import { toAISdkMessages } from '@mastra/ai-sdk/ui';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { describe, expect, it } from 'vitest';
-import { toUIMessages } from '../src/chats/branches/uiMessages';
+import { toUIMessages } from '../src/chats/transcript/mastra/uiMessages';
 
 /**
  * The linear conversion gives what `@mastra/ai-sdk/ui`'s `toAISdkMessages` (quadratic) gives, on

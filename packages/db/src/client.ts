@@ -9,8 +9,8 @@ export type Sql = postgres.Sql;
 
 /**
  * How long the app waits on the database, for every pool that serves requests (this postgres.js
- * client and Mastra's `pg` pool, `apps/api/src/agent/chatAgent.ts`). While the database is away a
- * request must fail fast (`503 unavailable`), never hang:
+ * client and Mastra's `pg` pool, `apps/api/src/chats/transcript/mastra/mastraMemory.ts`). While
+ * the database is away a request must fail fast (`503 unavailable`), never hang:
  * - `connectMs`: a new connection that is not up by then fails (postgres.js waits 30 s by default,
  *   node-postgres forever);
  * - `statementMs`: the server cancels a statement running longer (no request needs more; schema

@@ -1,10 +1,10 @@
 import type { Account, AccountDeleted, AccountSession, ServerSettings } from '@chat/contracts';
 import type { Database, Queryable } from '@chat/db';
-import { moveMemoryRowsOfUser } from '../agent/memoryTables';
 import type { Auth } from '../auth/auth';
 import { signedInOf } from '../auth/auth';
 import type { SessionCache } from '../auth/sessionCache';
 import type { SignedIn } from '../auth/signedIn';
+import { transcriptTables } from '../chats/transcript/tables';
 import type { InterruptService } from '../chats/turns/interrupt/interruptService';
 import { hasActiveTurn } from '../chats/turns/repository';
 import type { Logger } from '../platform/logger';
@@ -144,7 +144,7 @@ export class AccountService {
           };
         });
       }
-      await db.transaction((tx) => moveMemoryRowsOfUser(tx, guestId, userId));
+      await db.transaction((tx) => transcriptTables.moveRowsOfUser(tx, guestId, userId));
       logger.info(
         { turns: turnIds.length },
         'memory of replies that ran during a sign-up moved to the account',

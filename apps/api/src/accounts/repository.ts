@@ -1,7 +1,7 @@
 import type { Queryable } from '@chat/db';
 import { schema } from '@chat/db';
 import { and, eq, inArray, type SQL, sql } from 'drizzle-orm';
-import { deleteMemoryRowsOfUser, moveMemoryRowsOfUser } from '../agent/memoryTables';
+import { transcriptTables } from '../chats/transcript/tables';
 
 const { threads, branches, chatTurnRequests, session, user, verification } = schema;
 
@@ -10,8 +10,8 @@ const { threads, branches, chatTurnRequests, session, user, verification } = sch
  * listed here, so a table added later is moved and deleted with the rest:
  * - app tables (`public`) reference `user` or `threads` by foreign key; deleting the user row
  *   cascades through them, and a guest's rows move by updating every column that references `user`;
- * - Mastra's tables (`mastra`) are moved and deleted by agent/memoryTables.ts, where all SQL
- *   against them is.
+ * - the transcript store's rows are moved and deleted by the store (chats/transcript/), whose
+ *   implementation holds all SQL against its tables.
  */
 
 /** better-auth's own rows of a user: the guest's sessions and credentials go with the guest. */
@@ -92,7 +92,7 @@ export async function moveUserRows(q: Queryable, from: string, to: string): Prom
     const column = sql.identifier(ref.column);
     await q.execute(sql`UPDATE ${qualified(ref)} SET ${column} = ${to} WHERE ${column} = ${from}`);
   }
-  await moveMemoryRowsOfUser(q, from, to);
+  await transcriptTables.moveRowsOfUser(q, from, to);
 }
 
 /**
@@ -105,7 +105,7 @@ export async function deleteUserRows(
   target: { userId: string; email: string | null; memoryThreadIds: string[] },
 ): Promise<void> {
   const { userId, memoryThreadIds } = target;
-  await deleteMemoryRowsOfUser(q, userId, memoryThreadIds);
+  await transcriptTables.deleteRowsOfUser(q, userId, memoryThreadIds);
   // Verification rows (email or reset tokens) name the user by email or id.
   const identifiers: SQL[] = [eq(verification.identifier, userId), eq(verification.value, userId)];
   if (target.email) identifiers.push(eq(verification.identifier, target.email));

@@ -1,5 +1,4 @@
 import type { ToolMode } from '@chat/contracts';
-import { RequestContext } from '@mastra/core/request-context';
 
 /**
  * A running reply's view of its chat's tool settings (T1, T2). The host reads the settings again
@@ -37,22 +36,6 @@ export class LiveToolPolicy {
   offered(names: string[]): string[] {
     return names.filter((name) => this.modeOf(name) !== 'off');
   }
-}
-
-/** Where a run's policy travels to its tools (Mastra hands tools the request context's entries). */
-const TOOL_POLICY_KEY = 'chat.toolPolicy';
-
-export function toolPolicyContext(policy: LiveToolPolicy): RequestContext {
-  return new RequestContext([[TOOL_POLICY_KEY, policy]]);
-}
-
-/** The run's policy, if the run carries one (a run resumed from a stored snapshot may not). */
-export function policyIn(requestContext: unknown): LiveToolPolicy | undefined {
-  const value =
-    requestContext instanceof RequestContext
-      ? requestContext.get(TOOL_POLICY_KEY)
-      : (requestContext as Record<string, unknown> | undefined)?.[TOOL_POLICY_KEY];
-  return value instanceof LiveToolPolicy ? value : undefined;
 }
 
 /** What the model reads when it calls a tool the person switched off while the reply ran. */

@@ -1,16 +1,5 @@
 import { refusalMessages } from '@chat/contracts';
 import type { BranchRow, Database, Queryable, ThreadRow } from '@chat/db';
-import type { MastraDBMessage } from '@mastra/core/agent';
-import type { ChatAgent } from '../agent/chatAgent';
-import {
-  copyMemoryMessages,
-  deleteMemoryMessages,
-  readBranchTail,
-  readMessageIdsBefore,
-  readMessageRole,
-  readUserMessageBefore,
-  writeBranchLineage,
-} from '../agent/memoryTables';
 import type { ModelRegistry } from '../agent/models';
 import { ApiError, InvariantError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
@@ -29,6 +18,8 @@ import {
 } from './branches/repository';
 import { textOf } from './branches/transcript';
 import { requireOwnedThread, updateThread } from './threads/repository';
+import { transcriptTables } from './transcript/tables';
+import type { StoredMessage, TranscriptStore } from './transcript/transcriptStore';
 import type { SendResult, TurnAcceptance } from './turns/accepting/turnAcceptance';
 import { validMessageText } from './turns/messageText';
 import { assertNoActiveTurn, assertQuiet } from './turns/queue/busy';
@@ -37,7 +28,7 @@ import { listTurnsOfMessages } from './turns/repository';
 
 export interface BranchServiceDeps {
   db: Database;
-  chatAgent: ChatAgent;
+  transcript: TranscriptStore;
   signals: Signals;
   acceptance: TurnAcceptance;
   /** The configured models (M1): a regenerate's model must be one of them. */
@@ -45,7 +36,7 @@ export interface BranchServiceDeps {
 }
 
 /**
- * Versions of a conversation (B1-B5). Each branch is its own Mastra memory thread: a new version
+ * Versions of a conversation (B1-B5). Each branch is its own conversation of the transcript store: a new version
  * is a clone of the parent's messages before the edited one, plus the edit and a fresh reply, so
  * nothing is ever mutated and siblings never share model context. The API owns the lineage.
  */
@@ -98,11 +89,11 @@ export class BranchService {
       const storedId = [...origins].find(([, originId]) => originId === replyId)?.[0] ?? replyId;
       if ((origins.get(storedId) ?? storedId) !== replyId) throw notFound('message');
       // Only the tail from the reply on is read, and the one message it answers.
-      const { tail } = await readBranchTail(tx, branch, storedId);
+      const { tail } = await transcriptTables.readBranchTail(tx, branch, storedId);
       if (tail[0]?.id !== storedId || tail[0].role !== 'assistant') throw notFound('message');
       if (tail.slice(1).some((message) => message.role === 'user' || message.role === 'assistant'))
         throw new ApiError('not_latest_turn', refusalMessages.not_latest_turn.regenerate);
-      const asked = await readUserMessageBefore(tx, branch.memoryThreadId, storedId);
+      const asked = await transcriptTables.readUserMessageBefore(tx, branch.memoryThreadId, storedId);
       if (!asked) throw notFound('message');
       return {
         messageId: origins.get(asked.id) ?? asked.id,
@@ -184,7 +175,6 @@ export class BranchService {
    * them is the failed head's, which is then deleted from the queue too (Q11).
    */
   async deleteLatestTurn(ownerId: string, threadId: string, messageId: string): Promise<void> {
-    const { memory } = this.deps.chatAgent;
     let removedBranch: BranchRow | undefined;
     let queueChanged = false;
     await this.deps.db.transaction(async (tx) => {
@@ -217,7 +207,7 @@ export class BranchService {
         which = { branchId: branch.id };
       } else {
         const deleted = stored.slice(index).map((message) => message.id);
-        await deleteMemoryMessages(tx, deleted);
+        await transcriptTables.deleteMessages(tx, deleted);
         await deleteLineage(tx, branch.id, deleted.map(originOf));
         which = { messageIds: deleted };
       }
@@ -229,7 +219,7 @@ export class BranchService {
         await markBranchActive(tx, target);
       }
     });
-    if (removedBranch) await memory.deleteThread(removedBranch.memoryThreadId);
+    if (removedBranch) await this.deps.transcript.deleteConversation(removedBranch.memoryThreadId);
     await this.deps.signals.publish({ kind: 'thread.changed', threadId });
     if (queueChanged) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
   }
@@ -254,8 +244,9 @@ export class BranchService {
     // The stored id of the message in the parent: a copy's when it is one there.
     const storedId = [...origins].find(([, originId]) => originId === messageId)?.[0] ?? messageId;
     if (originOf(storedId) !== messageId) throw notFound('message');
-    if ((await readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user') throw notFound('message');
-    const before = await readMessageIdsBefore(tx, parent.memoryThreadId, storedId);
+    if ((await transcriptTables.readMessageRole(tx, parent.memoryThreadId, storedId)) !== 'user')
+      throw notFound('message');
+    const before = await transcriptTables.readMessageIdsBefore(tx, parent.memoryThreadId, storedId);
     const branch = await insertBranch(tx, {
       id: branchId,
       threadId: thread.id,
@@ -263,7 +254,7 @@ export class BranchService {
       forkMessageId: messageId,
     });
     if (before.length > 0) {
-      const copies = await copyMemoryMessages(tx, {
+      const copies = await transcriptTables.copyMessages(tx, {
         from: parent.memoryThreadId,
         to: branchId,
         resourceId: thread.ownerId,
@@ -274,7 +265,7 @@ export class BranchService {
         branchId,
         [...copies].map(([sourceId, copyId]) => ({ messageId: copyId, originId: originOf(sourceId) })),
       );
-      await writeBranchLineage(tx, branchId);
+      await transcriptTables.writeBranchLineage(tx, branchId);
     }
     await markBranchActive(tx, branchId);
     return branch;
@@ -283,7 +274,7 @@ export class BranchService {
 
 /** Where the user message the person knows as `messageId` (an origin id) stands; 404 when absent. */
 function userMessageIndex(
-  stored: MastraDBMessage[],
+  stored: StoredMessage[],
   originOf: (id: string) => string,
   messageId: string,
 ): number {

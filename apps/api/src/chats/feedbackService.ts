@@ -5,16 +5,16 @@ import {
   refusalMessages,
 } from '@chat/contracts';
 import type { Database } from '@chat/db';
-import type { ChatAgent } from '../agent/chatAgent';
 import { ApiError, notFound } from '../platform/errors';
 import type { Signals } from '../platform/notifications';
 import { deleteFeedback, upsertFeedback } from './feedback/repository';
 import { roleOfThreadMessage } from './feedback/target';
 import { requireOwnedThread } from './threads/repository';
+import type { TranscriptStore } from './transcript/transcriptStore';
 
 export interface FeedbackServiceDeps {
   db: Database;
-  chatAgent: ChatAgent;
+  transcript: TranscriptStore;
   signals: Signals;
 }
 
@@ -56,7 +56,7 @@ export class FeedbackService {
   /** The caller's thread (else 404) must hold the message (else 404), and it must be a reply (else 400). */
   private async requireReply(userId: string, threadId: string, messageId: string): Promise<void> {
     await requireOwnedThread(this.deps.db, threadId, userId);
-    const role = await roleOfThreadMessage(this.deps.db, this.deps.chatAgent.memory, threadId, messageId);
+    const role = await roleOfThreadMessage(this.deps.db, this.deps.transcript, threadId, messageId);
     if (!role) throw notFound('message');
     if (role !== 'assistant')
       throw new ApiError('bad_request', refusalMessages.bad_request.feedbackOnReplies);

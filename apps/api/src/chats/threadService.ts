@@ -13,8 +13,8 @@ import {
   type UpdateThreadBody,
 } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
-import type { ChatAgent } from '../agent/chatAgent';
 import type { ModelRegistry } from '../agent/models';
+import type { ToolCatalog } from '../agent/toolCatalog';
 import { ApiError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
@@ -37,6 +37,7 @@ import {
   updateThread,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
+import type { TranscriptStore } from './transcript/transcriptStore';
 import type { ApprovalService } from './turns/approval/approvalService';
 import { listRequests } from './turns/approval/repository';
 import type { ContextWindows } from './turns/context/window';
@@ -50,7 +51,9 @@ const SNAPSHOT = { isolationLevel: 'repeatable read', accessMode: 'read only' } 
 
 export interface ThreadServiceDeps {
   db: Database;
-  chatAgent: ChatAgent;
+  /** The tools the chat has, with each one's default mode (T1). */
+  tools: ToolCatalog;
+  transcript: TranscriptStore;
   signals: Signals;
   interrupts: InterruptService;
   logger: Logger;
@@ -187,8 +190,8 @@ export class ThreadService {
       hitl,
       notes,
       context,
-      tools: this.deps.chatAgent.tools.settings(thread.toolModes),
-      toolServers: this.deps.chatAgent.tools.servers(),
+      tools: this.deps.tools.settings(thread.toolModes),
+      toolServers: this.deps.tools.servers(),
     };
   }
 
@@ -230,7 +233,7 @@ export class ThreadService {
 
   /** Settings that name a tool the server does not have are refused whole (nothing changes). */
   private assertKnownTools(changes: Record<string, ToolMode>): void {
-    const unknown = Object.keys(changes).find((name) => !this.deps.chatAgent.tools.has(name));
+    const unknown = Object.keys(changes).find((name) => !this.deps.tools.has(name));
     if (unknown !== undefined) {
       throw new ApiError(
         'bad_request',
@@ -255,7 +258,7 @@ export class ThreadService {
       if (!branches) continue;
       for (const branch of branches) {
         // A removed version's memory thread is already gone.
-        await this.deps.chatAgent.memory.deleteThread(branch.memoryThreadId).catch(() => {});
+        await this.deps.transcript.deleteConversation(branch.memoryThreadId).catch(() => {});
       }
       break;
     }

@@ -1,8 +1,8 @@
 import type { MessageVersion } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
-import type { MastraDBMessage } from '@mastra/core/agent';
-import { readBranchMessages } from '../../agent/memoryTables';
 import { InvariantError } from '../../platform/errors';
+import { transcriptTables } from '../transcript/tables';
+import type { StoredMessage } from '../transcript/transcriptStore';
 import { userMessagesWithParents, versionsFromLineage } from './lineage';
 import { listSiblingRows } from './lineageRepository';
 import { findThreadBranch, listBranchOrigins } from './repository';
@@ -10,7 +10,7 @@ import { findThreadBranch, listBranchOrigins } from './repository';
 /** The active branch's transcript, with the ids the person sees and version info. */
 export interface ActiveTranscript {
   branch: BranchRow;
-  messages: MastraDBMessage[];
+  messages: StoredMessage[];
   /** Stored id -> the id the person sees (its origin). */
   originOf(messageId: string): string;
   versions: Map<string, MessageVersion>;
@@ -31,7 +31,7 @@ export async function activeTranscript(q: Queryable, thread: ThreadRow): Promise
     listBranchOrigins(q, activeBranchId),
   ]);
   if (!branch) throw new InvariantError(`thread ${thread.id} has no active branch`);
-  const messages = await readBranchMessages(q, branch.memoryThreadId);
+  const messages = await transcriptTables.readBranchMessages(q, branch.memoryThreadId);
   const originOf = (messageId: string) => origins.get(messageId) ?? messageId;
   const userMessages = userMessagesWithParents(
     messages

@@ -1,14 +1,14 @@
 import type { Database, Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
-import { deleteLineageOfGoneMessages } from '../../agent/memoryTables';
 import { textArray } from '../../platform/sqlArrays';
+import { transcriptTables } from '../transcript/tables';
 import type { LineageRow } from './lineage';
 
 /**
  * The `message_lineage` rows (packages/db/src/lineageSchema.ts): one per user message a branch
- * holds, with its parent. Parents come from the branch's stored order in Mastra's table (by
- * `createdAt`, then id, as recall orders it), named by origin id (message_origins maps copies); the
- * statements that read that order are with Mastra's other SQL (agent/memoryTables.ts).
+ * holds, with its parent. Parents come from the branch's stored order (by `createdAt`, then id,
+ * as recall orders it), named by origin id (message_origins maps copies); the statements that read
+ * that order are the transcript store's (`transcriptTables`), with the rest of its SQL.
  */
 
 /**
@@ -37,7 +37,7 @@ export async function repairBranchLineage(
   await db.transaction(async (tx) => {
     await tx.execute(sql`select 1 from threads where id = ${threadId} for key share`);
     // Only rows whose message is really gone from the branch (not one stored since it was read).
-    await deleteLineageOfGoneMessages(tx, branchId, gone);
+    await transcriptTables.deleteLineageOfGoneMessages(tx, branchId, gone);
     if (stale.length === 0) return;
     await tx.execute(sql`
       insert into message_lineage (thread_id, branch_id, message_id, parent_id, created_at)

@@ -1,30 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Attachment, ChatMessage, ChatMessageMetadata } from '@chat/contracts';
 import type { Queryable } from '@chat/db';
-import type { MastraDBMessage } from '@mastra/core/agent';
-import type { Memory } from '@mastra/memory';
-import { readMessagesFrom } from '../../agent/memoryTables';
 import { storedFileReferencePart, visibleFilePart } from '../attachments/parts';
-import { toUIMessages } from './uiMessages';
+import { transcriptTables } from '../transcript/tables';
+import {
+  type StoredContent,
+  type StoredMessage,
+  type TranscriptStore,
+  toolInvocationOf,
+} from '../transcript/transcriptStore';
 
 /**
- * Reading and repairing a branch's executed transcript in Mastra memory (the canonical store, O1).
+ * Reading and repairing a branch's executed transcript in the transcript store (the canonical
+ * store, O1).
  */
-
-/** Every message of a branch, oldest first (`perPage: false`: recall alone returns a last page). */
-export async function recallBranch(memory: Memory, memoryThreadId: string): Promise<MastraDBMessage[]> {
-  const thread = await memory.getThreadById({ threadId: memoryThreadId });
-  if (!thread) return [];
-  const { messages } = await memory.recall({ threadId: memoryThreadId, perPage: false });
-  return messages;
-}
 
 /**
  * Converts stored messages to AI SDK UIMessages with the ids the person sees (`idOf`) and metadata
- * from the API's own records, in linear time (uiMessages.ts).
+ * from the API's own records, in linear time (the store's `toUIMessages`).
  */
 export function toChatMessages(
-  messages: MastraDBMessage[],
+  messages: StoredMessage[],
   options: {
     idOf: (messageId: string) => string;
     metadataOf: (id: string) => ChatMessageMetadata;
@@ -33,7 +29,8 @@ export function toChatMessages(
   },
 ): ChatMessage[] {
   const byId = new Map(messages.map((message) => [message.id, message]));
-  return toUIMessages(messages)
+  return transcriptTables
+    .toUIMessages(messages)
     .filter(
       (message): message is typeof message & { role: 'user' | 'assistant' } =>
         message.role === 'user' || message.role === 'assistant',
@@ -79,36 +76,36 @@ function visibleParts(
  * model call sees a complete tool exchange rather than a dangling call.
  */
 export async function closeToolCall(
-  memory: Memory,
+  transcript: TranscriptStore,
   memoryThreadId: string,
   toolCallId: string,
   reason: string,
 ): Promise<void> {
-  const stored = await recallBranch(memory, memoryThreadId);
+  const stored = await transcript.recall(memoryThreadId);
   const message = stored.findLast((candidate) =>
-    candidate.content.parts.some(
-      (part) => part.type === 'tool-invocation' && part.toolInvocation.toolCallId === toolCallId,
-    ),
+    candidate.content.parts.some((part) => toolInvocationOf(part)?.toolCallId === toolCallId),
   );
   if (!message) return;
   const parts = message.content.parts.map((part) => {
-    if (part.type !== 'tool-invocation' || part.toolInvocation.toolCallId !== toolCallId) return part;
-    if (part.toolInvocation.state === 'result') return part;
+    const invocation = toolInvocationOf(part);
+    if (invocation?.toolCallId !== toolCallId) return part;
+    if (invocation.state === 'result') return part;
     const toolInvocation = {
-      ...part.toolInvocation,
+      ...invocation,
       state: 'output-denied',
       approval: { id: toolCallId, approved: false, reason },
-    } as unknown as typeof part.toolInvocation;
+    };
     return { ...part, toolInvocation };
   });
-  await memory.updateMessages({ messages: [{ id: message.id, content: { ...message.content, parts } }] });
+  await transcript.updateMessageContent(message.id, { ...message.content, parts });
 }
 
 /** The visible text of one stored message, read by id (no recall of its thread). */
-export async function readMessageText(memory: Memory, messageId: string): Promise<string | undefined> {
-  const store = await memory.storage.getStore('memory');
-  const { messages } = (await store?.listMessagesById({ messageIds: [messageId] })) ?? { messages: [] };
-  const [message] = messages;
+export async function readMessageText(
+  transcript: TranscriptStore,
+  messageId: string,
+): Promise<string | undefined> {
+  const [message] = await transcript.readMessagesById([messageId]);
   return message && textOf(message);
 }
 
@@ -128,9 +125,9 @@ export async function messagesFromUserMessage(
   q: Queryable,
   memoryThreadId: string,
   userMessageId: string,
-): Promise<MastraDBMessage[]> {
-  // One read (memory's own store takes two: the message by id, then its thread from its time on).
-  return await readMessagesFrom(q, memoryThreadId, userMessageId);
+): Promise<StoredMessage[]> {
+  // One read (the store's own API takes two: the message by id, then its thread from its time on).
+  return await transcriptTables.readMessagesFrom(q, memoryThreadId, userMessageId);
 }
 
 /** A turn's messages as its runner recorded them (memory's shape), to be made sure of in memory. */
@@ -160,12 +157,12 @@ export interface TurnMessages {
  * clock has passed the newest of the turn's messages (`afterNewest`).
  */
 export async function ensureTurnStored(
-  memory: Memory,
+  transcript: TranscriptStore,
   q: Queryable,
   turn: TurnMessages,
 ): Promise<string | null> {
   const stored = await messagesFromUserMessage(q, turn.memoryThreadId, turn.userMessage.id);
-  const { replyId, written } = await storeMissing(memory, turn, stored);
+  const { replyId, written } = await storeMissing(transcript, turn, stored);
   await afterNewest([...stored, ...written].map((message) => new Date(message.createdAt).getTime()));
   return replyId;
 }
@@ -187,16 +184,16 @@ async function afterNewest(stamps: readonly number[]): Promise<void> {
 const MAX_STAMP_LEAD_MS = 250;
 
 async function storeMissing(
-  memory: Memory,
+  transcript: TranscriptStore,
   turn: TurnMessages,
-  stored: MastraDBMessage[],
-): Promise<{ replyId: string | null; written: MastraDBMessage[] }> {
+  stored: StoredMessage[],
+): Promise<{ replyId: string | null; written: StoredMessage[] }> {
   const storedUser = stored[0];
   const after = stored.slice(1);
   // An abort before the first word leaves an assistant message with nothing visible in it (a
   // tool call is something: its card shows).
   const empty = after.filter((message) => message.role === 'assistant' && !hasContent(message));
-  if (empty.length > 0) await memory.deleteMessages(empty.map((message) => message.id));
+  if (empty.length > 0) await transcript.deleteMessages(empty.map((message) => message.id));
   const kept = after.filter((message) => !empty.includes(message));
   if (storedUser && covers(kept, turn.messages)) {
     return { replyId: kept.findLast((message) => message.role === 'assistant')?.id ?? null, written: [] };
@@ -205,7 +202,7 @@ async function storeMissing(
   const storedAt = new Map(stored.map((message) => [message.id, message.createdAt]));
   const userCreatedAt = storedUser?.createdAt ?? turn.userMessage.createdAt;
   const base = { threadId: turn.memoryThreadId, resourceId: turn.resourceId };
-  const writes: MastraDBMessage[] = [];
+  const writes: StoredMessage[] = [];
   if (!storedUser) {
     writes.push({
       ...base,
@@ -234,27 +231,21 @@ async function storeMissing(
       id: message.id,
       role: message.role,
       createdAt,
-      content: { format: 2, parts: [...message.parts] } as MastraDBMessage['content'],
+      content: { format: 2, parts: [...message.parts] } as StoredContent,
     });
   }
   const named = new Set(turn.messages.map((message) => message.id));
   const replaced = kept.filter((message) => message.role === 'assistant' && !named.has(message.id));
   if (writes.length > 0) {
-    if (!storedUser && !(await memory.getThreadById({ threadId: turn.memoryThreadId }))) {
-      await memory.saveThread({
-        thread: {
-          id: turn.memoryThreadId,
-          resourceId: turn.resourceId,
-          title: '',
-          createdAt: new Date(),
-          updatedAt: new Date(),
-          metadata: {},
-        },
+    if (!storedUser) {
+      await transcript.ensureConversation({
+        memoryThreadId: turn.memoryThreadId,
+        resourceId: turn.resourceId,
       });
     }
-    await memory.saveMessages({ messages: writes });
+    await transcript.saveMessages(writes);
   }
-  if (replaced.length > 0) await memory.deleteMessages(replaced.map((message) => message.id));
+  if (replaced.length > 0) await transcript.deleteMessages(replaced.map((message) => message.id));
   return { replyId: writes.findLast((message) => message.role === 'assistant')?.id ?? null, written: writes };
 }
 
@@ -262,7 +253,7 @@ async function storeMissing(
  * Whether the stored messages after a turn's user message hold all of what was recorded: all of
  * its text (in order, whatever the split into messages), each finished tool call, each steer.
  */
-function covers(stored: readonly MastraDBMessage[], recorded: TurnMessages['messages']): boolean {
+function covers(stored: readonly StoredMessage[], recorded: TurnMessages['messages']): boolean {
   const storedReplies = stored.filter((message) => message.role === 'assistant');
   const storedText = squash(storedReplies.map(textOf).join(' '));
   const recordedText = squash(

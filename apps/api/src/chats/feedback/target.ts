@@ -1,6 +1,6 @@
 import type { Queryable } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import { findCopiesOfOrigin, listLiveBranches } from '../branches/repository';
+import type { TranscriptStore } from '../transcript/transcriptStore';
 
 /**
  * The role of the message the person knows as `messageId` (an origin id, as thread detail shows
@@ -9,7 +9,7 @@ import { findCopiesOfOrigin, listLiveBranches } from '../branches/repository';
  */
 export async function roleOfThreadMessage(
   q: Queryable,
-  memory: Memory,
+  transcript: TranscriptStore,
   threadId: string,
   messageId: string,
 ): Promise<string | null> {
@@ -19,9 +19,7 @@ export async function roleOfThreadMessage(
   ]);
   if (isCopy) return null;
   const memoryThreads = new Set(live.map((branch) => branch.memoryThreadId));
-  const store = await memory.storage.getStore('memory');
-  if (!store) return null;
-  const { messages } = await store.listMessagesById({ messageIds: [messageId, ...copyIds] });
+  const messages = await transcript.readMessagesById([messageId, ...copyIds]);
   const found = messages.find((message) => message.threadId && memoryThreads.has(message.threadId));
   return found?.role ?? null;
 }

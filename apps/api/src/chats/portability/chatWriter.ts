@@ -7,18 +7,14 @@ import {
   isDocumentMediaType,
 } from '@chat/contracts';
 import type { Queryable, ThreadRow } from '@chat/db';
-import {
-  insertMemoryMessages,
-  insertMemoryThreads,
-  type NewMemoryMessage,
-  writeBranchLineage,
-} from '../../agent/memoryTables';
 import { InvariantError } from '../../platform/errors';
 import { type CheckedDocument, countPieces } from '../attachments/documentCheck';
 import type { CheckedImage } from '../attachments/imageCheck';
 import type { AttachmentStorage } from '../attachments/storage';
 import { insertMessageOrigins } from '../branches/repository';
 import { updateThread } from '../threads/repository';
+import { transcriptTables } from '../transcript/tables';
+import type { NewStoredMessage } from '../transcript/transcriptStore';
 import { insertCopiedTurns, insertTurn } from '../turns/lifecycle';
 import type { ChatContent } from './exportReader';
 import { type AttachmentKey, attachmentKeyOf, storedContent } from './parts';
@@ -74,7 +70,7 @@ export interface NewChat {
  * (which message is whose, a stop, the model, the attachments: what thread detail marks and the
  * next turn's handoff read), the images and documents (bytes and text, each stored once as for an
  * upload), feedback, notes and decided approvals. Memory is written with
- * SQL in the same transaction (agent/memoryTables.ts): a failure anywhere, or a crash, leaves no
+ * SQL in the same transaction (the transcript store's tables, chats/transcript/): a failure anywhere, or a crash, leaves no
  * row of it, in the app's tables or Mastra's.
  *
  * The content is trusted: it was read from a chat, or passed `checkImport`.
@@ -145,7 +141,7 @@ export async function writeNewChat(
   const idOf = new Map<string, string>();
   const ownerOf = new Map<string, string>();
   const contentOf = new Map<string, string>();
-  const memory: NewMemoryMessage[] = [];
+  const memory: NewStoredMessage[] = [];
   const copies = new Map<string, Array<{ messageId: string; originId: string }>>();
   for (const version of content.versions) {
     const branchId = branchOf.get(version.id) as string;
@@ -191,10 +187,10 @@ export async function writeNewChat(
       lastActiveAt: new Date(version.lastShownAt),
     })),
   );
-  await insertMemoryThreads(tx, [...branchOf.values()], ownerId);
-  await insertMemoryMessages(tx, memory);
+  await transcriptTables.insertConversations(tx, [...branchOf.values()], ownerId);
+  await transcriptTables.insertMessages(tx, memory);
   for (const [branchId, rows] of copies) await insertMessageOrigins(tx, branchId, rows);
-  for (const branchId of branchOf.values()) await writeBranchLineage(tx, branchId);
+  for (const branchId of branchOf.values()) await transcriptTables.writeBranchLineage(tx, branchId);
 
   const turnOf = await writeTurns(tx, thread.id, content, { branchOf, idOf, ownerOf, message, attachmentOf });
   await insertFeedbackRows(

@@ -7,14 +7,13 @@ import {
   isImageAttachment,
 } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
-import { readBranchMessages } from '../../agent/memoryTables';
 import { InvariantError, notFound, threadBusy } from '../../platform/errors';
 import { attachmentIdOfPart } from '../attachments/parts';
 import { describeAttachments } from '../attachments/repository';
 import { findThreadBranch, listBranchOrigins, listLiveBranches } from '../branches/repository';
-import { toUIMessages } from '../branches/uiMessages';
 import { feedbackOfMessages } from '../feedback/repository';
 import { listNotes } from '../threads/notes';
+import { transcriptTables } from '../transcript/tables';
 import { listRequests } from '../turns/approval/repository';
 import { readMessageMarks } from '../turns/marks';
 import { type AttachmentKey, toExportedPart } from './parts';
@@ -76,7 +75,7 @@ export async function readChatExport(
   for (const branch of branches) {
     const [origins, stored] = await Promise.all([
       listBranchOrigins(q, branch.id),
-      readBranchMessages(q, branch.memoryThreadId),
+      transcriptTables.readBranchMessages(q, branch.memoryThreadId),
     ]);
     const originOf = (id: string) => origins.get(id) ?? id;
     let end = stored.findIndex((message) => unsettled.has(originOf(message.id)));
@@ -94,9 +93,9 @@ export async function readChatExport(
     const kept = stored.slice(0, end);
     const createdAtOf = new Map(kept.map((message) => [message.id, message.createdAt]));
     // Messages an earlier version already holds are copies here: converted once, listed again.
-    const fresh = toUIMessages(kept.filter((message) => !keyOfMessage.has(originOf(message.id)))).filter(
-      (message) => message.role === 'user' || message.role === 'assistant',
-    );
+    const fresh = transcriptTables
+      .toUIMessages(kept.filter((message) => !keyOfMessage.has(originOf(message.id))))
+      .filter((message) => message.role === 'user' || message.role === 'assistant');
     const newAttachmentIds = fresh
       .flatMap((message) => (message.parts as UIPart[]).flatMap((part) => attachmentIdOfPart(part) ?? []))
       .filter((id) => !keyOfAttachment.has(id));

@@ -1,7 +1,6 @@
 import { type Attachment, type ExportedPart, exportedToolStates, mediaUrl } from '@chat/contracts';
-import type { MastraDBMessage } from '@mastra/core/agent';
-import { AIV6Adapter } from '@mastra/core/agent/message-list';
 import { attachmentIdOfPart } from '../attachments/parts';
+import { transcriptTables } from '../transcript/tables';
 
 /**
  * The one allow-list of what a message's parts carry into an export (P1), and back into stored
@@ -123,18 +122,17 @@ function toUIPart(part: ExportedPart, attachmentOf: AttachmentOfKey): UIPart {
 }
 
 /**
- * The stored form of an exported message: the content Mastra itself would store for the same UI
- * message (its own converter, one message at a time, so the cost stays linear in the chat).
+ * The stored form of an exported message: the content the transcript store itself would write for
+ * the same UI message (its own converter, one message at a time, so the cost stays linear).
  */
 export function storedContent(
   message: { id: string; role: 'user' | 'assistant'; createdAt: Date; parts: readonly ExportedPart[] },
   attachmentOf: AttachmentOfKey,
 ): string {
-  const stored: MastraDBMessage = AIV6Adapter.fromUIMessage({
+  return transcriptTables.storedContentOf({
     id: message.id,
     role: message.role,
+    createdAt: message.createdAt,
     parts: message.parts.map((part) => toUIPart(part, attachmentOf)),
-    metadata: { createdAt: message.createdAt },
-  } as Parameters<typeof AIV6Adapter.fromUIMessage>[0]);
-  return JSON.stringify(stored.content);
+  });
 }

@@ -9,8 +9,8 @@ import { statusIn } from '../turns/lifecycle';
 /**
  * SQL of taking a chat anywhere (P1-P4): what an export leaves out, and the rows a new chat is
  * written with (its images, feedback, notes and approvals; turns are written by the turn
- * lifecycle, memory by agent/memoryTables.ts). Each write is one statement per batch, inside the
- * caller's transaction.
+ * lifecycle, messages by the transcript store, chats/transcript/). Each write is one statement per
+ * batch, inside the caller's transaction.
  */
 
 const {

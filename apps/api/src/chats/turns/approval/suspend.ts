@@ -1,5 +1,4 @@
 import type { Database, HitlRequestRow, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import type { Logger } from '../../../platform/logger';
@@ -7,6 +6,7 @@ import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { closeToolCall } from '../../branches/transcript';
 import { lockThread } from '../../threads/repository';
+import type { TranscriptStore } from '../../transcript/transcriptStore';
 import type { RuntimeDriver, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
@@ -97,7 +97,13 @@ export async function endWithApprovalRequest(
  * a complete exchange. Returns null when the turn was not waiting (any more).
  */
 export async function cancelAwaitingTurn(
-  deps: { db: Database; signals: Signals; memory: Memory; driver: RuntimeDriver; logger: Logger },
+  deps: {
+    db: Database;
+    signals: Signals;
+    transcript: TranscriptStore;
+    driver: RuntimeDriver;
+    logger: Logger;
+  },
   turn: Pick<TurnRow, 'id' | 'threadId'>,
 ): Promise<TurnRow | null> {
   let cancelled: HitlRequestRow | undefined;
@@ -113,7 +119,12 @@ export async function cancelAwaitingTurn(
       cancelled = pending && (await decideRequest(tx, pending.id, 'cancelled'));
       const branch = await findBranch(tx, current.branchId);
       if (branch && cancelled) {
-        await closeToolCall(deps.memory, branch.memoryThreadId, cancelled.toolCallId, TOOL_CANCELLED_REASON);
+        await closeToolCall(
+          deps.transcript,
+          branch.memoryThreadId,
+          cancelled.toolCallId,
+          TOOL_CANCELLED_REASON,
+        );
       }
       return { status: 'interrupted', error: null, assistantMessageId: current.assistantMessageId };
     },

@@ -1,8 +1,8 @@
 import { type CompactionProgress, compactionMessages } from '@chat/contracts';
 import type { BranchRow, ContextMarkerRow, Database } from '@chat/db';
 import { summaryForModel } from '../../../agent/contextSummary';
-import { readModelWindow } from '../../../agent/memoryTables';
 import type { Logger } from '../../../platform/logger';
+import { transcriptTables } from '../../transcript/tables';
 import type { RuntimeDriver } from '../driver/types';
 import { findLatestMarker, insertMarker } from './repository';
 import { type ContextWindows, type MeasuredWindow, partsOf } from './window';
@@ -87,7 +87,7 @@ export async function compact(
 ): Promise<ContextMarkerRow | null> {
   const { db, windows } = deps;
   const { window, compactAt } = windows.settings;
-  const rows = await readModelWindow(db, windows.scope(branch, measured.marker));
+  const rows = await transcriptTables.readModelWindow(db, windows.scope(branch, measured.marker));
   const total = rows.reduce((sum, row) => sum + row.tokens, 0);
   const budget = Math.floor(window * KEEP_RECENT_SHARE);
   const first = firstKept(rows, options.force ? Math.min(budget, Math.floor(total / 2)) : budget);

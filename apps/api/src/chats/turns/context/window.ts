@@ -1,13 +1,14 @@
 import type { Attachment, ContextMarker, ContextState } from '@chat/contracts';
 import type { BranchRow, ContextMarkerRow, Queryable } from '@chat/db';
-import { CHAT_INSTRUCTIONS } from '../../../agent/chatAgent';
-import { type ModelWindowScope, tallyModelWindow } from '../../../agent/memoryTables';
+import { CHAT_INSTRUCTIONS } from '../../../agent/chatInstructions';
 import {
   countStoredParts,
   countSystemTokens,
   IMAGE_TOKENS,
   type TokenEncoding,
 } from '../../../agent/tokenCount';
+import { transcriptTables } from '../../transcript/tables';
+import type { ModelWindowScope } from '../../transcript/transcriptStore';
 import { findLatestMarker, insertTokenCounts, originOfMessage } from './repository';
 
 /** The configured model's window (C2) and when a turn compacts first (C3; null: compaction is off). */
@@ -79,7 +80,7 @@ export class ContextWindows {
   async measure(q: Queryable, branch: BranchRow): Promise<MeasuredWindow> {
     const marker = await findLatestMarker(q, branch.id);
     const scope = this.scope(branch, marker);
-    const { messages, tokens, uncounted } = await tallyModelWindow(q, scope);
+    const { messages, tokens, uncounted } = await transcriptTables.tallyModelWindow(q, scope);
     let counted = 0;
     if (uncounted.length > 0) {
       const counts = uncounted.map((message) => ({

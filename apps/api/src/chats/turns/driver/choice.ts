@@ -1,9 +1,10 @@
 import type { Database } from '@chat/db';
-import { chatToolsForStreamText } from '../../../agent/aiSdkTools';
-import { CHAT_INSTRUCTIONS, type ChatAgent } from '../../../agent/chatAgent';
-import { readNewestMessages } from '../../../agent/memoryTables';
+import { CHAT_INSTRUCTIONS } from '../../../agent/chatInstructions';
 import type { Config } from '../../../platform/config';
+import { transcriptTables } from '../../transcript/tables';
 import { AiSdkDriver } from './aiSdk/aiSdkDriver';
+import { chatToolsForStreamText } from './mastra/aiSdkTools';
+import type { ChatAgent } from './mastra/chatAgent';
 import { MastraDriver } from './mastra/mastraDriver';
 import type { RuntimeDriver } from './types';
 
@@ -22,6 +23,6 @@ export async function driverFor(
     models: chatAgent.models,
     defaultModes: () => chatAgent.tools.modes({}),
     tools: (run) => chatToolsForStreamText(chatAgent, run),
-    window: (conversationId, messages) => readNewestMessages(db, conversationId, messages),
+    window: (conversationId, messages) => transcriptTables.readNewestMessages(db, conversationId, messages),
   });
 }

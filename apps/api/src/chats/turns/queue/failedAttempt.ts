@@ -1,5 +1,5 @@
 import type { Queryable, TurnRow } from '@chat/db';
-import { deleteMemoryMessages } from '../../../agent/memoryTables';
+import { transcriptTables } from '../../transcript/tables';
 import { transitionTurn } from '../lifecycle';
 import { markTurnsRemoved } from '../repository';
 
@@ -14,7 +14,7 @@ import { markTurnsRemoved } from '../repository';
 export async function removeFailedAttempt(tx: Queryable, turn: TurnRow): Promise<void> {
   if (turn.status !== 'failed') return;
   const ids = [turn.userMessageId, turn.assistantMessageId].filter((id): id is string => id !== null);
-  await deleteMemoryMessages(tx, ids);
+  await transcriptTables.deleteMessages(tx, ids);
 }
 
 /** The columns that tied a turn to an attempt that is gone. */

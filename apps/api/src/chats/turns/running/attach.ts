@@ -1,12 +1,12 @@
 import { inStatusGroup } from '@chat/contracts';
 import type { Database, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
 import { notFound } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { readMessageText } from '../../branches/transcript';
 import { requireOwnedThread } from '../../threads/repository';
+import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { findTurn } from '../repository';
 import { PieceReader, StreamFanOut, WATCH_MS } from './fanOut';
 import type { TurnRunner } from './runner';
@@ -27,7 +27,7 @@ const SETTLE_GRACE_MS = 1_000;
 export interface TurnStreamsDeps {
   db: Database;
   runner: TurnRunner;
-  memory: Memory;
+  transcript: TranscriptStore;
   signals: Signals;
   logger: Logger;
 }
@@ -175,7 +175,7 @@ async function pipeInto(
  * granularity, text only): only for when those do not come.
  */
 function checkpointTurnStream(
-  deps: { db: Database; memory: Memory },
+  deps: { db: Database; transcript: TranscriptStore },
   threadId: string,
   turnId: string,
 ): ReadableStream<UIMessageChunk> {
@@ -190,7 +190,7 @@ function checkpointTurnStream(
         if (!turn) break;
         const leased = inStatusGroup('leased', turn.status);
         // While it runs or settles, the row holds the streaming message's text; then memory does.
-        const text = leased ? turn.partialText : await finalReplyText(deps.memory, turn);
+        const text = leased ? turn.partialText : await finalReplyText(deps.transcript, turn);
         if (!started) {
           controller.enqueue({
             type: 'start',
@@ -225,7 +225,7 @@ function checkpointTurnStream(
  * A settled turn's checkpoint text is cleared once its reply is in memory, so the end of the reply
  * (what streamed after the last checkpoint) is read from there, by the reply's id.
  */
-async function finalReplyText(memory: Memory, turn: TurnRow): Promise<string> {
+async function finalReplyText(transcript: TranscriptStore, turn: TurnRow): Promise<string> {
   if (turn.partialText || !turn.assistantMessageId) return turn.partialText;
-  return (await readMessageText(memory, turn.assistantMessageId)) ?? '';
+  return (await readMessageText(transcript, turn.assistantMessageId)) ?? '';
 }

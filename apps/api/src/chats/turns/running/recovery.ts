@@ -1,12 +1,12 @@
 import { backoffDelay, turnErrorMessages } from '@chat/contracts';
 import type { Database, Queryable, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import { sql } from 'drizzle-orm';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { ensureTurnStored } from '../../branches/transcript';
+import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { deliveredSteersOf } from '../steer/repository';
 import { ReplyRecord } from './replyRecord';
 import { findOrphanedTurn, listOrphanedTurns } from './repository';
@@ -15,7 +15,7 @@ import { SettleRetry } from './settleRetry';
 
 export interface RecoveryDeps {
   db: Database;
-  memory: Memory;
+  transcript: TranscriptStore;
   signals: Signals;
   logger: Logger;
   /** Whether this instance's own runner still holds the turn (it is never recovered from here). */
@@ -45,7 +45,7 @@ export async function settleOrphanedTurn(deps: RecoveryDeps, orphan: TurnRow): P
       if (!settling || turn.outcome !== 'completed') reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
       let replyId = turn.assistantMessageId;
       if (branch && turn.userMessageId) {
-        replyId = await ensureTurnStored(deps.memory, deps.db, {
+        replyId = await ensureTurnStored(deps.transcript, deps.db, {
           memoryThreadId: branch.memoryThreadId,
           resourceId: thread.ownerId,
           userMessage: {

@@ -1,7 +1,7 @@
 import type { BranchRow, Database, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import { ensureTurnStored } from '../../branches/transcript';
+import type { TranscriptStore } from '../../transcript/transcriptStore';
 import type { RuntimeDriver, SuspendedCall } from '../driver/types';
 import { deliveredSteersOf } from '../steer/repository';
 import type { ReplyRecord } from './replyRecord';
@@ -27,7 +27,7 @@ export type Outcome =
  * Throws when memory cannot be written: the caller keeps the turn and tries again.
  */
 export async function storeReply(
-  deps: { db: Database; memory: Memory; driver: RuntimeDriver },
+  deps: { db: Database; transcript: TranscriptStore; driver: RuntimeDriver },
   turn: TurnRow,
   context: { branch: BranchRow; ownerId: string; userMessageId: string },
   reply: ReplyRecord,
@@ -38,7 +38,7 @@ export async function storeReply(
   if (cutOff) reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
   const stoppedAsItSuspended = suspendedCall !== undefined && outcome.status !== 'awaiting_approval';
   reply.appendSteers(await deliveredSteersOf(deps.db, turn));
-  const replyId = await ensureTurnStored(deps.memory, deps.db, {
+  const replyId = await ensureTurnStored(deps.transcript, deps.db, {
     memoryThreadId: context.branch.memoryThreadId,
     resourceId: context.ownerId,
     userMessage: {

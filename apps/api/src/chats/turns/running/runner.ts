@@ -1,6 +1,5 @@
 import { COMPACTION_PART, type HitlDecision, type ToolMode, turnErrorMessages } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
-import type { Memory } from '@mastra/memory';
 import type { UIMessageChunk } from 'ai';
 import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { InvariantError } from '../../../platform/errors';
@@ -8,6 +7,7 @@ import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { readRunInstructions } from '../../threads/choices';
+import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
 import type { ContextWindows } from '../context/window';
 import type {
@@ -49,7 +49,7 @@ export type SuspendRun = (
 export interface TurnRunnerDeps {
   db: Database;
   /** The transcript store: a run's messages are made sure of there before its turn is done. */
-  memory: Memory;
+  transcript: TranscriptStore;
   /** The runtime driver every model call goes through (the Mastra agent; see driver/types.ts). */
   driver: RuntimeDriver;
   /** Hands a run suspended for a tool approval to the approval lifecycle. */

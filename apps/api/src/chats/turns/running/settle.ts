@@ -1,9 +1,9 @@
 import { type TokenUsage, turnErrorMessages } from '@chat/contracts';
 import type { Database, Queryable, SettleOutcome, ThreadRow, TurnRow } from '@chat/db';
-import { writeUserMessageLineage } from '../../../agent/memoryTables';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
+import { transcriptTables } from '../../transcript/tables';
 import { endTurn, transitionTurn } from '../lifecycle';
 import { findTurn } from '../repository';
 import { listSteersDeliveredInto, requeueSteers } from '../steer/repository';
@@ -46,9 +46,11 @@ export async function settleTurn(
     await requeueSteers(tx, threadId);
     // Its user message is stored by now: the lineage row that versions are found by. So are the
     // steers it took in (user messages of their own).
-    if (turn.userMessageId) await writeUserMessageLineage(tx, turn.branchId, turn.userMessageId);
+    if (turn.userMessageId)
+      await transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId);
     for (const steer of await listSteersDeliveredInto(tx, turn)) {
-      if (steer.userMessageId) await writeUserMessageLineage(tx, turn.branchId, steer.userMessageId);
+      if (steer.userMessageId)
+        await transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId);
     }
     return await endTurn(tx, turn, status, { ...changes, finishedAt: new Date() });
   });

@@ -2,13 +2,14 @@ import { turnErrorMessages } from '@chat/contracts';
 import type { Agent } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
 import { RequestContext } from '@mastra/core/request-context';
-import { CHAT_MODEL_KEY } from '../../../../agent/chatAgent';
-import { type LiveToolPolicy, toolPolicyContext } from '../../../../agent/toolPolicy';
+import type { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import { TOOL_DENIED_REASON } from '../../../../agent/tools';
 import { fileReferencePart } from '../../../attachments/parts';
 import { hiddenInstructions } from '../hiddenInstructions';
 import { MAX_MODEL_STEPS } from '../modelSteps';
 import type { DriverTurn, SuspendedCall } from '../types';
+import { CHAT_MODEL_KEY } from './chatAgent';
+import { toolPolicyContext } from './chatTools';
 
 /** The model call of one run: the turn's message with its branch's memory, or a resumed run. */
 export async function callModel(

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ToolMode } from '@chat/contracts';
 import { createTool, type Tool } from '@mastra/core/tools';
-import { boundToolResult } from '../toolResult';
-import { approvalBy, assertNotOff } from '../tools';
+import { boundToolResult } from '../../../../../agent/toolResult';
+import { approvalBy, assertNotOff } from '../chatTools';
 import { withoutExitTakeovers } from './exitTakeovers';
 
 /**

@@ -1,18 +1,20 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { ToolMode } from '@chat/contracts';
-import { DATABASE_TIMEOUTS, type HangWatch } from '@chat/db';
+import type { HangWatch } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
-import { Memory } from '@mastra/memory';
-import { PostgresStore } from '@mastra/pg';
-import pg from 'pg';
-import type { Logger } from '../platform/logger';
-import type { McpServerSpec } from '../platform/mcpServerList';
+import type { Memory } from '@mastra/memory';
+import type { PostgresStore } from '@mastra/pg';
+import { CHAT_INSTRUCTIONS } from '../../../../agent/chatInstructions';
+import type { ModelRegistry } from '../../../../agent/models';
+import { ToolCatalog } from '../../../../agent/toolCatalog';
+import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts } from '../../../../agent/tools';
+import type { Logger } from '../../../../platform/logger';
+import type { McpServerSpec } from '../../../../platform/mcpServerList';
+import { openMastraMemory } from '../../../transcript/mastra/mastraMemory';
+import { createChatTools } from './chatTools';
 import { McpServers } from './mcp/mcpServers';
-import type { ModelRegistry } from './models';
-import { ToolCatalog } from './toolCatalog';
-import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts, createChatTools } from './tools';
 
 /**
  * The request-context key naming the model a call runs with (M2): the agent's model is resolved
@@ -21,15 +23,10 @@ import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts, createChatTools } from './t
  */
 export const CHAT_MODEL_KEY = 'chat-model';
 
-export const CHAT_INSTRUCTIONS = [
-  'You are a helpful, concise assistant in a web chat.',
-  'People may send follow-up messages while you are still answering; those arrive as later turns.',
-  'Use Markdown for structure and code blocks for code.',
-].join(' ');
-
 /**
- * The agent runs turns only through the Mastra runtime driver (chats/turns/driver/mastra/); the
- * memory is the transcript store every part of the chat domain reads.
+ * The agent runs turns only through the Mastra runtime driver (this folder); its memory is the one
+ * the transcript store is on (chats/transcript/mastra/), which the rest of the chat domain reads
+ * through the store's interface.
  */
 export interface ChatAgent {
   agent: Agent;
@@ -46,8 +43,8 @@ export interface ChatAgent {
 }
 
 /**
- * The Mastra agent and its Postgres memory: the canonical store of every branch's executed
- * transcript (O1). Mastra's tables live in their own schema so drizzle-kit never sees them.
+ * The Mastra agent over the transcript's Mastra memory (mastraMemory.ts), with the chat's tools
+ * (built-in and MCP) and every configured model.
  */
 export async function createChatAgent(options: {
   databaseUrl: string;
@@ -65,41 +62,7 @@ export async function createChatAgent(options: {
   /** Where an MCP server's coming and going is reported. */
   logger?: Logger;
 }): Promise<ChatAgent> {
-  // Schema changes run once at start on a store of their own, with no statement timeout: a new
-  // index on a large table may take minutes. Requests then go through a pool whose connections and
-  // statements are bounded like the app's own (`DATABASE_TIMEOUTS`), so an outage fails fast here too.
-  const setup = new PostgresStore({
-    id: 'chat-memory-setup',
-    connectionString: options.databaseUrl,
-    schemaName: 'mastra',
-  });
-  try {
-    await options.startupLock(() => setup.init());
-  } finally {
-    await setup.close();
-  }
-  const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
-    max: 10,
-    connectionTimeoutMillis: DATABASE_TIMEOUTS.connectMs,
-    statement_timeout: DATABASE_TIMEOUTS.statementMs,
-    // The client's own bound, for a server that stopped answering without closing the connection.
-    query_timeout: DATABASE_TIMEOUTS.statementMs + DATABASE_TIMEOUTS.connectMs,
-    keepAlive: true,
-    // A database that hangs: the same client-side deadline as the app's own connections.
-    ...(options.hangWatch ? { stream: options.hangWatch.stream } : {}),
-  });
-  // An idle client whose connection breaks emits 'error' on the pool; unhandled, it would end the
-  // process. The next query makes a new connection.
-  pool.on('error', () => {});
-  const storage = new PostgresStore({ id: 'chat-memory', pool, schemaName: 'mastra', disableInit: true });
-  const memory = new Memory({
-    storage,
-    // No semantic recall or working memory. How much of a branch a turn recalls is decided per
-    // call (the messages after the branch's context marker, C3: chats/turns/context/); this
-    // default only bounds a recall that names no window.
-    options: { lastMessages: 40, semanticRecall: false, generateTitle: false },
-  });
+  const { memory, storage, close: closeMemory } = await openMastraMemory(options);
   const { models } = options;
   const defaults = { ...BUILT_IN_TOOL_DEFAULTS, ...options.toolDefaults };
   const tools = createChatTools(options.tools, defaults);
@@ -129,12 +92,7 @@ export async function createChatAgent(options: {
   // approval keeps its snapshot (so any instance, or this one after a restart, can resume it).
   // Mastra's own console output stays quiet: the turn runner reports every failure in the API's
   // structured log instead.
-  const quiet = new ConsoleLogger({ level: 'silent' });
-  new Mastra({ agents: { chat: agent }, storage, logger: quiet });
-  // The store's domains (memory, workflows, ...) keep loggers of their own, which print each
-  // failed query to stderr outside the API's log during an outage; the failures reach the runner
-  // as errors, and it logs them.
-  for (const domain of Object.values(storage.stores ?? {})) domain?.__setLogger(quiet);
+  new Mastra({ agents: { chat: agent }, storage, logger: new ConsoleLogger({ level: 'silent' }) });
   mcp?.start();
   return {
     agent,
@@ -150,11 +108,9 @@ export async function createChatAgent(options: {
       })),
       mcp ? { tools: () => mcp.catalogTools(), servers: () => mcp.statuses() } : undefined,
     ),
-    // The store does not end a pool it was given.
     close: async () => {
       await mcp?.close();
-      await storage.close();
-      await pool.end();
+      await closeMemory();
     },
   };
 }

@@ -1,8 +1,9 @@
 import { RequestContext } from '@mastra/core/request-context';
 import type { Tool } from '@mastra/core/tools';
 import { type FlexibleSchema, jsonSchema, type ToolSet, tool } from 'ai';
+import type { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import type { ChatAgent } from './chatAgent';
-import { type LiveToolPolicy, toolPolicyContext } from './toolPolicy';
+import { toolPolicyContext } from './chatTools';
 
 /**
  * The chat's tools (built-in and the MCP servers' of now, T3) as AI SDK tools, for a driver that

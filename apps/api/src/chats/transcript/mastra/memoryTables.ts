@@ -1,12 +1,19 @@
 import { preparedSql, type Queryable } from '@chat/db';
-import type { MastraDBMessage } from '@mastra/core/agent';
 import { type SQL, sql } from 'drizzle-orm';
-import { textArray } from '../platform/sqlArrays';
+import { textArray } from '../../../platform/sqlArrays';
+import type {
+  ModelWindowScope,
+  NewStoredMessage,
+  StoredContent,
+  StoredMessage,
+  WindowMessage,
+} from '../transcriptStore';
 
 /**
- * Every SQL statement against Mastra's own tables (schema `mastra`, see chatAgent.ts): their layout
- * is Mastra's, not ours, so an upgrade of @mastra/pg that changes it is checked against this one
- * file. Everything else reaches memory through Mastra's API.
+ * Every SQL statement against Mastra's own tables (schema `mastra`, see mastraMemory.ts): their
+ * layout is Mastra's, not ours, so an upgrade of @mastra/pg that changes it is checked against this
+ * one file. Everything else reaches memory through Mastra's API (mastraTranscript.ts). The host
+ * calls these through the transcript store's tables (TranscriptTables), never by name.
  *
  * - A branch's messages, read in the order Mastra's own recall gives them (`createdAt`, then id),
  *   in one query each. Reading through `memory.recall` pushes every message through Mastra's
@@ -40,7 +47,7 @@ const MESSAGES = sql`mastra.mastra_messages`;
 const CREATED_AT = sql`to_char(coalesce("createdAtZ", "createdAt" at time zone 'UTC') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** Every message of a branch's memory thread, oldest first. */
-export async function readBranchMessages(q: Queryable, memoryThreadId: string): Promise<MastraDBMessage[]> {
+export async function readBranchMessages(q: Queryable, memoryThreadId: string): Promise<StoredMessage[]> {
   const rows = await q.execute<MessageRow>(sql`
     select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
     from ${MESSAGES}
@@ -57,7 +64,7 @@ export async function readNewestMessages(
   q: Queryable,
   memoryThreadId: string,
   limit: number,
-): Promise<MastraDBMessage[]> {
+): Promise<StoredMessage[]> {
   if (limit <= 0) return [];
   const rows = await selectNewestMessages(q, { memoryThreadId, limit: String(limit) });
   return rows.map((row) => toStoredMessage(row, memoryThreadId));
@@ -84,7 +91,7 @@ export async function readMessagesFrom(
   q: Queryable,
   memoryThreadId: string,
   messageId: string,
-): Promise<MastraDBMessage[]> {
+): Promise<StoredMessage[]> {
   const rows = await selectMessagesFrom(q, { memoryThreadId, messageId });
   return rows.map((row) => toStoredMessage(row, memoryThreadId));
 }
@@ -143,7 +150,7 @@ export async function readUserMessageBefore(
   q: Queryable,
   memoryThreadId: string,
   messageId: string,
-): Promise<MastraDBMessage | undefined> {
+): Promise<StoredMessage | undefined> {
   const [row] = await q.execute<MessageRow>(sql`
     select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
     from ${MESSAGES}
@@ -166,19 +173,6 @@ export async function readMessageRole(
 }
 
 // --- The model's window of a branch (C2, C3) ----------------------------------------------------
-
-/**
- * The part of a branch the model sees whole: its messages from the branch's context marker on
- * (`start`: the first message's stored id and time; the time holds when that message was deleted
- * since), or all of them without a marker. Token counts are ours (`message_token_counts`, by
- * origin id); the joins find each message's count for `encoding`.
- */
-export interface ModelWindowScope {
-  threadId: string;
-  branch: { id: string; memoryThreadId: string };
-  start: { messageId: string; at: Date } | null;
-  encoding: string;
-}
 
 /**
  * Where the window's rows come from, in a prepared statement (values by name: `windowValues`):
@@ -266,7 +260,7 @@ export async function tallyModelWindow(
 ): Promise<{
   messages: number;
   tokens: number;
-  uncounted: Array<{ originId: string; content: MastraDBMessage['content'] }>;
+  uncounted: Array<{ originId: string; content: StoredContent }>;
 }> {
   const [row] = await selectWindowTally(q, scope);
   const uncounted = JSON.parse(row?.uncounted ?? '[]') as Array<[string, string]>;
@@ -278,12 +272,7 @@ export async function tallyModelWindow(
 }
 
 /** The window's messages, oldest first, with their counts and content (what a compaction splits). */
-export async function readModelWindow(
-  q: Queryable,
-  scope: ModelWindowScope,
-): Promise<
-  Array<{ id: string; role: string; createdAt: Date; tokens: number; content: MastraDBMessage['content'] }>
-> {
+export async function readModelWindow(q: Queryable, scope: ModelWindowScope): Promise<WindowMessage[]> {
   const rows = await selectModelWindow(q, scope);
   return rows.map((row) => ({
     id: row.id,
@@ -294,16 +283,16 @@ export async function readModelWindow(
   }));
 }
 
-function parseContent(text: string): MastraDBMessage['content'] {
+function parseContent(text: string): StoredContent {
   try {
-    return JSON.parse(text) as MastraDBMessage['content'];
+    return JSON.parse(text) as StoredContent;
   } catch {
-    return { format: 2, parts: [{ type: 'text', text }] } as MastraDBMessage['content'];
+    return { format: 2, parts: [{ type: 'text', text }] } as StoredContent;
   }
 }
 
 /** As `@mastra/pg` parses a row (its `parseRow`): `type` only when it is not the default `v2`. */
-function toStoredMessage(row: MessageRow, memoryThreadId: string): MastraDBMessage {
+function toStoredMessage(row: MessageRow, memoryThreadId: string): StoredMessage {
   let content: unknown = row.content;
   try {
     content = JSON.parse(row.content);
@@ -316,20 +305,10 @@ function toStoredMessage(row: MessageRow, memoryThreadId: string): MastraDBMessa
     threadId: memoryThreadId,
     resourceId: row.resourceId ?? undefined,
     ...(row.type && row.type !== 'v2' ? { type: row.type } : {}),
-  } as MastraDBMessage;
+  } as StoredMessage;
 }
 
 // --- A new chat's memory, in the caller's transaction --------------------------------------------
-
-/** A message to store as Mastra stores it: `content` is the JSON of MastraMessageContentV2. */
-export interface NewMemoryMessage {
-  id: string;
-  threadId: string;
-  resourceId: string;
-  role: 'user' | 'assistant';
-  content: string;
-  createdAt: Date;
-}
 
 /** Rows per INSERT: a few thousand parameters at most, whatever the size of the chat. */
 const INSERT_BATCH = 500;
@@ -355,11 +334,11 @@ export async function insertMemoryThreads(
  */
 export async function insertMemoryMessages(
   q: Queryable,
-  messages: readonly NewMemoryMessage[],
+  messages: readonly NewStoredMessage[],
 ): Promise<void> {
   for (let start = 0; start < messages.length; start += INSERT_BATCH) {
     const batch = messages.slice(start, start + INSERT_BATCH);
-    const column = (pick: (message: NewMemoryMessage) => string) => textArray(batch.map(pick));
+    const column = (pick: (message: NewStoredMessage) => string) => textArray(batch.map(pick));
     await q.execute(sql`
       insert into ${MESSAGES} (id, thread_id, content, "createdAt", "createdAtZ", role, type, "resourceId")
       select m.id, m.thread_id, m.content, m.created::timestamptz at time zone 'UTC', m.created::timestamptz, m.role, 'v2', m.resource

@@ -9,9 +9,9 @@ import {
 import { ConsoleLogger } from '@mastra/core/logger';
 import type { Tool } from '@mastra/core/tools';
 import { type MastraMCPServerDefinition, MCPClient } from '@mastra/mcp';
-import type { Logger } from '../../platform/logger';
-import type { McpServerSpec } from '../../platform/mcpServerList';
-import type { CatalogTool } from '../toolCatalog';
+import type { CatalogTool } from '../../../../../agent/toolCatalog';
+import type { Logger } from '../../../../../platform/logger';
+import type { McpServerSpec } from '../../../../../platform/mcpServerList';
 import { withoutExitTakeovers } from './exitTakeovers';
 import { chatToolFromMcp, oneRequestPerCall } from './mcpTools';
 

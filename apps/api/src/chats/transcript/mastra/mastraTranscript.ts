@@ -1,0 +1,130 @@
+import type { MastraDBMessage } from '@mastra/core/agent';
+import { AIV6Adapter } from '@mastra/core/agent/message-list';
+import type { Memory } from '@mastra/memory';
+import type {
+  StoredContent,
+  StoredMessage,
+  TranscriptStore,
+  TranscriptTables,
+  UIMessageToStore,
+} from '../transcriptStore';
+import {
+  copyMemoryMessages,
+  deleteLineageOfGoneMessages,
+  deleteMemoryMessages,
+  deleteMemoryRowsOfUser,
+  insertMemoryMessages,
+  insertMemoryThreads,
+  moveMemoryRowsOfUser,
+  readBranchMessages,
+  readBranchTail,
+  readMessageIdsBefore,
+  readMessageRole,
+  readMessagesFrom,
+  readModelWindow,
+  readNewestMessages,
+  readUserMessageBefore,
+  tallyModelWindow,
+  writeBranchLineage,
+  writeUserMessageLineage,
+} from './memoryTables';
+import { toUIMessages } from './uiMessages';
+
+/**
+ * The transcript store on Mastra memory. A stored message is Mastra's `MastraDBMessage` as it is
+ * (the host's `StoredMessage` names the same fields), so nothing is converted on the way in or
+ * out: data written before this seam, or by Mastra's own agent, reads the same.
+ */
+
+/** Statements on Mastra's tables in the caller's transaction (memoryTables.ts), and its format. */
+export const mastraTranscriptTables: TranscriptTables = {
+  readBranchMessages,
+  readNewestMessages,
+  readMessagesFrom,
+  readBranchTail,
+  readMessageIdsBefore,
+  readUserMessageBefore,
+  readMessageRole,
+  tallyModelWindow,
+  readModelWindow,
+  insertConversations: insertMemoryThreads,
+  insertMessages: insertMemoryMessages,
+  copyMessages: copyMemoryMessages,
+  deleteMessages: deleteMemoryMessages,
+  writeBranchLineage,
+  writeUserMessageLineage,
+  deleteLineageOfGoneMessages,
+  moveRowsOfUser: moveMemoryRowsOfUser,
+  deleteRowsOfUser: deleteMemoryRowsOfUser,
+  toUIMessages: (stored) => toUIMessages(stored as unknown as readonly MastraDBMessage[]),
+  storedContentOf,
+};
+
+/**
+ * The content Mastra itself would store for the same UI message (its own converter, one message
+ * at a time, so the cost stays linear in the chat).
+ */
+function storedContentOf(message: UIMessageToStore): string {
+  const stored: MastraDBMessage = AIV6Adapter.fromUIMessage({
+    id: message.id,
+    role: message.role,
+    parts: message.parts,
+    metadata: { createdAt: message.createdAt },
+  } as Parameters<typeof AIV6Adapter.fromUIMessage>[0]);
+  return JSON.stringify(stored.content);
+}
+
+const asStored = (messages: readonly MastraDBMessage[]) => messages as unknown as StoredMessage[];
+const asMastra = (messages: readonly StoredMessage[]) => messages as unknown as MastraDBMessage[];
+
+/** Reads and writes through Mastra memory's own API (and so its connections). */
+export class MastraTranscriptStore implements TranscriptStore {
+  constructor(private readonly memory: Memory) {}
+
+  async recall(memoryThreadId: string): Promise<StoredMessage[]> {
+    const thread = await this.memory.getThreadById({ threadId: memoryThreadId });
+    if (!thread) return [];
+    // `perPage: false`: recall alone returns a last page.
+    const { messages } = await this.memory.recall({ threadId: memoryThreadId, perPage: false });
+    return asStored(messages);
+  }
+
+  async readMessagesById(messageIds: readonly string[]): Promise<StoredMessage[]> {
+    const store = await this.memory.storage.getStore('memory');
+    if (!store) return [];
+    const { messages } = await store.listMessagesById({ messageIds: [...messageIds] });
+    return asStored(messages);
+  }
+
+  async ensureConversation(conversation: { memoryThreadId: string; resourceId: string }): Promise<void> {
+    if (await this.memory.getThreadById({ threadId: conversation.memoryThreadId })) return;
+    await this.memory.saveThread({
+      thread: {
+        id: conversation.memoryThreadId,
+        resourceId: conversation.resourceId,
+        title: '',
+        createdAt: new Date(),
+        updatedAt: new Date(),
+        metadata: {},
+      },
+    });
+  }
+
+  async saveMessages(messages: readonly StoredMessage[]): Promise<void> {
+    await this.memory.saveMessages({ messages: asMastra(messages) });
+  }
+
+  async updateMessageContent(messageId: string, content: StoredContent): Promise<void> {
+    await this.memory.updateMessages({
+      messages: [{ id: messageId, content: content as unknown as MastraDBMessage['content'] }],
+    });
+  }
+
+  async deleteMessages(messageIds: readonly string[]): Promise<void> {
+    await this.memory.deleteMessages([...messageIds]);
+  }
+
+  async deleteConversation(memoryThreadId: string): Promise<void> {
+    await this.memory.deleteThread(memoryThreadId);
+  }
+}
