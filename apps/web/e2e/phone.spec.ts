@@ -98,6 +98,29 @@ test.describe('on a phone', () => {
     await expect(status).toBeHidden();
     await expect(chat.userMessages.filter({ hasText: 'first queued' })).toHaveCount(1, { timeout: 30_000 });
   });
+
+  test("the header's buttons are a finger wide and a long title ends in an ellipsis", async ({
+    chat,
+    page,
+  }) => {
+    await chat.startThread(
+      '[[words:3]] Planning a very long weekend trip to the mountains with friends and family',
+    );
+    await chat.waitForIdle();
+
+    const title = chat.headerTitle;
+    await expect(title).toContainText('Planning a very long');
+    const ending = await title.evaluate((element) => ({
+      cut: element.scrollWidth > element.clientWidth,
+      ellipsis:
+        getComputedStyle(element).textOverflow === 'ellipsis' && getComputedStyle(element).display !== 'flex',
+    }));
+    expect(ending, 'the title is cut with an ellipsis').toEqual({ cut: true, ellipsis: true });
+
+    for (const name of ['Open sidebar', 'Notes', 'Share', 'Chat menu'])
+      await expectOnScreenAndTappable(page.getByRole('button', { name, exact: true }), page);
+  });
+
 });
 
 /** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */
