@@ -121,6 +121,34 @@ test.describe('on a phone', () => {
       await expectOnScreenAndTappable(page.getByRole('button', { name, exact: true }), page);
   });
 
+  test("a reply's buttons share one row, its time stays whole and its token counts show", async ({
+    chat,
+  }) => {
+    await chat.startThread('[[words:3]] first');
+    await chat.waitForIdle();
+    await chat.send('[[words:12]] second');
+    await chat.waitForIdle();
+
+    const reply = chat.lastReply();
+    const rowOf = async (name: string) =>
+      Math.round((await reply.getByRole('button', { name, exact: true }).boundingBox())?.y ?? -1);
+    const copyRow = await rowOf('Copy reply');
+    for (const name of ['Regenerate reply', 'New chat from here', 'Good reply', 'Bad reply'])
+      expect(await rowOf(name), `${name} in the row of Copy`).toBe(copyRow);
+
+    const time = reply.getByTestId('message-time');
+    await expect(time).toBeVisible();
+    const lines = await time.evaluate((element) => {
+      const range = document.createRange();
+      range.selectNodeContents(element);
+      return new Set(Array.from(range.getClientRects(), (rect) => Math.round(rect.top))).size;
+    });
+    expect(lines, 'the time on one line').toBe(1);
+    await expect(reply.getByTestId('message-usage')).toBeVisible();
+    await expect(reply.getByTestId('message-usage')).toHaveText(/· [\d,]+ in \/ [\d,]+ out tokens/);
+    await expect(reply.getByTestId('message-usage')).toBeInViewport({ ratio: 1 });
+  });
+
 });
 
 /** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */
