@@ -149,6 +149,52 @@ test.describe('on a phone', () => {
     await expect(reply.getByTestId('message-usage')).toBeInViewport({ ratio: 1 });
   });
 
+  test("a deleted item's Undo shows just above the message box, a finger wide; the Keep-going switch takes a finger", async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:2000]] [[delay:30]] a long reply');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('[[words:3]] first queued');
+    await chat.send('[[words:3]] second queued');
+    await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);
+
+    // The switch keeps its look; a finger anywhere within 44 px of its middle still turns it.
+    const toggle = dock.root.getByRole('switch', { name: 'Keep going when I leave' });
+    const box = await toggle.boundingBox();
+    if (!box) throw new Error('the switch has no box');
+    const reach = TARGET / 2 - 1;
+    const middle = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    const offsets: [number, number][] = [
+      [0, -reach],
+      [0, reach],
+      [-reach, 0],
+      [reach, 0],
+    ];
+    for (const [dx, dy] of offsets) {
+      const hit = await page.evaluate(
+        ({ x, y }) => !!document.elementFromPoint(x, y)?.closest('[role="switch"]'),
+        { x: middle.x + dx, y: middle.y + dy },
+      );
+      expect(hit, `a tap ${dx},${dy} px from the switch's middle reaches it`).toBe(true);
+    }
+
+    await dock.delete(0);
+    const undo = page.getByRole('button', { name: 'Undo', exact: true });
+    await expectOnScreenAndTappable(undo, page);
+    const toast = page.locator('li[data-state="open"]', { has: undo });
+    const toastBox = await toast.boundingBox();
+    const composerBox = await chat.composer.boundingBox();
+    if (!toastBox || !composerBox) throw new Error('no box');
+    const gap = composerBox.y - (toastBox.y + toastBox.height);
+    expect(gap, 'the toast ends just above the message box, covering none of it').toBeGreaterThanOrEqual(0);
+    expect(gap, 'the toast ends just above the message box').toBeLessThanOrEqual(24);
+
+    await undo.tap();
+    await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);
+    await chat.stopButton.tap();
+  });
 });
 
 /** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */
