@@ -119,6 +119,27 @@ test.describe('on a phone', () => {
 
     for (const name of ['Open sidebar', 'Notes', 'Share', 'Chat menu'])
       await expectOnScreenAndTappable(page.getByRole('button', { name, exact: true }), page);
+
+    // The sidebar's drawer: every button and chat in it is a finger tall, its close button wide too.
+    await page.getByRole('button', { name: 'Open sidebar', exact: true }).tap();
+    const drawer = page.getByRole('dialog');
+    await expect(drawer.getByTestId('thread-item')).toHaveCount(1);
+    // Once it has slid in.
+    const close = drawer.getByRole('button', { name: 'Close sidebar', exact: true });
+    await expect(close).toBeInViewport({ ratio: 1 });
+    const short = await drawer.locator('button, a').evaluateAll(
+      (controls, target) =>
+        controls.flatMap((control) => {
+          const box = control.getBoundingClientRect();
+          if (box.width === 0 && box.height === 0) return [];
+          return box.height < target - 0.5
+            ? [`${control.getAttribute('aria-label') ?? control.textContent?.trim()}: ${box.height}`]
+            : [];
+        }),
+      TARGET,
+    );
+    expect(short, 'controls in the drawer shorter than a finger').toEqual([]);
+    await expectOnScreenAndTappable(close, page);
   });
 
   test("a reply's buttons share one row, its time stays whole and its token counts show", async ({

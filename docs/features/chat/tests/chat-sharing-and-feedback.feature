@@ -113,3 +113,5 @@ Feature: Sharing a chat and rating replies
     When I send "[[words:3]] Planning a very long weekend trip to the mountains with friends and family"
     Then the header's title is cut with an ellipsis
     And Open sidebar, Notes, Share and Chat menu are each 44 px, inside the screen
+    When I open the sidebar
+    Then every button and chat in it is 44 px tall, and its Close sidebar 44 px each way
