@@ -98,6 +98,124 @@ test.describe('on a phone', () => {
     await expect(status).toBeHidden();
     await expect(chat.userMessages.filter({ hasText: 'first queued' })).toHaveCount(1, { timeout: 30_000 });
   });
+
+  test("the header's buttons are a finger wide and a long title ends in an ellipsis", async ({
+    chat,
+    page,
+  }) => {
+    await chat.startThread(
+      '[[words:3]] Planning a very long weekend trip to the mountains with friends and family',
+    );
+    await chat.waitForIdle();
+
+    const title = chat.headerTitle;
+    await expect(title).toContainText('Planning a very long');
+    const ending = await title.evaluate((element) => ({
+      cut: element.scrollWidth > element.clientWidth,
+      ellipsis:
+        getComputedStyle(element).textOverflow === 'ellipsis' && getComputedStyle(element).display !== 'flex',
+    }));
+    expect(ending, 'the title is cut with an ellipsis').toEqual({ cut: true, ellipsis: true });
+
+    for (const name of ['Open sidebar', 'Notes', 'Share', 'Chat menu'])
+      await expectOnScreenAndTappable(page.getByRole('button', { name, exact: true }), page);
+
+    // The sidebar's drawer: every button and chat in it is a finger tall, its close button wide too.
+    await page.getByRole('button', { name: 'Open sidebar', exact: true }).tap();
+    const drawer = page.getByRole('dialog');
+    await expect(drawer.getByTestId('thread-item')).toHaveCount(1);
+    // Once it has slid in.
+    const close = drawer.getByRole('button', { name: 'Close sidebar', exact: true });
+    await expect(close).toBeInViewport({ ratio: 1 });
+    const short = await drawer.locator('button, a').evaluateAll(
+      (controls, target) =>
+        controls.flatMap((control) => {
+          const box = control.getBoundingClientRect();
+          if (box.width === 0 && box.height === 0) return [];
+          return box.height < target - 0.5
+            ? [`${control.getAttribute('aria-label') ?? control.textContent?.trim()}: ${box.height}`]
+            : [];
+        }),
+      TARGET,
+    );
+    expect(short, 'controls in the drawer shorter than a finger').toEqual([]);
+    await expectOnScreenAndTappable(close, page);
+  });
+
+  test("a reply's buttons share one row, its time stays whole and its token counts show", async ({
+    chat,
+  }) => {
+    await chat.startThread('[[words:3]] first');
+    await chat.waitForIdle();
+    await chat.send('[[words:12]] second');
+    await chat.waitForIdle();
+
+    const reply = chat.lastReply();
+    const rowOf = async (name: string) =>
+      Math.round((await reply.getByRole('button', { name, exact: true }).boundingBox())?.y ?? -1);
+    const copyRow = await rowOf('Copy reply');
+    for (const name of ['Regenerate reply', 'New chat from here', 'Good reply', 'Bad reply'])
+      expect(await rowOf(name), `${name} in the row of Copy`).toBe(copyRow);
+
+    const time = reply.getByTestId('message-time');
+    await expect(time).toBeVisible();
+    const lines = await time.evaluate((element) => {
+      const range = document.createRange();
+      range.selectNodeContents(element);
+      return new Set(Array.from(range.getClientRects(), (rect) => Math.round(rect.top))).size;
+    });
+    expect(lines, 'the time on one line').toBe(1);
+    await expect(reply.getByTestId('message-usage')).toBeVisible();
+    await expect(reply.getByTestId('message-usage')).toHaveText(/· [\d,]+ in \/ [\d,]+ out tokens/);
+    await expect(reply.getByTestId('message-usage')).toBeInViewport({ ratio: 1 });
+  });
+
+  test("a deleted item's Undo shows just above the message box, a finger wide; the Keep-going switch takes a finger", async ({
+    chat,
+    dock,
+    page,
+  }) => {
+    await chat.startThread('[[words:2000]] [[delay:30]] a long reply');
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('[[words:3]] first queued');
+    await chat.send('[[words:3]] second queued');
+    await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);
+
+    // The switch keeps its look; a finger anywhere within 44 px of its middle still turns it.
+    const toggle = dock.root.getByRole('switch', { name: 'Keep going when I leave' });
+    const box = await toggle.boundingBox();
+    if (!box) throw new Error('the switch has no box');
+    const reach = TARGET / 2 - 1;
+    const middle = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    const offsets: [number, number][] = [
+      [0, -reach],
+      [0, reach],
+      [-reach, 0],
+      [reach, 0],
+    ];
+    for (const [dx, dy] of offsets) {
+      const hit = await page.evaluate(
+        ({ x, y }) => !!document.elementFromPoint(x, y)?.closest('[role="switch"]'),
+        { x: middle.x + dx, y: middle.y + dy },
+      );
+      expect(hit, `a tap ${dx},${dy} px from the switch's middle reaches it`).toBe(true);
+    }
+
+    await dock.delete(0);
+    const undo = page.getByRole('button', { name: 'Undo', exact: true });
+    await expectOnScreenAndTappable(undo, page);
+    const toast = page.locator('li[data-state="open"]', { has: undo });
+    const toastBox = await toast.boundingBox();
+    const composerBox = await chat.composer.boundingBox();
+    if (!toastBox || !composerBox) throw new Error('no box');
+    const gap = composerBox.y - (toastBox.y + toastBox.height);
+    expect(gap, 'the toast ends just above the message box, covering none of it').toBeGreaterThanOrEqual(0);
+    expect(gap, 'the toast ends just above the message box').toBeLessThanOrEqual(24);
+
+    await undo.tap();
+    await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);
+    await chat.stopButton.tap();
+  });
 });
 
 /** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */

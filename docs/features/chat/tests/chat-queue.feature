@@ -118,6 +118,15 @@ Feature: Chat with queued turns and interrupts
     When I delete "waits" again and send "runs at once"
     Then its reply streams at once and the Queue Dock stays hidden
 
+  @queue @phone
+  Scenario: On a phone a deleted item's Undo shows just above the message box
+    Given a 390x844 touch screen, a reply streaming and "first queued", "second queued" in the Queue Dock
+    Then the "Keep going when I leave" switch answers a tap 21 px from its middle, each way
+    When I delete "first queued"
+    Then a toast offers "Undo", 44 px each way, ending at most 24 px above the message box and covering none of it
+    When I press "Undo" on the toast
+    Then the Queue Dock shows "first queued", "second queued"
+
   @queue @S1
   Scenario: Stop pressed right after Send stops that reply
     Given I sent "[[words:4]] an earlier exchange" and its reply is finished

@@ -1,5 +1,5 @@
 # The Playwright flows of sharing (H1) and feedback (H2), in Gherkin.
-# Automated in apps/web/e2e/sharing.spec.ts and shareLinks.spec.ts, against the production build, the real API and the
+# Automated in apps/web/e2e/sharing.spec.ts and shareLinks.spec.ts (the phone's reply row and header in phone.spec.ts), against the production build, the real API and the
 # built-in local model. The API side (sanitizing, immutability, refusals) is in
 # apps/api/test/shares.test.ts and feedback.test.ts.
 # The local model's reply starts with: You said: "<message without directives>".
@@ -115,3 +115,19 @@ Feature: Sharing a chat and rating replies
     Then the reply has no thumbs
     When I press Stop and the thread is idle
     Then the reply has thumbs
+
+  @feedback @phone
+  Scenario: On a phone a reply's buttons share one row and its words stay whole
+    Given a 390x844 touch screen
+    When I send "[[words:3]] first", then "[[words:12]] second", and the replies finish
+    Then the last reply's Copy, Regenerate, New chat from here, Good reply and Bad reply are in one row
+    And its time is on one line and its token counts say "· N in / N out tokens", inside the screen
+
+  @phone
+  Scenario: On a phone a long title ends in an ellipsis and the header's buttons are a finger wide
+    Given a 390x844 touch screen
+    When I send "[[words:3]] Planning a very long weekend trip to the mountains with friends and family"
+    Then the header's title is cut with an ellipsis
+    And Open sidebar, Notes, Share and Chat menu are each 44 px, inside the screen
+    When I open the sidebar
+    Then every button and chat in it is 44 px tall, and its Close sidebar 44 px each way
