@@ -91,4 +91,29 @@ test.describe('images in chat', () => {
     );
     await expect(chat.composer.getByTestId('attachment-thumb')).toHaveAttribute('data-state', 'error');
   });
+
+  test("dragging a file across the composer's own parts keeps one drop highlight until it leaves the composer", async ({
+    chat,
+    page,
+  }) => {
+    await chat.openStartPage();
+    const attach = chat.composer.getByTestId('attach');
+    await chat.dragFileAcross(null, chat.composer);
+    await expect(chat.composer).toHaveAttribute('data-drop-highlight', 'true');
+
+    // Into the text box, then onto the attach button: each step leaves a child of the composer
+    // for another, and the highlight stays (a dragleave per child once turned it off between
+    // dragovers: it flickered).
+    await chat.dragFileAcross(chat.composer, chat.composerInput);
+    await page.waitForTimeout(200);
+    await expect(chat.composer).toHaveAttribute('data-drop-highlight', 'true');
+    await chat.dragFileAcross(chat.composerInput, attach);
+    await page.waitForTimeout(200);
+    await expect(chat.composer).toHaveAttribute('data-drop-highlight', 'true');
+
+    // Out of the composer: the highlight goes, and nothing was attached.
+    await chat.dragFileAcross(attach, null);
+    await expect(chat.composer).not.toHaveAttribute('data-drop-highlight');
+    await expect(chat.composer.getByTestId('attachment-thumb')).toHaveCount(0);
+  });
 });

@@ -37,6 +37,24 @@ export class ChatPage {
     this.deletedElsewhereNotice = page.getByText('This chat was deleted', { exact: true });
   }
 
+  /**
+   * A drag of a file crossing the page as a browser reports it: `dragenter` on the element the
+   * pointer comes to, then `dragleave` on the one it left (`from`), each bubbling.
+   */
+  async dragFileAcross(from: Locator | null, to: Locator | null): Promise<void> {
+    const transfer = await this.page.evaluateHandle(() => {
+      const data = new DataTransfer();
+      data.items.add(new File(['x'], 'dragged.png', { type: 'image/png' }));
+      return data;
+    });
+    if (to) {
+      await to.dispatchEvent('dragenter', { dataTransfer: transfer });
+      await to.dispatchEvent('dragover', { dataTransfer: transfer });
+    }
+    if (from) await from.dispatchEvent('dragleave', { dataTransfer: transfer });
+    await transfer.dispose();
+  }
+
   /** The app is interactive (input typed before this would be lost). */
   async waitUntilReady(): Promise<void> {
     await expect(this.page.locator('html[data-hydrated="true"]')).toBeAttached();
