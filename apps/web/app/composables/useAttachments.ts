@@ -9,6 +9,7 @@ import {
   mediaUrl,
   refusalMessages,
 } from '@chat/contracts';
+import { useLocalStorage } from '@vueuse/core';
 
 /** An image or a document on its way into a message: uploading, uploaded, or refused. */
 export interface PendingAttachment {
@@ -39,22 +40,33 @@ function storageKey(key: string): string {
   return `chat:attachments:${key}`;
 }
 
-function readKept(key: string): Attachment[] {
-  try {
-    const kept: unknown = JSON.parse(localStorage.getItem(storageKey(key)) ?? '[]');
-    return Array.isArray(kept) ? (kept as Attachment[]).filter((item) => typeof item?.id === 'string') : [];
-  } catch {
-    return []; // storage off, or not ours: nothing kept
-  }
-}
+/** The kept uploads as stored: anything else under the key (not ours, damaged) keeps nothing. */
+const keptSerializer = {
+  read(raw: string): Attachment[] | null {
+    try {
+      const kept: unknown = JSON.parse(raw);
+      return Array.isArray(kept)
+        ? (kept as Attachment[]).filter((item) => typeof item?.id === 'string')
+        : null;
+    } catch {
+      return null;
+    }
+  },
+  write: (attachments: Attachment[] | null): string => JSON.stringify(attachments ?? []),
+};
 
-function writeKept(key: string, attachments: readonly Attachment[]): void {
-  try {
-    if (attachments.length) localStorage.setItem(storageKey(key), JSON.stringify(attachments));
-    else localStorage.removeItem(storageKey(key));
-  } catch {
-    // Full or off: the composer still holds them for as long as the page lives.
-  }
+/**
+ * One composer's kept uploads; null (none) removes the key. Written at once (`sync`): a hand-over
+ * writes another chat's key and lets go of it straight after. Storage off or full: the composer
+ * still holds them for as long as the page lives, so there is nothing to report.
+ */
+function useKeptAttachments(key: string) {
+  return useLocalStorage<Attachment[] | null>(storageKey(key), null, {
+    serializer: keptSerializer,
+    listenToStorageChanges: false,
+    flush: 'sync',
+    onError: () => {},
+  });
 }
 
 /**
@@ -70,7 +82,8 @@ function writeKept(key: string, attachments: readonly Attachment[]): void {
  */
 export function useAttachments(thread: string | (() => Promise<string>), options: { keepAs?: string } = {}) {
   const keepAs = options.keepAs ?? (typeof thread === 'string' ? thread : null);
-  const items = ref<PendingAttachment[]>(keepAs ? readKept(keepAs).map(restored) : []);
+  const kept = keepAs ? useKeptAttachments(keepAs) : null;
+  const items = ref<PendingAttachment[]>((kept?.value ?? []).map(restored));
   const requests = new Map<string, XMLHttpRequest>();
 
   const ready = computed(() => items.value.filter((item) => item.state === 'ready'));
@@ -129,7 +142,7 @@ export function useAttachments(thread: string | (() => Promise<string>), options
   }
 
   function persist(): void {
-    if (keepAs) writeKept(keepAs, uploaded.value);
+    if (kept) kept.value = uploaded.value.length ? [...uploaded.value] : null;
   }
 
   /** The chat to upload to: the given one, or the one the start page makes for its first image. */
@@ -202,7 +215,13 @@ export function useAttachments(thread: string | (() => Promise<string>), options
 
   /** Moves the uploaded images to chat `threadId`'s composer, where its page finds them. */
   function handOver(threadId: string): void {
-    writeKept(threadId, uploaded.value);
+    // Under the other chat's key, where its page reads them; the scope ends the ref's watcher.
+    const scope = effectScope(true);
+    scope.run(() => {
+      const theirs = useKeptAttachments(threadId);
+      theirs.value = uploaded.value.length ? [...uploaded.value] : null;
+    });
+    scope.stop();
     for (const item of items.value) drop(item.key);
     persist();
   }

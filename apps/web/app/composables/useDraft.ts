@@ -1,29 +1,23 @@
+import { useLocalStorage } from '@vueuse/core';
+
 /**
  * What the person is typing in one chat's composer (or the start page's, `key` = `new`), kept
  * in the browser's storage until it is sent, so a reload or a crash loses nothing typed.
  */
 export function useDraft(key: string) {
-  const storageKey = `chat:draft:${key}`;
-  const text = ref(read());
-
-  function read(): string {
-    try {
-      return localStorage.getItem(storageKey) ?? '';
-    } catch {
-      return ''; // storage off (private mode, a policy): the draft lives as long as the page
-    }
-  }
-
-  watch(text, (value) => {
-    try {
-      if (value) localStorage.setItem(storageKey, value);
-      else localStorage.removeItem(storageKey);
-    } catch {
-      // Full or off: nothing to do, the composer still holds the text.
-    }
+  // Storage off (private mode, a policy) or full: the composer still holds the text for as long
+  // as the page lives, so there is nothing to report. Another tab's typing stays in that tab.
+  const stored = useLocalStorage<string | null>(`chat:draft:${key}`, null, {
+    listenToStorageChanges: false,
+    onError: () => {},
   });
-
-  return text;
+  // An empty draft is no draft: its key leaves the storage (null removes it).
+  return computed<string>({
+    get: () => stored.value ?? '',
+    set: (value) => {
+      stored.value = value || null;
+    },
+  });
 }
 
 /**
