@@ -1,6 +1,8 @@
 /**
  * Puts text on the clipboard. The Clipboard API needs a secure context; a self-hosted app on
  * a plain-http LAN address has none, so fall back to a hidden textarea and `copy`.
+ * Not VueUse's `useClipboard`: its `copy` reports success even when both ways failed, and the
+ * callers need to know (a "Could not copy" toast, the link left selected to copy by hand).
  */
 export async function copyText(text: string): Promise<boolean> {
   try {
