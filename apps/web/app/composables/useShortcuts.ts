@@ -1,3 +1,4 @@
+import { useEventListener } from '@vueuse/core';
 import type { ChatShortcutActions } from './useChatShortcuts';
 
 /** The keyboard shortcuts, as the help dialog lists them. */
@@ -21,6 +22,9 @@ function isEditable(target: EventTarget | null): boolean {
 /**
  * The app's keyboard shortcuts, owned by the layout (Ctrl means Cmd on a Mac). The open page
  * lends its actions through `useChatShortcuts`; search and help are dialogs of the layout.
+ * Not Nuxt UI's `defineShortcuts`: it cancels every matching key before its handler runs and
+ * tells text fields apart only by name, where Esc here must stay the IME's while composing and
+ * a dialog's or an editor's, and stop the reply only in the message box or outside a text field.
  */
 export function useShortcuts(options: { openSearch: () => void; openHelp: () => void }) {
   const actions = useState<ChatShortcutActions | null>('chat-shortcut-actions', () => null);
@@ -75,8 +79,7 @@ export function useShortcuts(options: { openSearch: () => void; openHelp: () => 
     }
   }
 
-  onMounted(() => window.addEventListener('keydown', onKeydown));
-  onBeforeUnmount(() => window.removeEventListener('keydown', onKeydown));
+  useEventListener(window, 'keydown', onKeydown);
 }
 
 /** The composer's message box (other text fields keep Esc for themselves: an editor cancels). */
