@@ -34,6 +34,16 @@ Feature: Images in chat
     Then it opens larger
 
   @attachments
+  Scenario: Dragging a file over the composer's parts keeps one drop highlight
+    When I drag a file onto the composer
+    Then the composer shows its drop highlight
+    When the pointer moves onto the message box, then onto the attach button
+    Then the drop highlight stays on throughout
+    When the pointer leaves the composer
+    Then the drop highlight is gone
+    And nothing is attached
+
+  @attachments
   Scenario: A file that is not an image is refused with a clear error
     Given I sent "[[words:3]] hello" and its reply is finished
     When I attach a shell script named "notes.png"
