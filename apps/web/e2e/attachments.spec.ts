@@ -115,5 +115,10 @@ test.describe('images in chat', () => {
     await chat.dragFileAcross(attach, null);
     await expect(chat.composer).not.toHaveAttribute('data-drop-highlight');
     await expect(chat.composer.getByTestId('attachment-thumb')).toHaveCount(0);
+
+    // Dragged text is the message box's to take, not a drop of files: no highlight.
+    await chat.dragFileAcross(null, chat.composerInput, 'text');
+    await page.waitForTimeout(200);
+    await expect(chat.composer).not.toHaveAttribute('data-drop-highlight');
   });
 });

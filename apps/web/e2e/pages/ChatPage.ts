@@ -38,15 +38,21 @@ export class ChatPage {
   }
 
   /**
-   * A drag of a file crossing the page as a browser reports it: `dragenter` on the element the
-   * pointer comes to, then `dragleave` on the one it left (`from`), each bubbling.
+   * A drag of a file (or of text) crossing the page as a browser reports it: `dragenter` and a
+   * `dragover` on the element the pointer comes to, then `dragleave` on the one it left (`from`),
+   * each bubbling; the next `dragover` is left out, as between two of a real drag.
    */
-  async dragFileAcross(from: Locator | null, to: Locator | null): Promise<void> {
-    const transfer = await this.page.evaluateHandle(() => {
+  async dragFileAcross(
+    from: Locator | null,
+    to: Locator | null,
+    what: 'file' | 'text' = 'file',
+  ): Promise<void> {
+    const transfer = await this.page.evaluateHandle((what) => {
       const data = new DataTransfer();
-      data.items.add(new File(['x'], 'dragged.png', { type: 'image/png' }));
+      if (what === 'file') data.items.add(new File(['x'], 'dragged.png', { type: 'image/png' }));
+      else data.setData('text/plain', 'dragged words');
       return data;
-    });
+    }, what);
     if (to) {
       await to.dispatchEvent('dragenter', { dataTransfer: transfer });
       await to.dispatchEvent('dragover', { dataTransfer: transfer });
