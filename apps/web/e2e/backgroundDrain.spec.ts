@@ -159,6 +159,71 @@ test.describe('keep going when I leave (Q15)', () => {
     await expect(chat.transcript.getByTestId('away-divider')).toHaveCount(0);
   });
 
+  test('the chat menu offers the switch while a reply runs with nothing queued; reopening lands on "While you were away"', async ({
+    context,
+    page,
+    chat,
+  }) => {
+    await instrument(context);
+    const url = await chat.startThread('first [[words:5]]');
+    const threadId = url.split('/').at(-1) ?? '';
+    await chat.waitForIdle();
+    // Two long replies run after the person leaves: everything new is taller than the screen.
+    await chat.send(`second ${LONG}`);
+    await expect(chat.stopButton).toBeVisible();
+    await expect(page.getByTestId('queue-dock')).toBeHidden();
+    await page.getByTestId('chat-menu').click();
+    const item = page.getByRole('menuitemcheckbox', { name: 'Keep going when I leave' });
+    await expect(item).toHaveAttribute('aria-checked', 'false');
+    await item.click();
+    expect(await asked(page)).toBe(1);
+    await expect.poll(async () => (await detailOf(context, threadId)).thread.drainMode).toBe('background');
+    await chat.send(`third ${LONG}`);
+    await expect(page.getByTestId('queue-dock')).toBeVisible();
+    await page.close();
+    await expect
+      .poll(
+        async () => {
+          const detail = await detailOf(context, threadId);
+          return detail.turnQueue.activeTurn === null && detail.turnQueue.items.length === 0;
+        },
+        { timeout: 90_000 },
+      )
+      .toBe(true);
+
+    const back = new ChatPage(await context.newPage());
+    await back.page.goto(url);
+    await back.waitUntilReady();
+    await expect(back.assistantMessages).toHaveCount(3);
+    // It opens where the person left off: the divider in view, the latest message a tap away.
+    const divider = back.transcript.getByTestId('away-divider');
+    await expect(divider).toBeInViewport();
+    await expect(back.page.getByTestId('scroll-to-latest')).toBeVisible();
+    await back.page.getByTestId('scroll-to-latest').click();
+    await expect(back.assistantMessages.last()).toBeInViewport();
+  });
+
+  test('a hidden tab says the chat is blocked once a failed message holds the queue', async ({
+    context,
+    page,
+    chat,
+    dock,
+  }) => {
+    await instrument(context);
+    await chat.startThread(`long ${LONG}`);
+    await expect(chat.stopButton).toBeVisible();
+    await chat.send('[[fail]] this one breaks');
+    await chat.send('waits behind it');
+    await dock.expectTexts(['[[fail]] this one breaks', 'waits behind it']);
+    const title = await page.title();
+
+    await setHidden(page, true);
+    await expect(page).toHaveTitle(`Blocked · ${title}`, { timeout: 60_000 });
+    await setHidden(page, false);
+    await expect(page).toHaveTitle(title);
+    await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
+  });
+
   test('with the switch off, closing the page leaves the queue waiting until a page opens (Q10)', async ({
     context,
     page,

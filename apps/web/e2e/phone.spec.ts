@@ -170,6 +170,36 @@ test.describe('on a phone', () => {
     await expect(reply.getByTestId('message-usage')).toBeInViewport({ ratio: 1 });
   });
 
+  test('only the latest exchange shows its actions; an earlier message shows its own on a tap, or when the keyboard reaches them', async ({
+    chat,
+  }) => {
+    await chat.startThread('[[words:3]] first');
+    await chat.waitForIdle();
+    await chat.send('[[words:3]] second');
+    await chat.waitForIdle();
+
+    const copyOf = (reply: Locator) => reply.getByRole('button', { name: 'Copy reply', exact: true });
+    const editOf = (message: Locator) => message.getByRole('button', { name: 'Edit message', exact: true });
+    const [earlierReply, latestReply] = [chat.assistantMessages.first(), chat.assistantMessages.last()];
+    const [earlierMessage, latestMessage] = [chat.userMessages.first(), chat.userMessages.last()];
+    expect(await isTappable(copyOf(latestReply))).toBe(true);
+    expect(await isTappable(editOf(latestMessage))).toBe(true);
+    expect(await isTappable(copyOf(earlierReply))).toBe(false);
+    expect(await isTappable(editOf(earlierMessage))).toBe(false);
+    // Out of sight, not out of reach: a screen reader still finds them in place.
+    await expect(copyOf(earlierReply)).toHaveCount(1);
+
+    // A tap on the message shows its row; another tap hides it again.
+    await earlierReply.getByText('You said').first().tap();
+    await expect.poll(() => isTappable(copyOf(earlierReply))).toBe(true);
+    await earlierReply.getByText('You said').first().tap();
+    await expect.poll(() => isTappable(copyOf(earlierReply))).toBe(false);
+
+    // The keyboard reaches them: the row shows while focus is in it.
+    await editOf(earlierMessage).focus();
+    await expect.poll(() => isTappable(editOf(earlierMessage))).toBe(true);
+  });
+
   test("a deleted item's Undo shows just above the message box, a finger wide; the Keep-going switch takes a finger", async ({
     chat,
     dock,
@@ -217,6 +247,15 @@ test.describe('on a phone', () => {
     await chat.stopButton.tap();
   });
 });
+
+/** A finger on the control's middle reaches it: on the screen and not hidden or clipped away. */
+async function isTappable(control: Locator): Promise<boolean> {
+  return await control.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return box.width > 0 && !!hit && element.contains(hit);
+  });
+}
 
 /** Text cut by its box (an ellipsis, or hidden past its edge), itself or any element inside. */
 async function isCut(locator: Locator): Promise<boolean> {

@@ -41,6 +41,11 @@ export function useStickToBottom(content: () => HTMLElement | null | undefined) 
     pane.scrollTop = pane.scrollHeight;
   }
 
+  /** The transcript was put somewhere else on purpose (a chat opened at "While you were away"). */
+  function leaveLatest(): void {
+    atLatest.value = false;
+  }
+
   onMounted(() => {
     const element = content();
     if (!element) return;
@@ -56,5 +61,5 @@ export function useStickToBottom(content: () => HTMLElement | null | undefined) 
     observer?.disconnect();
   });
 
-  return { atLatest: readonly(atLatest), scrollToLatest };
+  return { atLatest: readonly(atLatest), scrollToLatest, leaveLatest };
 }

@@ -61,6 +61,14 @@ export function isBusy(state: ThreadPageState): boolean {
   return state.queue.activeTurn !== null || state.transcript.live !== null || state.starts > 0;
 }
 
+/**
+ * A failed message holds the queue (Q11): it keeps the head until it is retried, edited or removed,
+ * and nothing behind it runs meanwhile.
+ */
+export function isBlockedByFailure(state: ThreadPageState): boolean {
+  return shownQueueItems(state)[0]?.status === 'failed';
+}
+
 /** The reply waits for a person to approve or deny a tool call; the queue waits meanwhile (Q12). */
 export function waitsForApproval(state: ThreadPageState): boolean {
   return state.queue.activeTurn?.status === 'awaiting_approval';
@@ -76,8 +84,7 @@ const more = (count: number) => `${count} more`;
 export function whenItemsRun(state: ThreadPageState): string[] {
   const { paused } = state.queue;
   const items = shownQueueItems(state);
-  const head = items[0];
-  const headFailed = head?.status === 'failed';
+  const headFailed = isBlockedByFailure(state);
   const busy = isBusy(state);
   const approval = waitsForApproval(state);
   let ahead = 0;

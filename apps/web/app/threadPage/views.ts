@@ -10,7 +10,7 @@ import {
 } from '@chat/contracts';
 import type { ChatStatus } from 'ai';
 import { latestSettledReplyId } from './away';
-import { isBusy, shownQueueItems, waitsForApproval, whenItemsRun } from './queue';
+import { isBlockedByFailure, isBusy, shownQueueItems, waitsForApproval, whenItemsRun } from './queue';
 import { type ItemMoves, isMovable, movesOf } from './queueOrder';
 import { isReconnecting } from './reducer';
 import type { ThreadPageState } from './state';
@@ -110,6 +110,8 @@ export interface DockView {
   items: DockItem[];
   /** Who runs the queue (Q15): `background` is the switch "Keep going when I leave" on. */
   drainMode: DrainMode;
+  /** The Dock shows: something waits, or the queue is paused. */
+  shown: boolean;
   paused: boolean;
   /** A reply runs: the head's action is Stop & send. */
   busy: boolean;
@@ -143,6 +145,7 @@ export function dockView(state: ThreadPageState): DockView {
     })),
     paused: state.queue.paused,
     drainMode: drainModeOf(state),
+    shown: items.length > 0 || state.queue.paused,
     busy,
     reorderable: items.filter(isMovable).length >= 2,
     picking: state.selection !== null,
@@ -221,8 +224,15 @@ export function drainModeOf(state: ThreadPageState): DrainMode {
   return state.drainModeWanted ?? state.thread?.drainMode ?? 'viewer';
 }
 
-/** The tab's title: "(2) Chat title" while replies finished unseen in a hidden tab (Q15). */
+/**
+ * The tab's title (Q15): "(2) Chat title" while replies finished unseen in a hidden tab, and
+ * "Blocked · Chat title" while the tab is hidden and a failed message holds the queue: the count
+ * gives way, since nothing more will finish until the person comes back to the failed message. A
+ * visible tab keeps the plain title (the Dock says it there).
+ */
 export function pageTitle(state: ThreadPageState, title: string): string {
+  if (state.away.visible) return title;
+  if (isBlockedByFailure(state)) return `Blocked · ${title}`;
   return state.away.unseen > 0 ? `(${state.away.unseen}) ${title}` : title;
 }
 

@@ -54,6 +54,25 @@ describe('a hidden tab', () => {
     expect(page.state.away.notifications.map((notification) => notification.kind)).toEqual(['replyFailed']);
   });
 
+  it('says the chat is blocked, not a count, once a failed message holds the queue, and the plain title when it comes back', () => {
+    const page = openWithQueue().feed(hidden);
+    page.feed(
+      settled(
+        turn('a', 'completed'),
+        queueOf(turn('b', 'running'), [turn('c', 'queued')]),
+        exchange('a', 'First answer.'),
+      ),
+    );
+    expect(pageTitle(page.state, 'A chat')).toBe('(1) A chat');
+    page.feed(settled(turn('b', 'failed'), queueOf(null, [turn('b', 'failed'), turn('c', 'queued')])));
+    expect(pageTitle(page.state, 'A chat')).toBe('Blocked · A chat');
+    page.feed(visible);
+    expect(pageTitle(page.state, 'A chat')).toBe('A chat');
+    // Leaving again with the failure still there: the title says so at once.
+    page.feed(hidden);
+    expect(pageTitle(page.state, 'A chat')).toBe('Blocked · A chat');
+  });
+
   it('neither counts nor notifies while the page is visible', () => {
     const page = openWithQueue();
     page.feed(settled(turn('a', 'completed'), queueOf(null), exchange('a')));

@@ -420,6 +420,28 @@ Feature: Chat with queued turns and interrupts
     Then the divider is gone
 
   @queue @Q15
+  Scenario: The switch is in the chat's menu mid-reply, and the chat reopens at "While you were away"
+    Given I sent "first [[words:5]]" and its reply finished
+    And I sent "second [[words:400]] [[delay:30]]" and its reply is streaming, with nothing queued
+    When I turn on "Keep going when I leave" in the chat's menu
+    Then the browser is asked for notification permission
+    When I queue "third [[words:400]] [[delay:30]]" and close the page
+    And the server answers both with no page open
+    And I open the chat again
+    Then "While you were away" is on the screen and the "Latest" button shows
+    When I press "Latest"
+    Then the last reply is on the screen
+
+  @queue @Q15
+  Scenario: A hidden tab says the chat is blocked
+    Given I sent "long [[words:400]] [[delay:30]]" and its reply is streaming
+    And I queued "[[fail]] this one breaks" and "waits behind it"
+    When the tab is hidden
+    Then its title becomes "Blocked · <chat title>" once the failed message holds the queue
+    When the tab is shown again
+    Then its title is the chat's title
+
+  @queue @Q15
   Scenario: With the switch off, closing the page leaves the queue waiting
     Given I sent "first [[words:200]] [[delay:30]]" and its reply is streaming
     And I queued "waits for me"

@@ -123,6 +123,19 @@ Feature: Sharing a chat and rating replies
     Then the last reply's Copy, Regenerate, New chat from here, Good reply and Bad reply are in one row
     And its time is on one line and its token counts say "· N in / N out tokens", inside the screen
 
+  @feedback @phone
+  Scenario: On a phone only the latest exchange shows its actions
+    Given a 390x844 touch screen
+    When I send "[[words:3]] first", then "[[words:3]] second", and the replies finish
+    Then the last reply's Copy and the last message's Edit can be tapped
+    And the first reply's Copy and the first message's Edit are out of sight, still read by a screen reader
+    When I tap the first reply
+    Then its Copy can be tapped
+    When I tap it again
+    Then its Copy is out of sight again
+    When the keyboard's focus reaches the first message's Edit
+    Then it shows
+
   @phone
   Scenario: On a phone a long title ends in an ellipsis and the header's buttons are a finger wide
     Given a 390x844 touch screen
