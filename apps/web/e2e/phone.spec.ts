@@ -168,6 +168,8 @@ test.describe('on a phone', () => {
     await expect(reply.getByTestId('message-usage')).toBeVisible();
     await expect(reply.getByTestId('message-usage')).toHaveText(/· [\d,]+ in \/ [\d,]+ out tokens/);
     await expect(reply.getByTestId('message-usage')).toBeInViewport({ ratio: 1 });
+    // A line of its own, which no separator starts (the rendered text: the separator is hidden).
+    await expect(reply.getByTestId('message-usage')).toHaveText(/^[\d,]+ in/, { useInnerText: true });
   });
 
   test('only the latest exchange shows its actions; an earlier message shows its own on a tap, or when the keyboard reaches them', async ({
