@@ -196,6 +196,31 @@ for (const colorScheme of ['light', 'dark'] as const) {
   });
 }
 
+// The pages people use every day, on a phone too (390x844, touch): the chat with a reply and a
+// paused queue, and the account's settings.
+for (const colorScheme of ['light', 'dark'] as const) {
+  test.describe(`accessibility on a phone (${colorScheme})`, () => {
+    test.use({ colorScheme, viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+
+    test('a chat with a reply and a paused queue, and the settings page: no serious violations', async ({
+      chat,
+      dock,
+      page,
+    }) => {
+      await chat.startThread('[[words:2000]] [[delay:30]] busy');
+      await chat.send('queued one');
+      await expect(dock.items).toHaveCount(1);
+      await chat.stopButton.click();
+      await expect(page.getByRole('button', { name: 'Resume' })).toBeVisible();
+      expect(await seriousViolations(page)).toEqual([]);
+
+      await page.goto('/settings/account');
+      await expect(page.getByRole('heading', { level: 1 })).toHaveCount(1);
+      expect(await seriousViolations(page)).toEqual([]);
+    });
+  });
+}
+
 test('a finished reply and queue changes are announced, not every word', async ({ chat, dock, page }) => {
   const announcements = await recordAnnouncements(page);
   await chat.startThread('[[words:400]] [[delay:30]] announce');
