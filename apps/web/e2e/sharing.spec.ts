@@ -77,6 +77,28 @@ test.describe('sharing a chat (H1)', () => {
     await shared.context().close();
   });
 
+  test('a link made while the list of links is still loading stays listed', async ({ chat, page }) => {
+    await chat.startThread('Share this plan [[words:5]]');
+    await chat.waitForIdle();
+    // The list answers slowly, as on a busy server: it was asked for before the link was made.
+    let releaseList: () => void = () => {};
+    const listHeld = new Promise<void>((resolve) => {
+      releaseList = resolve;
+    });
+    await page.route(/\/api\/threads\/[^/]+\/shares$/, async (route) => {
+      if (route.request().method() !== 'GET') return await route.continue();
+      const answer = await route.fetch();
+      await listHeld;
+      await route.fulfill({ response: answer });
+    });
+    const share = new ShareDialog(page);
+    await share.open();
+    const url = await share.createLink();
+    releaseList();
+    await expect(share.item(url)).toHaveCount(1);
+    await expect(share.dialog.getByText('No live links.')).toHaveCount(0);
+  });
+
   test('an unknown link shows that it is not available', async ({ page }) => {
     await page.goto('/share/no-such-token-at-all-here');
     await expect(page.getByText('This link is no longer available')).toBeVisible();

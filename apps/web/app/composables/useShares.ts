@@ -13,6 +13,11 @@ export function useShares(threadId: string) {
   const creating = ref(false);
   const revoking = ref<string | null>(null);
   const error = ref<string | null>(null);
+  /**
+   * Counts the dialog's own changes (a link made or revoked). A list asked for before one of them
+   * answers with the links as they were, so it is read again rather than shown over the change.
+   */
+  let changes = 0;
 
   async function run(work: () => Promise<void>): Promise<void> {
     error.value = null;
@@ -26,7 +31,13 @@ export function useShares(threadId: string) {
   async function load(): Promise<void> {
     loading.value = true;
     await run(async () => {
-      shares.value = (await apiJson<ShareList>(base)).shares;
+      for (;;) {
+        const asked = changes;
+        const listed = (await apiJson<ShareList>(base)).shares;
+        if (asked !== changes) continue;
+        shares.value = listed;
+        return;
+      }
     });
     loading.value = false;
   }
@@ -35,6 +46,7 @@ export function useShares(threadId: string) {
     creating.value = true;
     await run(async () => {
       const { share } = await apiJson<ShareAnswer>(base, { method: 'POST', json: {} });
+      changes += 1;
       latest.value = share;
       shares.value = [share, ...shares.value.filter((listed) => listed.token !== share.token)];
     });
@@ -48,6 +60,7 @@ export function useShares(threadId: string) {
         // Already revoked (in another tab, say): it is gone either way.
         if (!(cause instanceof ApiRequestError && cause.status === 404)) throw cause;
       });
+      changes += 1;
       shares.value = shares.value.filter((share) => share.token !== token);
       if (latest.value?.token === token) latest.value = null;
     });
