@@ -7,9 +7,12 @@ import type { ChatModel, ModelList } from '@chat/contracts';
 export function useModels() {
   const models = useState<ChatModel[]>('chat-models', () => []);
   const loading = useState<Promise<void> | null>('chat-models-loading', () => null);
+  const { whenSignedIn } = useSession();
 
+  /** Reads the list once there is a session: a first visit asks nothing that would answer 401. */
   function load(): Promise<void> {
-    loading.value ??= apiJson<ModelList>('/api/models')
+    loading.value ??= whenSignedIn()
+      .then(() => apiJson<ModelList>('/api/models'))
       .then((list) => {
         models.value = list.models;
       })
