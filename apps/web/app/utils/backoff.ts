@@ -1,4 +1,7 @@
-import { backoffDelay } from '@chat/contracts';
+// Its own entry, not the package's index: on every page's first script (the session's reconnects)
+// the index would build the contracts' zod schemas, and zod tries `new Function` while building
+// some, which the page's CSP refuses (security.spec.ts reports the violation).
+import { backoffDelay } from '@chat/contracts/backoff';
 
 /**
  * Growing waits (1 s, 2 s, 4 s, ... up to `maxMs`) between attempts to reach the API again
