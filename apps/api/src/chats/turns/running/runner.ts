@@ -8,6 +8,7 @@ import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { readRunInstructions } from '../../threads/choices';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
+import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
 import type { ContextWindows } from '../context/window';
 import type {
@@ -19,18 +20,17 @@ import type {
   SuspendedCall,
 } from '../driver/types';
 import { failureWording } from '../failureWording';
+import { leaseFromNow } from '../lease';
 import { transitionTurn } from '../lifecycle';
+import { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
+import { type Outcome, storeReply } from '../settle/replyRepair';
+import { failUnsettledTurn, heldBy, markSettling, settleRun } from '../settle/settle';
+import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/settleRetry';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
+import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
-import { claimNewTurn, claimTurn, type NewTurnValues } from './claim';
-import { ReplyRecord } from './replyRecord';
-import { type Outcome, storeReply } from './replyRepair';
-import { leaseFromNow } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
-import { failUnsettledTurn, heldBy, markSettling, settleRun } from './settle';
-import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from './settleRetry';
-import { endOfReply, TurnStream } from './turnStream';
 
 /**
  * How a run that stopped on a tool call hands its turn over to the approval lifecycle (which
