@@ -21,7 +21,7 @@ import { MastraTranscriptStore } from '../src/chats/transcript/mastra/mastraTran
 import { driverFor } from '../src/chats/turns/driver/choice';
 import { createChatAgent } from '../src/chats/turns/driver/mastra/chatAgent';
 import type { DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
-import { ReplyRecord } from '../src/chats/turns/running/replyRecord';
+import { ReplyRecord } from '../src/chats/turns/replyRecord';
 
 /** The benchmark's short turn: a five-word reply, no pacing. */
 const TEXT = 'How are you today? [[words:5]] [[delay:0]]';

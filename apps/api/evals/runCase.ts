@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Turn } from '@chat/contracts';
 import { findTurn } from '../src/chats/turns/repository';
-import type { TurnStream } from '../src/chats/turns/running/turnStream';
+import type { TurnStream } from '../src/chats/turns/stream/turnStream';
 import { turnStreamResponse } from '../src/platform/http';
 import { type EvalCase, FOLLOW_UP } from './cases';
 import type { EvalEnvironment } from './environment';

@@ -1,8 +1,8 @@
 import { createDatabase, createSql, type Sql } from '@chat/db';
 import type { TestDatabase } from '@chat/db/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ReplyRecord } from '../src/chats/turns/replyRecord';
 import { TurnCheckpoints } from '../src/chats/turns/running/checkpoint';
-import { ReplyRecord } from '../src/chats/turns/running/replyRecord';
 import { createLogger } from '../src/platform/logger';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 

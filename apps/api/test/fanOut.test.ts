@@ -1,6 +1,6 @@
 import type { UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { encodePieces, endPiece, PieceReader } from '../src/chats/turns/running/fanOut';
+import { encodePieces, endPiece, PieceReader } from '../src/chats/turns/stream/fanOut';
 import { MAX_NOTIFY_BYTES } from '../src/platform/notifications';
 
 const TURN = '6f1c1a52-3f59-4c11-9d0e-3c8f4a0d2b7e';

@@ -26,6 +26,11 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
   ['chats/turns/queue', (path) => path.startsWith('chats/turns/queue/')],
   ['chats/turns/steer', (path) => path.startsWith('chats/turns/steer/')],
   ['chats/turns/context', (path) => path.startsWith('chats/turns/context/')],
+  // A run's lifecycles: the stream to subscribers, settling (with reply repair and recovery), the
+  // claim, then the run itself, which uses all three.
+  ['chats/turns/stream', (path) => path.startsWith('chats/turns/stream/')],
+  ['chats/turns/settle', (path) => path.startsWith('chats/turns/settle/')],
+  ['chats/turns/claim', (path) => path.startsWith('chats/turns/claim/')],
   ['chats/turns/running', (path) => path.startsWith('chats/turns/running/')],
   ['chats/turns/drain', (path) => path.startsWith('chats/turns/drain/')],
   [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReplyRecord } from '../src/chats/turns/running/replyRecord';
+import { ReplyRecord } from '../src/chats/turns/replyRecord';
 
 /**
  * The runner's own record of a reply, in memory's message shape: what is written when a save

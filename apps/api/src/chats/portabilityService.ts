@@ -27,7 +27,7 @@ import { findShare } from './shares/repository';
 import { isShareTokenShape } from './shares/snapshot';
 import { toThread } from './threadService';
 import { requireOwnedThread } from './threads/repository';
-import type { HeadClaims } from './turns/running/headClaim';
+import type { HeadClaims } from './turns/claim/headClaim';
 
 export interface PortabilityServiceDeps {
   db: Database;

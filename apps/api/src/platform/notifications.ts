@@ -38,7 +38,7 @@ type Listener = (signal: Signal) => void;
 const CHANNEL = 'chat_signals';
 /**
  * A second channel for the pieces of running replies that another instance's viewer follows
- * (`turns/running/fanOut.ts`): bulky and only sent while someone watches, so signal listeners never
+ * (`turns/stream/fanOut.ts`): bulky and only sent while someone watches, so signal listeners never
  * parse them.
  */
 const STREAM_CHANNEL = 'chat_streams';

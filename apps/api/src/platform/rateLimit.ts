@@ -34,7 +34,7 @@ export interface RateWindow {
  * every API instance on the database: N instances allow what one does. Each counted request is
  * one statement (an upsert that starts a new window when the old one has ended); windows are
  * timed by the database's clock, which all instances share. Ended windows are swept now and then.
- * Turns running at once per account are capped in the claim itself (`turns/running/claim.ts`).
+ * Turns running at once per account are capped in the claim itself (`turns/claim/claim.ts`).
  */
 export class RateLimiter {
   constructor(

@@ -117,11 +117,11 @@ const updateEndedTurn = preparedQuery('turn_end', (q) =>
 /**
  * Where a turn's life begins: waiting in the queue, (a steer) waiting for the running reply, or,
  * a send to an idle thread, running at once: claimed in the transaction that accepts it
- * (`running/claim.ts`), its `queued -> running` move made in the same write that records it.
+ * (`claim/claim.ts`), its `queued -> running` move made in the same write that records it.
  */
 export type EntryStatus = Extract<TurnStatus, 'queued' | 'steer_pending' | 'running'>;
 
-/** What a claim writes on a turn recorded running at once (`running/claim.ts` decides it). */
+/** What a claim writes on a turn recorded running at once (`claim/claim.ts` decides it). */
 export interface NewClaim {
   handoff: boolean;
   runnerId: string;

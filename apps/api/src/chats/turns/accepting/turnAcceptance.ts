@@ -8,15 +8,15 @@ import { attachmentsForMessage } from '../../attachments/repository';
 import { findBranch } from '../../branches/repository';
 import { activeBranchIdOf, requireOwnedThread, updateThread } from '../../threads/repository';
 import { titleFromMessage } from '../../threads/title';
+import { lastSettledTurnOnBranch } from '../claim/repository';
 import { toTurn } from '../dto';
 import { insertTurn } from '../lifecycle';
 import { validMessageText } from '../messageText';
 import { admitSend } from '../queue/admission';
 import { readTurnQueue } from '../queue/turnQueue';
 import { findTurnByClientRequestId } from '../repository';
-import { lastSettledTurnOnBranch } from '../running/repository';
 import type { TurnRunner } from '../running/runner';
-import type { TurnStream } from '../running/turnStream';
+import type { TurnStream } from '../stream/turnStream';
 
 export interface AcceptanceDeps {
   db: Database;
@@ -166,7 +166,7 @@ export class TurnAcceptance {
       // What other tabs hear of it goes out with the writes, delivered at the commit.
       const told = signals.publishWith(tx, ...signalsOf(threadId, joining));
       if (joining.joins === 'run') {
-        // Recorded running at once: accepted and claimed in one write (running/claim.ts).
+        // Recorded running at once: accepted and claimed in one write (claim/claim.ts).
         const claimStartedAt = performance.now();
         const [turn] = await Promise.all([
           runner.claimNew(

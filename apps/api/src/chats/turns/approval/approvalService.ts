@@ -9,7 +9,7 @@ import { requireOwnedThread, setToolModes } from '../../threads/repository';
 import { toTurn } from '../dto';
 import { findTurn } from '../repository';
 import type { TurnRunner } from '../running/runner';
-import type { TurnStream } from '../running/turnStream';
+import type { TurnStream } from '../stream/turnStream';
 import { decideRequest, findRequest, listPendingRequests } from './repository';
 
 /** Deciding a tool approval (H3): approve runs the tool, deny tells the model; the turn continues. */

@@ -9,11 +9,11 @@ import { lockThread } from '../../threads/repository';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import type { RuntimeDriver, SuspendedCall } from '../driver/types';
 import { transitionTurn } from '../lifecycle';
+import type { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
-import type { ReplyRecord } from '../running/replyRecord';
-import { settleTurn } from '../running/settle';
-import { endOfReply, type TurnStream } from '../running/turnStream';
+import { settleTurn } from '../settle/settle';
 import { requeueSteers } from '../steer/repository';
+import { endOfReply, type TurnStream } from '../stream/turnStream';
 import { decideRequest, findPendingRequestOfTurn, insertPendingRequest } from './repository';
 
 /**

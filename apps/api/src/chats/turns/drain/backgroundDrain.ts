@@ -3,7 +3,7 @@ import type { Database, ThreadRow } from '@chat/db';
 import { ApiError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
-import type { HeadClaims } from '../running/headClaim';
+import type { HeadClaims } from '../claim/headClaim';
 import { lockDrainableThread } from './repository';
 
 export interface BackgroundDrainDeps {

@@ -4,16 +4,16 @@ import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
 import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
+import type { HeadClaims } from '../claim/headClaim';
 import type { RuntimeDriver } from '../driver/types';
 import { toTurn } from '../dto';
 import { pauseIfItemsWait } from '../queue/pause';
 import type { QueueService } from '../queue/queueService';
 import { listWaitingTurns } from '../queue/repository';
 import { findActiveTurn, findTurn } from '../repository';
-import type { HeadClaims } from '../running/headClaim';
-import { type RecoveryDeps, settleOrphanedTurn } from '../running/recovery';
 import type { TurnRunner } from '../running/runner';
-import type { TurnStream } from '../running/turnStream';
+import { type RecoveryDeps, settleOrphanedTurn } from '../settle/recovery';
+import type { TurnStream } from '../stream/turnStream';
 
 export interface InterruptDeps extends RecoveryDeps {
   runner: TurnRunner;

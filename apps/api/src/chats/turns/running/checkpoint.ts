@@ -1,6 +1,6 @@
 import type { Database } from '@chat/db';
 import type { Logger } from '../../../platform/logger';
-import type { ReplyRecord } from './replyRecord';
+import type { ReplyRecord } from '../replyRecord';
 import { appendCheckpointText, checkpointRunningTurn, renewLease } from './repository';
 
 /** While the database refuses checkpoints, the next try waits this long. */

@@ -1,68 +1,15 @@
-import type { Queryable, ReplySnapshot, TurnRow } from '@chat/db';
+import type { Queryable, ReplySnapshot } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
-import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { leaseFromNow, leaseFromNowPlaceholder, leaseInterval } from '../lease';
 import { statusIn } from '../lifecycle';
 
-export { leaseFromNow };
-
-/** The queries of running turns: leases and checkpoints, orphans, the per-account cap, S5's read. */
+/** The queries of a running turn: its checkpoints and its lease. */
 
 const turns = schema.chatTurnRequests;
 
 /** A turn some instance's runner is producing (it has a lease). */
 const running = eq(turns.status, 'running');
-
-/**
- * How many turns the owner of `threadId` has running, across all their threads. Takes a
- * transaction-level advisory lock on the owner first, so two claims of one account on different
- * threads count one after the other (the caller already holds its thread's lock; nothing takes
- * these two locks in the other order).
- */
-export async function countRunningTurnsOfOwner(q: Queryable, threadId: string): Promise<number> {
-  const threads = schema.threads;
-  const [owner] = await q.select({ ownerId: threads.ownerId }).from(threads).where(eq(threads.id, threadId));
-  if (!owner) return 0;
-  return await countRunningTurnsOf(q, owner.ownerId);
-}
-
-/**
- * `countRunningTurnsOfOwner` when the owner is known. The lock and the count go out together (one
- * round trip): a transaction runs its statements in order, so the count waits for the lock.
- */
-export async function countRunningTurnsOf(q: Queryable, ownerId: string): Promise<number> {
-  const threads = schema.threads;
-  const [, [row]] = await Promise.all([
-    q.execute(sql`select pg_advisory_xact_lock(hashtextextended(${ownerId}, 727274002))`),
-    q
-      .select({ count: sql<number>`count(*)::int` })
-      .from(turns)
-      .innerJoin(threads, eq(threads.id, turns.threadId))
-      .where(and(eq(threads.ownerId, ownerId), running)),
-  ]);
-  return row?.count ?? 0;
-}
-
-/**
- * S5: the turn that settled last on a branch and whose messages are still there. Turns run one at
- * a time and each claim stamps the next `queue_position`, so they settle in that order (not in
- * `seq` order: the queue can be reordered, Q13); the partial index
- * `turns_branch_settled_position_idx` serves this read at every claim.
- */
-export async function lastSettledTurnOnBranch(q: Queryable, branchId: string): Promise<TurnRow | undefined> {
-  const [row] = await selectLastSettledTurn(q, { branchId });
-  return row;
-}
-
-/** Read by every send to an idle thread (S5): built once (preparedQuery). */
-const selectLastSettledTurn = preparedQuery('last_settled_turn', (q) =>
-  q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.branchId, sql.placeholder('branchId')), statusIn('settled'), isNull(turns.removedAt)))
-    .orderBy(desc(turns.queuePosition))
-    .limit(1),
-);
 
 /** What a running turn's checkpoint writes: the message streaming now and the reply's messages. */
 export interface Checkpoint {
@@ -170,24 +117,4 @@ export async function renewLease(
     .where(and(eq(turns.id, turnId), statusIn('leased'), eq(turns.runnerId, runnerId)))
     .returning({ id: turns.id });
   return rows.length > 0;
-}
-
-/**
- * The turn if a runner held it (running, or settling) and its lease expired, by the database's
- * clock (all instances share it).
- */
-export async function findOrphanedTurn(q: Queryable, turnId: string): Promise<TurnRow | undefined> {
-  const [row] = await q
-    .select()
-    .from(turns)
-    .where(and(eq(turns.id, turnId), statusIn('leased'), lt(turns.leaseExpiresAt, sql`now()`)));
-  return row;
-}
-
-/** Turns whose runner stopped renewing its lease (a crashed or hung process). */
-export async function listOrphanedTurns(q: Queryable): Promise<TurnRow[]> {
-  return await q
-    .select()
-    .from(turns)
-    .where(and(statusIn('leased'), lt(turns.leaseExpiresAt, sql`now()`)));
 }

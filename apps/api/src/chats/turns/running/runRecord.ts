@@ -3,8 +3,8 @@ import type { TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { InvariantError } from '../../../platform/errors';
 import type { SuspendedCall } from '../driver/types';
-import type { ReplyRecord } from './replyRecord';
-import type { Outcome } from './replyRepair';
+import type { ReplyRecord } from '../replyRecord';
+import type { Outcome } from '../settle/replyRepair';
 
 /** What the runner gathers from a run's events, to settle the turn with. */
 export interface RunRecord {

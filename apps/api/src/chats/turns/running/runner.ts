@@ -8,6 +8,7 @@ import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { readRunInstructions } from '../../threads/choices';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
+import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
 import type { ContextWindows } from '../context/window';
 import type {
@@ -19,18 +20,17 @@ import type {
   SuspendedCall,
 } from '../driver/types';
 import { failureWording } from '../failureWording';
+import { leaseFromNow } from '../lease';
 import { transitionTurn } from '../lifecycle';
+import { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
+import { type Outcome, storeReply } from '../settle/replyRepair';
+import { failUnsettledTurn, heldBy, markSettling, settleRun } from '../settle/settle';
+import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/settleRetry';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
+import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
-import { claimNewTurn, claimTurn, type NewTurnValues } from './claim';
-import { ReplyRecord } from './replyRecord';
-import { type Outcome, storeReply } from './replyRepair';
-import { leaseFromNow } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
-import { failUnsettledTurn, heldBy, markSettling, settleRun } from './settle';
-import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from './settleRetry';
-import { endOfReply, TurnStream } from './turnStream';
 
 /**
  * How a run that stopped on a tool call hands its turn over to the approval lifecycle (which
@@ -97,6 +97,28 @@ interface RunningTurn {
   controller: AbortController;
   stream: TurnStream;
   done: Promise<void>;
+}
+
+/**
+ * One run of a turn as it goes through the runner, from its driver's first event to its turn
+ * settled: what it runs (the turn, where, as what segment), how it is stopped, where its reply
+ * goes (the stream, the checkpoints) and what it gathered (the record). Passed along whole, so each
+ * step of the run reads what it needs of it.
+ */
+interface Run {
+  turn: TurnRow;
+  branch: BranchRow;
+  ownerId: string;
+  /** The turn's user message (a claimed turn always has one). */
+  userMessageId: string;
+  segment: Segment;
+  /** Aborted by a stop, an idle run, or the lease going to someone else. */
+  controller: AbortController;
+  stream: TurnStream;
+  record: RunRecord;
+  checkpoints: TurnCheckpoints;
+  /** Whether the turn is still this runner's (false once its lease went to someone else). */
+  held: { value: boolean };
 }
 
 /** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
@@ -273,7 +295,6 @@ export class TurnRunner {
         ? ReplyRecord.restore(turn.partialParts, { id: turn.assistantMessageId, text: turn.partialText })
         : ReplyRecord.empty();
     if (segment.kind === 'resume') reply.decide(segment.call.toolCallId, segment.decision === 'approve');
-    const record: RunRecord = { reply, resumeToken: turn.resumeToken };
     const held = { value: true };
     const checkpoints = new TurnCheckpoints(
       this.deps,
@@ -286,35 +307,31 @@ export class TurnRunner {
       },
       { id: turn.assistantMessageId, text: turn.partialText },
     );
+    const run: Run = {
+      turn,
+      ...context,
+      userMessageId,
+      segment,
+      controller,
+      stream,
+      record: { reply, resumeToken: turn.resumeToken },
+      checkpoints,
+      held,
+    };
     try {
-      await this.follow(
-        turn,
-        { ...context, userMessageId },
-        segment,
-        controller,
-        stream,
-        record,
-        checkpoints,
-      );
+      await this.follow(run);
       await checkpoints.finishStreaming();
-      await this.finish(turn, { ...context, userMessageId }, record, controller, stream, held);
+      await this.finish(run);
     } finally {
       await checkpoints.release();
     }
   }
 
   /** Reads the driver's run to its end into the record and the stream. */
-  private async follow(
-    turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string; userMessageId: string },
-    segment: Segment,
-    controller: AbortController,
-    stream: TurnStream,
-    record: RunRecord,
-    checkpoints: TurnCheckpoints,
-  ): Promise<void> {
+  private async follow(run: Run): Promise<void> {
+    const { turn, segment, controller, stream, record } = run;
     try {
-      const history = await this.historyFor(turn, context.branch, segment, controller, stream, record);
+      const history = await this.historyFor(run);
       if (!history) return;
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
@@ -332,8 +349,8 @@ export class TurnRunner {
       const heard = new Set<string>();
       const started = await this.connect(controller, {
         turnId: turn.id,
-        conversation: { id: context.branch.memoryThreadId, ownerId: context.ownerId },
-        message: { id: context.userMessageId, text: turn.text, attachments: turn.attachments },
+        conversation: { id: run.branch.memoryThreadId, ownerId: run.ownerId },
+        message: { id: run.userMessageId, text: turn.text, attachments: turn.attachments },
         instructions: { handoff: turn.handoff, lateSteer: turn.steer, ...(custom ? { custom } : {}) },
         ...(turn.model ? { model: turn.model } : {}),
         segment,
@@ -389,7 +406,7 @@ export class TurnRunner {
           return;
         }
         if (next.done) return;
-        await this.take(turn, next.value, segment, controller, stream, record, checkpoints);
+        await this.take(run, next.value);
       }
     } catch (error) {
       if (controller.signal.aborted) return;
@@ -431,14 +448,8 @@ export class TurnRunner {
    * the marker is). Undefined when the window could not be prepared (the run is failed, or was
    * stopped meanwhile). A resumed run gets the window as it stands, never a compaction.
    */
-  private async historyFor(
-    turn: TurnRow,
-    branch: BranchRow,
-    segment: Segment,
-    controller: AbortController,
-    stream: TurnStream,
-    record: RunRecord,
-  ): Promise<ModelHistory | undefined> {
+  private async historyFor(run: Run): Promise<ModelHistory | undefined> {
+    const { turn, branch, segment, controller, stream, record } = run;
     const { db, driver, logger } = this.deps;
     // C2 with M2: measured against the window of the model this turn was claimed with.
     const windows = this.deps.windows?.forModel(turn.model);
@@ -506,15 +517,8 @@ export class TurnRunner {
   }
 
   /** One event of the run: recorded, checkpointed as it requires, and passed on. */
-  private async take(
-    turn: TurnRow,
-    event: DriverEvent,
-    segment: Segment,
-    controller: AbortController,
-    stream: TurnStream,
-    record: RunRecord,
-    checkpoints: TurnCheckpoints,
-  ): Promise<void> {
+  private async take(run: Run, event: DriverEvent): Promise<void> {
+    const { turn, segment, controller, stream, record, checkpoints } = run;
     if (event.type === 'chunk') {
       const { chunk } = event;
       const passOn = takeChunk(chunk, record);
@@ -556,14 +560,8 @@ export class TurnRunner {
    * stays this runner's (its lease renewed) and the runner tries again; after the first failure
    * the row takes the reply (`settling`), so a crash meanwhile ends it as the run did.
    */
-  private async finish(
-    turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string; userMessageId: string },
-    record: RunRecord,
-    controller: AbortController,
-    stream: TurnStream,
-    held: { value: boolean },
-  ): Promise<void> {
+  private async finish(run: Run): Promise<void> {
+    const { turn, record, controller, stream } = run;
     const { logger } = this.deps;
     const { reply, suspended } = record;
     const outcome = outcomeOf(record, controller.signal.aborted);
@@ -571,23 +569,21 @@ export class TurnRunner {
       logger.warn({ turnId: turn.id, threadId: turn.threadId, error: outcome.error }, 'turn failed');
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
-      const durable = await this.untilDurable(turn, held, reply, async () => {
-        await storeReply(this.deps, turn, context, reply, outcome, suspended);
+      const durable = await this.untilDurable(run, async () => {
+        await storeReply(this.deps, turn, run, reply, outcome, suspended);
         await this.deps.suspend(turn, reply, suspended, record.approvalRequest, stream);
         return true;
       });
       // The approval request ended the stream; a turn that could not wait for it ends here.
-      if (durable.kind === 'failed') await this.endUnsettled(turn, durable.turn, stream);
+      if (durable.kind === 'failed') await this.endUnsettled(run, durable.turn);
       return;
     }
     const status = outcome.status === 'awaiting_approval' ? 'completed' : outcome.status;
     const error = outcome.status === 'failed' ? outcome.error : null;
     const durable = await this.untilDurable(
-      turn,
-      held,
-      reply,
+      run,
       async () => {
-        const assistantMessageId = await storeReply(this.deps, turn, context, reply, outcome, suspended);
+        const assistantMessageId = await storeReply(this.deps, turn, run, reply, outcome, suspended);
         return await settleRun(this.deps, turn, {
           status,
           error,
@@ -604,30 +600,30 @@ export class TurnRunner {
           resumeToken: record.resumeToken,
         }),
     );
-    if (durable.kind === 'failed') await this.endUnsettled(turn, durable.turn, stream);
-    else await this.endStream(turn, durable.kind === 'done' ? durable.value : undefined, stream);
+    if (durable.kind === 'failed') await this.endUnsettled(run, durable.turn);
+    else await this.endStream(run, durable.kind === 'done' ? durable.value : undefined);
   }
 
   /** F1: the stream of a turn that ended failed unsettled says so (the product's words), then ends. */
-  private async endUnsettled(turn: TurnRow, failed: TurnRow | null, stream: TurnStream): Promise<void> {
-    if (failed) stream.push({ type: 'error', errorText: turnErrorMessages.notSaved });
-    await this.endStream(turn, failed, stream);
+  private async endUnsettled(run: Run, failed: TurnRow | null): Promise<void> {
+    if (failed) run.stream.push({ type: 'error', errorText: turnErrorMessages.notSaved });
+    await this.endStream(run, failed);
   }
 
   /**
    * Runs `attempt` until it succeeds, pausing longer after each failure. After the first failure
    * `snapshot` puts what the run ended with on the turn row. An outage is waited out; a failure of
-   * any other kind is tried again for `settleGiveUpMs`, then the turn ends failed with `reply` kept
-   * on its row (F1, `SettleRetry`). Leaves the turn to crash recovery when it is no longer this
+   * any other kind is tried again for `settleGiveUpMs`, then the turn ends failed with the run's
+   * reply kept on its row (F1, `SettleRetry`). Leaves the turn to crash recovery when it is no longer this
    * runner's or the instance shuts down.
    */
   private async untilDurable<T>(
-    turn: TurnRow,
-    held: { value: boolean },
-    reply: ReplyRecord,
+    run: Run,
     attempt: () => Promise<T>,
     snapshot?: () => Promise<boolean>,
   ): Promise<Durable<T>> {
+    const { turn, held } = run;
+    const { reply } = run.record;
     const { logger, runnerId } = this.deps;
     const retry = new SettleRetry(this.deps.settleGiveUpMs ?? DEFAULT_SETTLE_GIVE_UP_MS, {
       logger,
@@ -673,7 +669,8 @@ export class TurnRunner {
    * lapsed) ends as they settled it; one left to recovery ends without a finish (the page reads the
    * turn's end when it comes).
    */
-  private async endStream(turn: TurnRow, settled: TurnRow | null | undefined, stream: TurnStream) {
+  private async endStream(run: Run, settled: TurnRow | null | undefined) {
+    const { turn, stream } = run;
     const final =
       settled ??
       (settled === null

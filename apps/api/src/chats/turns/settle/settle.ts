@@ -5,9 +5,9 @@ import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
 import { transcriptTables } from '../../transcript/tables';
 import { endTurn, transitionTurn } from '../lifecycle';
+import type { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
 import { listSteersDeliveredInto, requeueSteers } from '../steer/repository';
-import type { ReplyRecord } from './replyRecord';
 
 /** How a running turn ends. */
 export interface Settlement {

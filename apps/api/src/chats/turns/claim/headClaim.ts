@@ -11,8 +11,7 @@ import { removeFailedAttempt } from '../queue/failedAttempt';
 import { resumeOnExplicitRun } from '../queue/pause';
 import { listWaitingTurns } from '../queue/repository';
 import { findActiveTurn, findTurn } from '../repository';
-import type { TurnRunner } from './runner';
-import type { TurnStream } from './turnStream';
+import type { TurnStream } from '../stream/turnStream';
 
 /** A head claimed in a transaction, to start once it committed. */
 interface Claimed {
@@ -21,10 +20,20 @@ interface Claimed {
   retried: boolean;
 }
 
+/**
+ * What a head claim needs of the runner (running/runner.ts, which is given by the wiring): taking
+ * the thread's active slot inside the claim's transaction, then starting the turn once it
+ * committed. Named here so the claim lifecycle never imports the running one above it.
+ */
+export interface TurnStarter {
+  claim(tx: Queryable, turn: TurnRow, branchId: string): Promise<TurnRow>;
+  start(turn: TurnRow, ownerId: string, branch?: BranchRow): Promise<TurnStream>;
+}
+
 export interface HeadClaimDeps {
   db: Database;
   signals: Signals;
-  runner: TurnRunner;
+  runner: TurnStarter;
   logger: Logger;
 }
 

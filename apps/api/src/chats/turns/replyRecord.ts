@@ -1,6 +1,6 @@
 import type { ReplySnapshot } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
-import type { SteerMessage } from '../driver/types';
+import type { SteerMessage } from './driver/types';
 
 /** One part of a stored message, in memory's own shape (`format: 2`). */
 export type StoredPart = ReplySnapshot['messages'][number]['parts'][number];

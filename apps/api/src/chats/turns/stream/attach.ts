@@ -9,8 +9,7 @@ import { requireOwnedThread } from '../../threads/repository';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { findTurn } from '../repository';
 import { PieceReader, StreamFanOut, WATCH_MS } from './fanOut';
-import type { TurnRunner } from './runner';
-import { endOfReply } from './turnStream';
+import { endOfReply, type TurnStream } from './turnStream';
 
 /** How often a viewer falling back to checkpoints reads the running turn's row. */
 const POLL_MS = 250;
@@ -24,9 +23,18 @@ const SILENCE_MS = 2_000;
 /** After the turn's settle signal, how long the end of its pieces may still take to arrive. */
 const SETTLE_GRACE_MS = 1_000;
 
+/**
+ * The replies running on this instance (the runner, running/runner.ts, given by the wiring). Named
+ * here so the stream to subscribers never imports the running lifecycle above it.
+ */
+export interface LiveReplies {
+  /** The live reply of a turn running on this instance. */
+  replyStream(turnId: string): TurnStream | undefined;
+}
+
 export interface TurnStreamsDeps {
   db: Database;
-  runner: TurnRunner;
+  runner: LiveReplies;
   transcript: TranscriptStore;
   signals: Signals;
   logger: Logger;

@@ -3,8 +3,8 @@ import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
 import { ensureTurnStored } from '../../branches/transcript';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import type { RuntimeDriver, SuspendedCall } from '../driver/types';
+import type { ReplyRecord } from '../replyRecord';
 import { deliveredSteersOf } from '../steer/repository';
-import type { ReplyRecord } from './replyRecord';
 
 /** How a run of the model ended, as the runner saw it. */
 export type Outcome =

@@ -3,13 +3,9 @@ import type { Queryable, TurnRow } from '@chat/db';
 import { sql } from 'drizzle-orm';
 import { ApiError } from '../../../platform/errors';
 import { readThreadModel } from '../../threads/choices';
+import { leaseFromNow } from '../lease';
 import { insertTurn, type NewClaim, type TurnChanges, transitionTurn } from '../lifecycle';
-import {
-  countRunningTurnsOf,
-  countRunningTurnsOfOwner,
-  lastSettledTurnOnBranch,
-  leaseFromNow,
-} from './repository';
+import { countRunningTurnsOf, countRunningTurnsOfOwner, lastSettledTurnOnBranch } from './repository';
 
 /** What a claim refused for too many running turns suggests: replies take seconds. */
 const RUNNING_TURNS_RETRY_S = 5;
