@@ -93,6 +93,13 @@ export interface UIMessageToStore {
  * deleted since), or all of them without a marker. Token counts are the API's
  * (`message_token_counts`, by origin id), for `encoding`.
  */
+/** What the model's window holds: its messages, their counted tokens, and those not counted yet. */
+export interface ModelWindowTally {
+  messages: number;
+  tokens: number;
+  uncounted: Array<{ originId: string; content: StoredContent }>;
+}
+
 export interface ModelWindowScope {
   threadId: string;
   branch: { id: string; memoryThreadId: string };
@@ -141,14 +148,7 @@ export interface TranscriptTables {
    * How many messages the model's window holds, their tokens (uncounted ones add 0), and the ones
    * with no count yet, with their content: read at one moment.
    */
-  tallyModelWindow(
-    q: Queryable,
-    scope: ModelWindowScope,
-  ): Promise<{
-    messages: number;
-    tokens: number;
-    uncounted: Array<{ originId: string; content: StoredContent }>;
-  }>;
+  tallyModelWindow(q: Queryable, scope: ModelWindowScope): Promise<ModelWindowTally>;
   /** The window's messages, oldest first, with their counts and content (what a compaction splits). */
   readModelWindow(q: Queryable, scope: ModelWindowScope): Promise<WindowMessage[]>;
 

@@ -3,6 +3,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../../../platform/sqlArrays';
 import type {
   ModelWindowScope,
+  ModelWindowTally,
   NewStoredMessage,
   StoredContent,
   StoredMessage,
@@ -254,14 +255,7 @@ const selectModelWindow = windowRead<{
  * the sum and the uncounted are read at one moment (a count another reader adds in between is
  * neither missed nor counted twice), and a run's first word waits for one round trip.
  */
-export async function tallyModelWindow(
-  q: Queryable,
-  scope: ModelWindowScope,
-): Promise<{
-  messages: number;
-  tokens: number;
-  uncounted: Array<{ originId: string; content: StoredContent }>;
-}> {
+export async function tallyModelWindow(q: Queryable, scope: ModelWindowScope): Promise<ModelWindowTally> {
   const [row] = await selectWindowTally(q, scope);
   const uncounted = JSON.parse(row?.uncounted ?? '[]') as Array<[string, string]>;
   return {
