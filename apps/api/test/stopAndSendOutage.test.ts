@@ -120,7 +120,16 @@ describe('Stop & send when the database goes away as it stops the reply (F4)', (
     expect(row?.status).toBe('interrupted');
 
     // Send now is the way on: the head runs, with the handoff (the reply before it was cut, S5).
-    const sent = await client.fetch('POST', `/api/threads/${threadId}/queue/${head.id}/send-now`);
+    // Just after an outage a busy server may still answer 503 with Retry-After (its circuit
+    // closing, or its event loop catching up, L1): sent again after that wait, as the web app does.
+    let sent = await client.fetch('POST', `/api/threads/${threadId}/queue/${head.id}/send-now`);
+    for (let tries = 0; sent.status === 503 && tries < 10; tries++) {
+      await sent.body?.cancel();
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number(sent.headers.get('retry-after') ?? 1) * 1000),
+      );
+      sent = await client.fetch('POST', `/api/threads/${threadId}/queue/${head.id}/send-now`);
+    }
     expect(sent.status).toBe(200);
     expect(sent.headers.get('x-turn-id')).toBe(head.id);
     expect(textOfChunks(await readChunks(sent))).toMatch(/^\(after interruption\)/);
