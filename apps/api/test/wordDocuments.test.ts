@@ -1,4 +1,4 @@
-import { type Attachment, DOCX_MEDIA_TYPE } from '@chat/contracts';
+import { type Attachment, DOCX_MEDIA_TYPE, refusalMessages } from '@chat/contracts';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentPrompt } from '../src/agent/documentPrompt';
 import { countTextTokens } from '../src/agent/tokenCount';
@@ -8,6 +8,10 @@ import { type ApiClient, readChunks, textOfChunks } from './support/client';
 import { docxBomb, docxBytes, docxOfManyParts, zipBytes } from './support/docx';
 import { sendWithImages, upload } from './support/images';
 import { type TestApi, useTestApi } from './support/testApi';
+
+/** An `.xlsx`'s content types: a zip that names a spreadsheet's main part, not a Word document's. */
+const SPREADSHEET_TYPES =
+  '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>';
 
 /**
  * Word documents (DOCX) as documents (D1): recognised by their bytes, read in the document reader
@@ -77,11 +81,20 @@ describe('uploading a Word document', () => {
 
   it('refuses a zip that is no Word document, a damaged one and one of too many parts with 415 and the reason, storing nothing', async () => {
     const threadId = await client.createThread();
-    expect(await refusalOf(threadId, zipBytes({ 'notes.txt': 'not a document' }), 'notes.docx')).toEqual({
-      status: 415,
-      code: 'unsupported_media_type',
-      message: 'This Word document could not be read: it is a zip archive but not a Word document.',
+    // A spreadsheet is a zip too: refused as a kind not attached, not as a Word document that failed.
+    const spreadsheet = zipBytes({
+      '[Content_Types].xml': SPREADSHEET_TYPES,
+      'xl/workbook.xml': '<workbook/>',
     });
+    for (const [bytes, name] of [
+      [zipBytes({ 'notes.txt': 'not a document' }), 'notes.docx'],
+      [spreadsheet, 'budget.xlsx'],
+    ] as const)
+      expect(await refusalOf(threadId, bytes, name)).toEqual({
+        status: 415,
+        code: 'unsupported_media_type',
+        message: refusalMessages.unsupported_media_type.attachment,
+      });
     const damaged = docxBytes(['cut short']).slice(0, 200);
     expect(await refusalOf(threadId, damaged, 'broken.docx')).toEqual({
       status: 415,

@@ -133,6 +133,10 @@ export async function checkDocument(
         pieces: countPieces(DOCX_MEDIA_TYPE, docx.text),
       });
     }
+    // A zip that is no Word document (a spreadsheet, a slide deck, an archive) is a kind of file
+    // not attached at all, not a Word document that failed: its refusal names what can be.
+    if (!docx.ok && docx.reason === 'notDocx')
+      throw new ApiError('unsupported_media_type', refusalMessages.unsupported_media_type.attachment);
     throw new ApiError(
       'unsupported_media_type',
       refusalMessages.unsupported_media_type.unreadableDocx(reasonOf(docx, DOCX_REASONS)),
@@ -176,7 +180,6 @@ const TEXT_REASONS = { ...READ_REASONS, unreadable: 'it could not be read' } as 
 const DOCX_REASONS = {
   ...READ_REASONS,
   unreadable: 'it is damaged or not a Word document',
-  notDocx: 'it is a zip archive but not a Word document',
   unpacked: `it unpacks to more than ${MAX_DOCX_UNPACKED_BYTES / (1024 * 1024)} MB`,
   parts: `it holds more than ${MAX_DOCX_PARTS.toLocaleString('en-US')} parts`,
 } as const;
