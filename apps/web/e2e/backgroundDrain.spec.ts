@@ -224,6 +224,35 @@ test.describe('keep going when I leave (Q15)', () => {
     await expect(dock.item(0)).toHaveAttribute('data-status', 'failed');
   });
 
+  test('a hidden tab says a reply waits for an approval, in its title and one notification (H3)', async ({
+    context,
+    page,
+    chat,
+  }) => {
+    await context.grantPermissions(['notifications']);
+    await instrument(context);
+    await chat.startThread('first [[words:3]]');
+    await chat.waitForIdle();
+    const title = await page.title();
+
+    await setHidden(page, true);
+    await chat.send('remember the milk [[tool:save_note]] [[words:6]]');
+    await expect(page).toHaveTitle(`Approval needed · ${title}`, { timeout: 30_000 });
+    await expect
+      .poll(async () =>
+        (await notifications(page))
+          .filter((shown) => shown.title.startsWith('Approval needed:'))
+          .map((shown) => shown.body),
+      )
+      .toEqual(['The reply waits for you to allow or deny save_note.']);
+
+    await setHidden(page, false);
+    await expect(page).toHaveTitle(title);
+    await page.getByTestId('transcript').getByRole('button', { name: 'Approve', exact: true }).click();
+    await chat.waitForIdle();
+    await expect(page).toHaveTitle(title);
+  });
+
   test('with the switch off, closing the page leaves the queue waiting until a page opens (Q10)', async ({
     context,
     page,

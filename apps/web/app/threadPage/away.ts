@@ -1,4 +1,4 @@
-import type { ThreadEvent } from '@chat/contracts';
+import type { HitlRequest, ThreadEvent } from '@chat/contracts';
 import { type ChatUIMessage, textOfMessage, toChatUIMessages } from '../utils/chatMessages';
 import type { AwayNotification, ThreadPageState } from './state';
 import { firstSentence } from './transcript';
@@ -86,6 +86,29 @@ export function settledWhileAway(
       notifications: [...state.away.notifications, ...numbered],
       notificationSeq: seq,
     },
+  };
+}
+
+/**
+ * The requests for a person's approval changed while the page is hidden: each one that newly
+ * waits is a notification (the reply and the queue behind it wait for the person, H3), once.
+ */
+export function approvalsWhileAway(state: ThreadPageState, hitl: readonly HitlRequest[]): ThreadPageState {
+  if (state.away.visible) return state;
+  const known = new Set(
+    state.hitl.filter((request) => request.status === 'pending').map((request) => request.id),
+  );
+  const fresh = hitl.filter((request) => request.status === 'pending' && !known.has(request.id));
+  if (fresh.length === 0) return state;
+  let seq = state.away.notificationSeq;
+  const added: AwayNotification[] = fresh.map((request) => ({
+    kind: 'approvalNeeded',
+    id: ++seq,
+    text: request.toolName,
+  }));
+  return {
+    ...state,
+    away: { ...state.away, notifications: [...state.away.notifications, ...added], notificationSeq: seq },
   };
 }
 

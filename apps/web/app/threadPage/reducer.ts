@@ -6,7 +6,13 @@ import {
   textOfMessage,
   toChatUIMessages,
 } from '../utils/chatMessages';
-import { firstLoaded, notificationShown, settledWhileAway, visibilityChanged } from './away';
+import {
+  approvalsWhileAway,
+  firstLoaded,
+  notificationShown,
+  settledWhileAway,
+  visibilityChanged,
+} from './away';
 import type { StartKind, ThreadPageEvent } from './events';
 import { applyQueue, canPick, takeFromQueue } from './queue';
 import type { Refusal, SettledEvent, StreamOrigin, ThreadPageState } from './state';
@@ -306,7 +312,7 @@ function serverEvent(state: ThreadPageState, event: ThreadEvent): ThreadPageStat
     case 'hitl.changed':
       // The transcript's tool card (another tab asked, or decided) and any new note: read again.
       return {
-        ...applyQueue(state, event.turnQueue),
+        ...applyQueue(approvalsWhileAway(state, event.hitl), event.turnQueue),
         hitl: event.hitl,
         detail: { ...state.detail, wanted: true },
       };

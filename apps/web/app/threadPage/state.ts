@@ -142,8 +142,8 @@ export interface AwayState {
 
 export interface AwayNotification {
   id: number;
-  kind: 'replyFinished' | 'replyFailed' | 'queueEmpty';
-  /** The reply's first sentence (empty for `queueEmpty`). */
+  kind: 'replyFinished' | 'replyFailed' | 'queueEmpty' | 'approvalNeeded';
+  /** The reply's first sentence (empty for `queueEmpty`; the tool's name for `approvalNeeded`). */
   text: string;
 }
 

@@ -225,13 +225,16 @@ export function drainModeOf(state: ThreadPageState): DrainMode {
 }
 
 /**
- * The tab's title (Q15): "(2) Chat title" while replies finished unseen in a hidden tab, and
- * "Blocked · Chat title" while the tab is hidden and a failed message holds the queue: the count
- * gives way, since nothing more will finish until the person comes back to the failed message. A
- * visible tab keeps the plain title (the Dock says it there).
+ * The tab's title (Q15): "(2) Chat title" while replies finished unseen in a hidden tab;
+ * "Approval needed · Chat title" while the tab is hidden and the reply waits for the person's
+ * approval (H3), and "Blocked · Chat title" while a failed message holds the queue: the count
+ * gives way, since nothing more will finish until the person comes back. A visible tab keeps the
+ * plain title (the Dock and the card say it there).
  */
 export function pageTitle(state: ThreadPageState, title: string): string {
   if (state.away.visible) return title;
+  // What waits for the person comes first: a reply held on their approval (H3), a failed head.
+  if (waitsForApproval(state)) return `Approval needed · ${title}`;
   if (isBlockedByFailure(state)) return `Blocked · ${title}`;
   return state.away.unseen > 0 ? `(${state.away.unseen}) ${title}` : title;
 }

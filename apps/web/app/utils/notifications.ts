@@ -46,5 +46,10 @@ function wordsOf(notification: AwayNotification, chatTitle: string): { title: st
       return { title: `Reply failed: ${chatTitle}`, body: 'It waits at the head of the queue for you.' };
     case 'queueEmpty':
       return { title: `Queue finished: ${chatTitle}`, body: 'Every queued message has run.' };
+    case 'approvalNeeded':
+      return {
+        title: `Approval needed: ${chatTitle}`,
+        body: `The reply waits for you to allow or deny ${notification.text}.`,
+      };
   }
 }

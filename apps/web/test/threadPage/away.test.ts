@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { awayDividerBefore } from '../../app/threadPage/away';
 import { dockView, pageTitle, seenReplyToRemember } from '../../app/threadPage/views';
-import { detail, exchange, Page, queueOf, settled, THREAD, turn } from '../support/threadFacts';
+import {
+  approval,
+  detail,
+  exchange,
+  Page,
+  queueOf,
+  server,
+  settled,
+  THREAD,
+  turn,
+} from '../support/threadFacts';
 
 /** Q15: hearing about a chat that worked while the person was away, and the Dock's switch. */
 
@@ -73,7 +83,45 @@ describe('a hidden tab', () => {
     expect(pageTitle(page.state, 'A chat')).toBe('Blocked · A chat');
   });
 
+  it('says an approval is needed, in the title and one notification, while the reply waits for one, and the plain title once decided', () => {
+    const page = openWithQueue().feed(hidden);
+    const asked = server({
+      type: 'hitl.changed',
+      threadId: THREAD,
+      hitl: [{ ...approval('r', 'a'), toolName: 'save_note' }],
+      turnQueue: queueOf(turn('a', 'awaiting_approval'), [turn('b', 'queued'), turn('c', 'queued')]),
+    });
+    page.feed(asked);
+    expect(pageTitle(page.state, 'A chat')).toBe('Approval needed · A chat');
+    expect(page.state.away.notifications).toEqual([{ kind: 'approvalNeeded', id: 1, text: 'save_note' }]);
+    // The same request heard again (another tab's event, a re-read) is not a second notification.
+    page.feed({ type: 'notification.shown', id: 1 }, asked);
+    expect(page.state.away.notifications).toEqual([]);
+    // Decided in another tab: the reply runs on, the title is plain again.
+    page.feed(
+      server({
+        type: 'hitl.changed',
+        threadId: THREAD,
+        hitl: [{ ...approval('r', 'a'), status: 'approved' }],
+        turnQueue: queueOf(turn('a', 'running'), [turn('b', 'queued'), turn('c', 'queued')]),
+      }),
+    );
+    expect(pageTitle(page.state, 'A chat')).toBe('A chat');
+  });
+
   it('neither counts nor notifies while the page is visible', () => {
+    const visiblePage = openWithQueue();
+    visiblePage.feed(
+      server({
+        type: 'hitl.changed',
+        threadId: THREAD,
+        hitl: [approval('r', 'a')],
+        turnQueue: queueOf(turn('a', 'awaiting_approval')),
+      }),
+    );
+    expect(pageTitle(visiblePage.state, 'A chat')).toBe('A chat');
+    expect(visiblePage.state.away.notifications).toEqual([]);
+
     const page = openWithQueue();
     page.feed(settled(turn('a', 'completed'), queueOf(null), exchange('a')));
     expect(pageTitle(page.state, 'A chat')).toBe('A chat');

@@ -432,6 +432,16 @@ Feature: Chat with queued turns and interrupts
     When I press "Latest"
     Then the last reply is on the screen
 
+  @queue @Q15 @H3
+  Scenario: A hidden tab says a reply waits for an approval
+    Given the chat asks before the tool "save_note"
+    And I sent "[[tool:save_note]] note milk" and the tab is hidden
+    When the reply asks for approval to run "save_note"
+    Then the tab's title becomes "Approval needed · <chat title>"
+    And one notification says the reply waits for me to allow or deny save_note
+    When another tab approves it
+    Then the title is the chat's title again
+
   @queue @Q15
   Scenario: A hidden tab says the chat is blocked
     Given I sent "long [[words:400]] [[delay:30]]" and its reply is streaming
