@@ -16,13 +16,19 @@
  *   --api-dir=DIR      run the API of another checkout (its apps/api, installed) beside this
  *                      harness: the same figures before and after a change
  *
+ * The scenarios of a turn's cost (cpu, latency, interrupts) run once per runtime driver
+ * (`CHAT_RUNTIME`, CHAT_RUNTIMES: the API's default first), each against an API process of its
+ * own, their rows labelled by driver; the others run on the default driver.
+ *
  * BENCH_PORT_BASE=N puts the baseline on N, the API on N+1, the web app on N+2, an embedded
- * PostgreSQL on N+3 and a second API instance on N+4 (otherwise free ports). BENCH_DATABASE_URL or
- * DATABASE_URL names a PostgreSQL server to create the run's own database on.
+ * PostgreSQL on N+3, a second API instance on N+4 and the other drivers' APIs from N+5 on
+ * (otherwise free ports). BENCH_DATABASE_URL or DATABASE_URL names a PostgreSQL server to create
+ * the run's own database on.
  */
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHAT_RUNTIMES, type ChatRuntime } from '@chat/api/chat-runtimes';
 import { freePort } from '@chat/db';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { type BenchDatabase, openBenchDatabase } from './database';
@@ -55,6 +61,10 @@ const SCENARIOS = [
   'streams',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
+
+/** The scenarios of a turn's own cost, measured on every runtime driver beside the baseline. */
+const PER_DRIVER: ReadonlySet<Scenario> = new Set(['cpu', 'latency', 'interrupts']);
+const [DEFAULT_DRIVER, ...OTHER_DRIVERS] = CHAT_RUNTIMES;
 
 interface Options {
   mode: Mode;
@@ -99,17 +109,46 @@ async function ports(): Promise<{
   web: number;
   postgres: number;
   secondApi: number;
+  /** One API per driver besides the default, in OTHER_DRIVERS' order. */
+  driverApis: number[];
 }> {
   const base = Number(process.env.BENCH_PORT_BASE);
   if (base > 0)
-    return { baseline: base, api: base + 1, web: base + 2, postgres: base + 3, secondApi: base + 4 };
+    return {
+      baseline: base,
+      api: base + 1,
+      web: base + 2,
+      postgres: base + 3,
+      secondApi: base + 4,
+      driverApis: OTHER_DRIVERS.map((_, index) => base + 5 + index),
+    };
+  const driverApis = [];
+  for (const _ of OTHER_DRIVERS) driverApis.push(await freePort());
   return {
     baseline: await freePort(),
     api: await freePort(),
     web: await freePort(),
     postgres: await freePort(),
     secondApi: await freePort(),
+    driverApis,
   };
+}
+
+/** A driver's rows: its name in each id (`cpu-per-turn-ai-sdk`) and figure. */
+function labelled(rows: Row[], driver: ChatRuntime): Row[] {
+  return rows.map((row) => ({ ...row, id: `${row.id}-${driver}`, figure: `${row.figure} [${driver}]` }));
+}
+
+/** A scenario's rows, or the one row saying it failed: one broken scenario must not lose the others. */
+async function rowsOf(name: Scenario, step: () => Promise<Row[]>, label: string = name): Promise<Row[]> {
+  log(`${label}...`);
+  try {
+    return await step();
+  } catch (error) {
+    const message = describeError(error);
+    log(`${label} failed: ${message}`);
+    return [{ id: `${name}-failed`, figure: `${name} scenario`, unit: 'ms', notRun: `failed: ${message}` }];
+  }
 }
 
 // A detail of a long thread can take minutes: no client-side timeouts, no cap on connections.
@@ -165,6 +204,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
       cpuProfileDir: options.cpuProfileDir,
       logFile: join(tmpdir(), `chat-bench-api-${port.api}.log`),
       apiDir: options.apiDir,
+      env: { CHAT_RUNTIME: DEFAULT_DRIVER },
     });
     started.push(api);
     log(
@@ -174,10 +214,52 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
     const context: BenchContext = { mode: options.mode, api, baseline, session, log };
 
     const rows: Row[] = [await idleMemory(context)];
+
+    // A turn's cost on each driver: an API process per driver on the same database (the same
+    // build), each scenario's rows of every driver together.
+    const drivers: Array<{ name: ChatRuntime; context: BenchContext }> = [{ name: DEFAULT_DRIVER, context }];
+    const measured = SCENARIOS.filter((name) => PER_DRIVER.has(name) && options.only.has(name));
+    if (measured.length > 0) {
+      for (const [index, name] of OTHER_DRIVERS.entries()) {
+        const driverPort = port.driverApis[index] as number;
+        const logFile = join(tmpdir(), `chat-bench-api-${driverPort}.log`);
+        const driverApi = await startApi({
+          port: driverPort,
+          databaseUrl: database.url,
+          webOrigin,
+          apiDir: options.apiDir,
+          build: false,
+          cpuProfileDir: options.cpuProfileDir,
+          logFile,
+          env: { CHAT_RUNTIME: name },
+        });
+        started.push(driverApi);
+        log(`api on the ${name} driver ${driverApi.baseUrl} (log: ${logFile})`);
+        drivers.push({
+          name,
+          context: { ...context, api: driverApi, session: session.via(driverApi.baseUrl) },
+        });
+      }
+    }
+    const perDriver: Record<string, (driverContext: BenchContext) => Promise<Row[]>> = {
+      cpu: measureCpu,
+      latency: measureLatency,
+      interrupts: measureInterrupts,
+    };
+    for (const name of measured) {
+      for (const driver of drivers) {
+        const measure = perDriver[name] as (driverContext: BenchContext) => Promise<Row[]>;
+        const label = `${name} on ${driver.name}`;
+        rows.push(...labelled(await rowsOf(name, () => measure(driver.context), label), driver.name));
+      }
+    }
+    for (const driver of drivers.slice(1)) {
+      started.splice(started.indexOf(driver.context.api), 1);
+      await driver.context.api.stop();
+    }
+
+    // The rest on the default driver.
     const steps: Array<[Scenario, () => Promise<Row[]>]> = [
-      ['cpu', () => measureCpu(context)],
-      ['latency', () => measureLatency(context)],
-      ['interrupts', () => measureInterrupts(context)],
       [
         'attach',
         async () => {
@@ -209,21 +291,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
       ['streams', () => measureStreams(context)],
     ];
     for (const [name, step] of steps) {
-      if (!options.only.has(name)) continue;
-      log(`${name}...`);
-      try {
-        rows.push(...(await step()));
-      } catch (error) {
-        // One broken scenario must not lose the others' figures; the row says what happened.
-        const message = describeError(error);
-        log(`${name} failed: ${message}`);
-        rows.push({
-          id: `${name}-failed`,
-          figure: `${name} scenario`,
-          unit: 'ms',
-          notRun: `failed: ${message}`,
-        });
-      }
+      if (options.only.has(name)) rows.push(...(await rowsOf(name, step)));
     }
     return { rows, database: database.server };
   } finally {

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { CHAT_RUNTIMES } from '@chat/api/chat-runtimes';
 import { createTestDatabase, startTestServer } from '@chat/db/testing';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,22 +32,25 @@ describe('pnpm bench --quick', () => {
     expect(info.mode).toBe('quick');
     const byId = new Map(rows.map((row) => [row.id, row]));
 
-    // Timings beside the baseline: both sides measured, as distributions.
-    for (const id of [
-      'cpu-per-turn',
-      'first-delta',
-      'whole-turn',
-      'stop-send',
-      'send-during-part-flood',
-      'send-during-image-flood',
-      'streams-10',
-    ]) {
+    // Timings beside the baseline: both sides measured, as distributions; a turn's own cost on
+    // every runtime driver.
+    const perDriver = CHAT_RUNTIMES.flatMap((driver) =>
+      ['cpu-per-turn', 'first-delta', 'whole-turn', 'stop-send'].map((id) => `${id}-${driver}`),
+    );
+    for (const id of [...perDriver, 'send-during-part-flood', 'send-during-image-flood', 'streams-10']) {
       const row = byId.get(id);
       expect(isSummary(row?.baseline), id).toBe(true);
       expect(isSummary(row?.app), id).toBe(true);
       expect(row?.ratio, id).toBeTruthy();
     }
-    for (const id of ['interrupt', 'detail-20', 'detail-40', 'attach-lag', 'rate-20', 'burst'])
+    for (const id of [
+      ...CHAT_RUNTIMES.map((driver) => `interrupt-${driver}`),
+      'detail-20',
+      'detail-40',
+      'attach-lag',
+      'rate-20',
+      'burst',
+    ])
       expect(isSummary(byId.get(id)?.app), id).toBe(true);
     // Load: every send of the small burst was started (shed ones after their Retry-After), and a
     // Stop and a read answered while it was going on; a second instance relayed a reply.
@@ -69,7 +73,7 @@ describe('pnpm bench --quick', () => {
       expect(row?.met, id).toBe(true);
     }
     // The targets of the issue are shown beside the figures they judge.
-    expect(byId.get('first-delta')?.met).toBeTypeOf('boolean');
+    for (const driver of CHAT_RUNTIMES) expect(byId.get(`first-delta-${driver}`)?.met).toBeTypeOf('boolean');
     expect(byId.get('rss-idle')?.target).toBe('<= 250 MB');
   });
 

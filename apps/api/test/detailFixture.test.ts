@@ -14,9 +14,15 @@ import { useTestApi } from './support/testApi';
 const FIXTURE = new URL('./fixtures/detail-300-messages.json', import.meta.url);
 
 let client: ApiClient;
-useTestApi((started) => {
-  ({ client } = started);
-});
+// The fixture is the detail of a chat the Mastra driver wrote (a reply resumed after an approval
+// is a message of its own there; the AI SDK driver goes on in the call's message): the chat is
+// built on that driver, so the comparison is of the detail's reading, not of a driver's shape.
+useTestApi(
+  (started) => {
+    ({ client } = started);
+  },
+  { CHAT_RUNTIME: 'mastra' },
+);
 
 const turn = (label: string) => `${label} [[words:6]] [[delay:0]]`;
 

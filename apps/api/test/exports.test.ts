@@ -6,7 +6,7 @@ import { HANDOFF_INSTRUCTION } from '../src/agent/handoffInstruction';
 import { chatWithDocuments, exportJson, richChat } from './support/chatCopies';
 import { type ApiClient, readUntilWords } from './support/client';
 import { pngBytes, sendWithImages, uploaded } from './support/images';
-import { type TestApi, useTestApi } from './support/testApi';
+import { TEST_RUNTIME, type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
 let client: ApiClient;
@@ -67,7 +67,10 @@ describe('exporting a chat as JSON (P1)', () => {
     const texts = (keys: string[]) =>
       keys.map((key) => byKey.get(key)?.parts.find((part) => part.type === 'text' && 'text' in part));
     expect(texts(edited.messages)[0]).toEqual({ type: 'text', text: 'look at this map again [[words:4]]' });
-    expect(original.messages.length).toBe(14);
+    // Six sends, each with its reply; a reply resumed after an approval (two here) is a message of
+    // its own on the Mastra driver, and goes on in the message of the call on the AI SDK driver.
+    expect(original.messages.filter((key) => byKey.get(key)?.role === 'user')).toHaveLength(6);
+    expect(original.messages.length).toBe(TEST_RUNTIME === 'mastra' ? 14 : 12);
     const replies = document.messages.filter((message) => message.role === 'assistant');
     expect(replies.filter((reply) => reply.interrupted).length).toBe(1);
     expect(replies.some((reply) => reply.feedback?.comment === 'just what I wanted')).toBe(true);

@@ -129,4 +129,35 @@ describe('the reply record', () => {
     record.appendSteers([{ turnId: 'steer-a', messageId: 'user-a', text: 'late', at }]);
     expect(record.all.map((message) => message.id)).toEqual(['reply-1', 'user-a']);
   });
+
+  it('records a call that waits for a person as memory keeps it, still open: a Stop closes it as declined (H3)', () => {
+    const record = ReplyRecord.empty();
+    record.take({ type: 'start', messageId: 'reply-1' }, at);
+    record.take(
+      { type: 'tool-input-available', toolCallId: 'call-1', toolName: 'save_note', input: { text: 'x' } },
+      at,
+    );
+    record.take({ type: 'tool-approval-request', approvalId: 'approval-1', toolCallId: 'call-1' }, at);
+    const waiting = {
+      state: 'approval-requested',
+      toolCallId: 'call-1',
+      toolName: 'save_note',
+      args: { text: 'x' },
+      approval: { id: 'approval-1' },
+    };
+    expect(record.all[0]?.parts).toEqual([{ type: 'tool-invocation', toolInvocation: waiting }]);
+    expect(record.finishedToolCalls).toEqual([]);
+    record.closeOpenToolCalls('cancelled');
+    expect(record.all[0]?.parts).toEqual([
+      {
+        type: 'tool-invocation',
+        toolInvocation: {
+          ...waiting,
+          state: 'output-denied',
+          approval: { id: 'call-1', approved: false, reason: 'cancelled' },
+        },
+      },
+    ]);
+    expect(record.finishedToolCalls).toEqual(['call-1']);
+  });
 });

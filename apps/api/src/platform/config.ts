@@ -8,6 +8,7 @@ import {
   toolName,
 } from '@chat/contracts';
 import { z } from 'zod';
+import { CHAT_RUNTIMES, DEFAULT_CHAT_RUNTIME } from './chatRuntimes';
 import { mcpServerList, parseJsonSetting } from './mcpServerList';
 import {
   configuredModels,
@@ -81,12 +82,12 @@ const configSchema = z.object({
   /** How often the lists of servers whose models are found (`compatible:*@…`, Ollama) are read again. */
   MODEL_LIST_REFRESH_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
   /**
-   * The runtime driver every turn of this deployment runs through: `mastra`, the Mastra agent;
-   * `ai-sdk`, one AI SDK `streamText` request per run. Both write the same transcript, so a chat
-   * goes on after a switch (a tool call waiting for approval resumes only on the driver it
-   * suspended on when that is `mastra`).
+   * The runtime driver every turn of this deployment runs through: `ai-sdk` (the default,
+   * ADR-045), one AI SDK `streamText` request per run; `mastra`, the Mastra agent. Both write the
+   * same transcript, so a chat goes on after a switch (a tool call waiting for approval resumes
+   * only on the driver it suspended on when that is `mastra`).
    */
-  CHAT_RUNTIME: z.preprocess(emptyAsUndefined, z.enum(['mastra', 'ai-sdk']).default('mastra')),
+  CHAT_RUNTIME: z.preprocess(emptyAsUndefined, z.enum(CHAT_RUNTIMES).default(DEFAULT_CHAT_RUNTIME)),
   LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
   /**
    * The model's context window in tokens (C2). Unset: 8,000 for the local model (small, so long

@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { serve } from 'h3';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app';
+import { type ChatRuntime, DEFAULT_CHAT_RUNTIME } from '../../src/platform/chatRuntimes';
 import { type Config, loadConfig } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime';
@@ -72,6 +73,9 @@ export const TEST_ENV: Record<string, string> = {
   // The runtime driver of the run (`CHAT_RUNTIME=ai-sdk pnpm test` runs every suite on it).
   ...(process.env.CHAT_RUNTIME ? { CHAT_RUNTIME: process.env.CHAT_RUNTIME } : {}),
 };
+
+/** The runtime driver the run's test APIs use (`CHAT_RUNTIME`, else the configuration's default). */
+export const TEST_RUNTIME = (TEST_ENV.CHAT_RUNTIME ?? DEFAULT_CHAT_RUNTIME) as ChatRuntime;
 
 export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
   return loadConfig({ ...TEST_ENV, DATABASE_URL: databaseUrl, API_PORT: '0', ...overrides });

@@ -12,7 +12,7 @@ interface ToolInvocation {
   toolName: string;
   args: unknown;
   result?: unknown;
-  approval?: { id: string; approved: boolean; reason?: string };
+  approval?: { id: string; approved?: boolean; reason?: string };
 }
 
 /**
@@ -89,7 +89,7 @@ export class ReplyRecord {
     return this.assistantMessages.flatMap((message) =>
       message.parts.flatMap((part) => {
         const invocation = toolInvocationOf(part);
-        return invocation && invocation.state !== 'call' ? [invocation.toolCallId] : [];
+        return invocation && !waits(invocation.state) ? [invocation.toolCallId] : [];
       }),
     );
   }
@@ -131,7 +131,7 @@ export class ReplyRecord {
       case 'tool-input-available':
         this.setTool(chunk.toolCallId, now, (known) => ({
           ...known,
-          state: known?.state && known.state !== 'call' ? known.state : 'call',
+          state: known?.state && !waits(known.state) ? known.state : 'call',
           toolCallId: chunk.toolCallId,
           toolName: chunk.toolName,
           args: chunk.input,
@@ -151,6 +151,15 @@ export class ReplyRecord {
           ...identity(known, chunk.toolCallId),
           state: 'result',
           result: { error: chunk.errorText },
+        }));
+        break;
+      case 'tool-approval-request':
+        // As memory keeps a call that waits for a person (Mastra's own save writes the same).
+        this.setTool(chunk.toolCallId, now, (known) => ({
+          ...known,
+          ...identity(known, chunk.toolCallId),
+          state: 'approval-requested',
+          approval: { id: chunk.approvalId },
         }));
         break;
       case 'tool-output-denied':
@@ -208,7 +217,7 @@ export class ReplyRecord {
     for (const message of this.assistantMessages) {
       for (const part of message.parts) {
         const invocation = toolInvocationOf(part);
-        if (invocation?.state === 'call') this.closeToolCall(invocation.toolCallId, reason);
+        if (invocation && waits(invocation.state)) this.closeToolCall(invocation.toolCallId, reason);
       }
     }
   }
@@ -222,7 +231,7 @@ export class ReplyRecord {
     this.setTool(toolCallId, new Date(), (known) => ({
       ...known,
       ...identity(known, toolCallId),
-      state: known?.state && known.state !== 'call' ? known.state : 'output-denied',
+      state: known?.state && !waits(known.state) ? known.state : 'output-denied',
       approval: { id: toolCallId, approved: false, reason },
     }));
   }
@@ -232,7 +241,7 @@ export class ReplyRecord {
     this.setTool(toolCallId, new Date(), (known) => ({
       ...known,
       ...identity(known, toolCallId),
-      state: known?.state ?? 'call',
+      state: known?.state === 'approval-requested' ? 'approval-responded' : (known?.state ?? 'call'),
       approval: { id: toolCallId, approved },
     }));
   }
@@ -282,6 +291,11 @@ export function toolInvocationOf(part: StoredPart): ToolInvocation | undefined {
   if (part.type !== 'tool-invocation') return undefined;
   const invocation = part.toolInvocation as ToolInvocation | undefined;
   return typeof invocation?.toolCallId === 'string' ? invocation : undefined;
+}
+
+/** A call with no outcome yet: made, or waiting for (or just given) a person's decision. */
+function waits(state: string): boolean {
+  return state === 'call' || state === 'approval-requested' || state === 'approval-responded';
 }
 
 function identity(known: ToolInvocation | undefined, toolCallId: string) {

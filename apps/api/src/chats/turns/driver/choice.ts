@@ -3,7 +3,8 @@ import { CHAT_INSTRUCTIONS } from '../../../agent/chatInstructions';
 import type { Config } from '../../../platform/config';
 import { transcriptTables } from '../../transcript/tables';
 import { AiSdkDriver } from './aiSdk/aiSdkDriver';
-import { chatToolsForStreamText } from './mastra/aiSdkTools';
+import { builtInToolsForStreamText } from './aiSdk/chatTools';
+import { mcpToolsForStreamText } from './mastra/aiSdkTools';
 import type { ChatAgent } from './mastra/chatAgent';
 import { MastraDriver } from './mastra/mastraDriver';
 import type { RuntimeDriver } from './types';
@@ -22,7 +23,12 @@ export async function driverFor(
     instructions: CHAT_INSTRUCTIONS,
     models: chatAgent.models,
     defaultModes: () => chatAgent.tools.modes({}),
-    tools: (run) => chatToolsForStreamText(chatAgent, run),
+    // The built-in tools wrapped for `streamText` here, not through the agent; the MCP servers'
+    // tools still come through `@mastra/mcp`'s client.
+    tools: async (run) => ({
+      ...builtInToolsForStreamText(chatAgent.builtInTools, run),
+      ...mcpToolsForStreamText(chatAgent.mcpTools(), run),
+    }),
     window: (conversationId, messages) => transcriptTables.readNewestMessages(db, conversationId, messages),
   });
 }

@@ -1,30 +1,26 @@
 import { RequestContext } from '@mastra/core/request-context';
 import type { Tool } from '@mastra/core/tools';
 import { type FlexibleSchema, jsonSchema, type ToolSet, tool } from 'ai';
-import type { LiveToolPolicy } from '../../../../agent/toolPolicy';
-import type { ChatAgent } from './chatAgent';
+import type { ToolRun } from '../aiSdk/chatTools';
 import { toolPolicyContext } from './chatTools';
 
 /**
- * The chat's tools (built-in and the MCP servers' of now, T3) as AI SDK tools, for a driver that
- * calls the model with `streamText`: the same tools with the same guards (a tool switched off
- * refuses, T2) and results, each call run with the chat's memory thread (`save_note` writes to
- * it) and the run's live tool settings. Whether a call asks first is the driver's (it reads the
- * same settings before each call), so no approval rule of Mastra's runs here.
+ * The MCP servers' tools of now (T3) as AI SDK tools, for a driver that calls the model with
+ * `streamText`: the same tools with the same guards (a tool switched off refuses, T2) and results,
+ * each call run with the run's live tool settings. Their calls still go through `@mastra/mcp`'s
+ * client (McpServers), which is why this wrapping lives here; the built-in tools need no Mastra
+ * (driver/aiSdk/chatTools.ts). Whether a call asks first is the driver's (it reads the same
+ * settings before each call), so no approval rule of Mastra's runs here.
  */
-export async function chatToolsForStreamText(
-  chatAgent: ChatAgent,
-  run: { threadId: string; resourceId: string; policy?: LiveToolPolicy },
-): Promise<ToolSet> {
-  const tools = (await chatAgent.agent.listTools()) as Record<string, Tool>;
+export function mcpToolsForStreamText(tools: Record<string, Tool>, run: ToolRun): ToolSet {
   const requestContext = run.policy ? toolPolicyContext(run.policy) : new RequestContext();
   const set: ToolSet = {};
-  for (const [name, chatTool] of Object.entries(tools)) {
-    const execute = chatTool.execute;
+  for (const [name, mcpTool] of Object.entries(tools)) {
+    const execute = mcpTool.execute;
     if (!execute) continue;
     set[name] = tool({
-      description: chatTool.description ?? '',
-      inputSchema: schemaOf(chatTool.inputSchema),
+      description: mcpTool.description ?? '',
+      inputSchema: schemaOf(mcpTool.inputSchema),
       execute: async (input: unknown, options: { toolCallId: string; abortSignal?: AbortSignal }) =>
         await execute(
           input as never,

@@ -4,12 +4,18 @@ import type { HangWatch } from '@chat/db';
 import { Mastra } from '@mastra/core';
 import { Agent } from '@mastra/core/agent';
 import { ConsoleLogger } from '@mastra/core/logger';
+import type { Tool } from '@mastra/core/tools';
 import type { Memory } from '@mastra/memory';
 import type { PostgresStore } from '@mastra/pg';
 import { CHAT_INSTRUCTIONS } from '../../../../agent/chatInstructions';
 import type { ModelRegistry } from '../../../../agent/models';
 import { ToolCatalog } from '../../../../agent/toolCatalog';
-import { BUILT_IN_TOOL_DEFAULTS, type ChatToolPorts } from '../../../../agent/tools';
+import {
+  BUILT_IN_TOOL_DEFAULTS,
+  builtInTools,
+  type ChatTool,
+  type ChatToolPorts,
+} from '../../../../agent/tools';
 import type { Logger } from '../../../../platform/logger';
 import type { McpServerSpec } from '../../../../platform/mcpServerList';
 import { openMastraMemory } from '../../../transcript/mastra/mastraMemory';
@@ -39,6 +45,16 @@ export interface ChatAgent {
   models: ModelRegistry;
   /** The tools the agent has, with each one's default mode (T1). */
   tools: ToolCatalog;
+  /**
+   * The built-in tools as the chat defines them (agent/tools.ts), framework-free: a driver that
+   * does not run this agent wraps them itself (driver/aiSdk/chatTools.ts).
+   */
+  builtInTools: readonly ChatTool[];
+  /**
+   * Every tool the MCP servers have listed (T3), as the agent has them (approval rule, off guard,
+   * bounded result; their calls go through `@mastra/mcp`'s client); none without servers.
+   */
+  mcpTools(): Record<string, Tool>;
   close(): Promise<void>;
 }
 
@@ -65,7 +81,8 @@ export async function createChatAgent(options: {
   const { memory, storage, close: closeMemory } = await openMastraMemory(options);
   const { models } = options;
   const defaults = { ...BUILT_IN_TOOL_DEFAULTS, ...options.toolDefaults };
-  const tools = createChatTools(options.tools, defaults);
+  const builtIn = builtInTools(options.tools);
+  const tools = createChatTools(builtIn, defaults);
   const mcp =
     options.mcpServers && options.mcpServers.length > 0 && options.logger
       ? new McpServers(options.mcpServers, {
@@ -100,6 +117,8 @@ export async function createChatAgent(options: {
     storage,
     model: models.defaultModel(),
     models,
+    builtInTools: builtIn,
+    mcpTools: () => mcp?.agentTools() ?? {},
     tools: new ToolCatalog(
       Object.values(tools).map((tool) => ({
         name: tool.id,

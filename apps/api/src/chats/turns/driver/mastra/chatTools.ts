@@ -2,7 +2,7 @@ import type { ToolMode } from '@chat/contracts';
 import { RequestContext } from '@mastra/core/request-context';
 import { createTool } from '@mastra/core/tools';
 import { LiveToolPolicy, TOOL_OFF_REASON } from '../../../../agent/toolPolicy';
-import { BUILT_IN_TOOL_DEFAULTS, builtInTools, type ChatToolPorts } from '../../../../agent/tools';
+import { BUILT_IN_TOOL_DEFAULTS, type ChatTool } from '../../../../agent/tools';
 
 /**
  * The chat's tools as Mastra tools: each call asks first or runs by the chat's setting for the
@@ -48,11 +48,11 @@ export function assertNotOff(name: string, requestContext: unknown): void {
 
 /** The built-in tools (agent/tools.ts) as the Mastra agent has them, by id. */
 export function createChatTools(
-  ports: ChatToolPorts,
+  builtIn: readonly ChatTool[],
   defaults: Record<string, ToolMode> = BUILT_IN_TOOL_DEFAULTS,
 ) {
   return Object.fromEntries(
-    builtInTools(ports).map((tool) => [
+    builtIn.map((tool) => [
       tool.id,
       createTool({
         id: tool.id,
