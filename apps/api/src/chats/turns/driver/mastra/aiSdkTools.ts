@@ -1,6 +1,6 @@
 import { RequestContext } from '@mastra/core/request-context';
 import type { Tool } from '@mastra/core/tools';
-import { type FlexibleSchema, jsonSchema, type ToolSet, tool } from 'ai';
+import { asSchema, type FlexibleSchema, jsonSchema, type ToolSet, tool } from 'ai';
 import type { LiveToolPolicy } from '../../../../agent/toolPolicy';
 import type { ChatAgent } from './chatAgent';
 import { toolPolicyContext } from './chatTools';
@@ -46,8 +46,23 @@ export async function chatToolsForStreamText(
   return set;
 }
 
-/** A Mastra tool's input schema as the AI SDK takes it (a standard schema, or plain JSON Schema). */
+/**
+ * A Mastra tool's input schema as the AI SDK takes it (a standard schema, or plain JSON Schema).
+ * A zod schema is wrapped once per schema (`asSchema`), not per run: the AI SDK converts a bare
+ * one to JSON Schema again at every step of every run (`prepareTools`), about 0.15 ms of CPU per
+ * short turn, while the wrapper computes it once and keeps it. A tool whose schema changes (an MCP
+ * server's list of now) brings a new schema object, so it gets its own entry.
+ */
 function schemaOf(schema: unknown): FlexibleSchema<unknown> {
-  if (schema && typeof schema === 'object' && '~standard' in schema) return schema as FlexibleSchema<unknown>;
+  if (schema && typeof schema === 'object' && '~standard' in schema) {
+    let wrapped = wrappedSchemas.get(schema);
+    if (!wrapped) {
+      wrapped = asSchema(schema as FlexibleSchema<unknown>);
+      wrappedSchemas.set(schema, wrapped);
+    }
+    return wrapped;
+  }
   return jsonSchema((schema as object | undefined) ?? { type: 'object', properties: {} });
 }
+
+const wrappedSchemas = new WeakMap<object, FlexibleSchema<unknown>>();
