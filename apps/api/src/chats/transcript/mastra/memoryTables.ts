@@ -27,6 +27,8 @@ import type {
  *   failed attempt, the latest turn), written in the caller's transaction so they change whole or
  *   not at all (Mastra's own `saveMessages`, `copyThread` and `deleteMessages` write through
  *   Mastra's connections, outside it: a change rolled back by an outage or a kill kept theirs).
+ * - A turn's messages, made durable by the runner: the rows Mastra's `saveMessages` writes, in one
+ *   statement instead of its six (ADR-046).
  */
 
 /** The rows as Mastra stores them (`content` is the JSON of MastraMessageContentV2). */
