@@ -109,19 +109,22 @@ export class MastraTranscriptStore implements TranscriptStore {
     conversation: { memoryThreadId: string; resourceId: string },
     messages: readonly StoredMessage[],
   ): Promise<void> {
-    // The rows Mastra's `memory.saveMessages` would write, in one statement on our connection.
+    // The rows Mastra's `memory.saveMessages` would write, in one statement on our connection
+    // (ADR-046); like it, a system message is never stored.
     await saveConversationMessages(
       this.db,
       conversation,
-      messages.map((message) => ({
-        id: message.id,
-        threadId: message.threadId ?? conversation.memoryThreadId,
-        resourceId: message.resourceId ?? conversation.resourceId,
-        role: message.role as 'user' | 'assistant',
-        content: JSON.stringify(message.content),
-        createdAt: message.createdAt,
-        ...(message.type ? { type: message.type } : {}),
-      })),
+      messages
+        .filter((message) => message.role !== 'system')
+        .map((message) => ({
+          id: message.id,
+          threadId: message.threadId ?? conversation.memoryThreadId,
+          resourceId: message.resourceId ?? conversation.resourceId,
+          role: message.role as 'user' | 'assistant',
+          content: JSON.stringify(message.content),
+          createdAt: message.createdAt,
+          ...(message.type ? { type: message.type } : {}),
+        })),
     );
   }
 
