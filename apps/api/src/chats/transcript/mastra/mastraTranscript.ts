@@ -77,7 +77,6 @@ function storedContentOf(message: UIMessageToStore): string {
 }
 
 const asStored = (messages: readonly MastraDBMessage[]) => messages as unknown as StoredMessage[];
-const asMastra = (messages: readonly StoredMessage[]) => messages as unknown as MastraDBMessage[];
 
 /**
  * Reads and writes through Mastra memory's own API (and so its connections), except a turn's
