@@ -44,7 +44,7 @@ const chat = await createChatAgent({
   startupLock: (work) => work(),
   tools: { saveNote: async () => null },
 });
-const transcript = new MastraTranscriptStore(chat.memory);
+const transcript = new MastraTranscriptStore(chat.memory, db);
 const mastra = await driverFor('mastra', chat, db);
 const aiSdk = await driverFor('ai-sdk', chat, db);
 

@@ -176,7 +176,7 @@ export async function createRuntime(
   const leaseMs = config.TURN_LEASE_MS;
   const driver = await (options.driver?.(chatAgent, db) ?? driverFor(config.CHAT_RUNTIME, chatAgent, db));
   // The one transcript store, on the memory the Mastra agent writes through too.
-  const transcript: TranscriptStore = new MastraTranscriptStore(chatAgent.memory);
+  const transcript: TranscriptStore = new MastraTranscriptStore(chatAgent.memory, db);
   const windows = new ContextWindows({
     encoding: models.encoding(),
     window: models.contextWindow(null),

@@ -237,13 +237,11 @@ async function storeMissing(
   const named = new Set(turn.messages.map((message) => message.id));
   const replaced = kept.filter((message) => message.role === 'assistant' && !named.has(message.id));
   if (writes.length > 0) {
-    if (!storedUser) {
-      await transcript.ensureConversation({
-        memoryThreadId: turn.memoryThreadId,
-        resourceId: turn.resourceId,
-      });
-    }
-    await transcript.saveMessages(writes);
+    // Made first when missing (a turn whose user message is the conversation's first).
+    await transcript.saveMessages(
+      { memoryThreadId: turn.memoryThreadId, resourceId: turn.resourceId },
+      writes,
+    );
   }
   if (replaced.length > 0) await transcript.deleteMessages(replaced.map((message) => message.id));
   return { replyId: writes.findLast((message) => message.role === 'assistant')?.id ?? null, written: writes };

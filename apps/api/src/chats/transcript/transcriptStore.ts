@@ -192,10 +192,14 @@ export interface TranscriptStore {
   recall(memoryThreadId: string): Promise<StoredMessage[]>;
   /** Stored messages by id (in any conversation). */
   readMessagesById(messageIds: readonly string[]): Promise<StoredMessage[]>;
-  /** Makes the conversation exist (empty) when it does not yet. */
-  ensureConversation(conversation: { memoryThreadId: string; resourceId: string }): Promise<void>;
-  /** Writes messages by id (an upsert: a message already stored is replaced). */
-  saveMessages(messages: readonly StoredMessage[]): Promise<void>;
+  /**
+   * Writes messages by id into a conversation (an upsert: a message already stored is replaced),
+   * making the conversation (empty) first when it does not exist yet.
+   */
+  saveMessages(
+    conversation: { memoryThreadId: string; resourceId: string },
+    messages: readonly StoredMessage[],
+  ): Promise<void>;
   /** Replaces one stored message's content. */
   updateMessageContent(messageId: string, content: StoredContent): Promise<void>;
   /** Deletes messages by id. */

@@ -1,3 +1,4 @@
+import type { Database } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { AIV6Adapter } from '@mastra/core/agent/message-list';
 import type { Memory } from '@mastra/memory';
@@ -24,6 +25,7 @@ import {
   readModelWindow,
   readNewestMessages,
   readUserMessageBefore,
+  saveConversationMessages,
   tallyModelWindow,
   writeBranchLineage,
   writeUserMessageLineage,
@@ -75,11 +77,17 @@ function storedContentOf(message: UIMessageToStore): string {
 }
 
 const asStored = (messages: readonly MastraDBMessage[]) => messages as unknown as StoredMessage[];
-const asMastra = (messages: readonly StoredMessage[]) => messages as unknown as MastraDBMessage[];
 
-/** Reads and writes through Mastra memory's own API (and so its connections). */
+/**
+ * Reads and writes through Mastra memory's own API (and so its connections), except a turn's
+ * messages, written as Mastra writes them in one statement on ours (`saveMessages`).
+ */
 export class MastraTranscriptStore implements TranscriptStore {
-  constructor(private readonly memory: Memory) {}
+  constructor(
+    private readonly memory: Memory,
+    /** Our own connections, for the writes done as one statement (`saveMessages`). */
+    private readonly db: Database,
+  ) {}
 
   async recall(memoryThreadId: string): Promise<StoredMessage[]> {
     const thread = await this.memory.getThreadById({ threadId: memoryThreadId });
@@ -96,22 +104,27 @@ export class MastraTranscriptStore implements TranscriptStore {
     return asStored(messages);
   }
 
-  async ensureConversation(conversation: { memoryThreadId: string; resourceId: string }): Promise<void> {
-    if (await this.memory.getThreadById({ threadId: conversation.memoryThreadId })) return;
-    await this.memory.saveThread({
-      thread: {
-        id: conversation.memoryThreadId,
-        resourceId: conversation.resourceId,
-        title: '',
-        createdAt: new Date(),
-        updatedAt: new Date(),
-        metadata: {},
-      },
-    });
-  }
-
-  async saveMessages(messages: readonly StoredMessage[]): Promise<void> {
-    await this.memory.saveMessages({ messages: asMastra(messages) });
+  async saveMessages(
+    conversation: { memoryThreadId: string; resourceId: string },
+    messages: readonly StoredMessage[],
+  ): Promise<void> {
+    // The rows Mastra's `memory.saveMessages` would write, in one statement on our connection
+    // (ADR-046); like it, a system message is never stored.
+    await saveConversationMessages(
+      this.db,
+      conversation,
+      messages
+        .filter((message) => message.role !== 'system')
+        .map((message) => ({
+          id: message.id,
+          threadId: message.threadId ?? conversation.memoryThreadId,
+          resourceId: message.resourceId ?? conversation.resourceId,
+          role: message.role as 'user' | 'assistant',
+          content: JSON.stringify(message.content),
+          createdAt: message.createdAt,
+          ...(message.type ? { type: message.type } : {}),
+        })),
+    );
   }
 
   async updateMessageContent(messageId: string, content: StoredContent): Promise<void> {

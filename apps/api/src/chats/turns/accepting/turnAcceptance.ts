@@ -172,7 +172,8 @@ export class TurnAcceptance {
           runner.claimNew(
             tx,
             { ...values, steer: joining.steer ?? false },
-            { ownerId, lastSettled: joining.lastSettled },
+            // The thread row is held locked since the transaction's first statement.
+            { ownerId, lastSettled: joining.lastSettled, chatModel: thread.model },
           ),
           touchThread,
           told,

@@ -42,19 +42,25 @@ export type NewTurnValues = Parameters<typeof insertTurn>[2];
 /**
  * `claimTurn` for a turn accepted in the same transaction (a send to an idle thread): recorded
  * running in one write instead of inserted queued and moved. `lastSettled`: the branch's last
- * settled turn when the caller read it already (with its own reads, one round trip fewer).
+ * settled turn when the caller read it already (with its own reads, one round trip fewer);
+ * `chatModel`: the chat's model as the caller read it from the thread row it holds locked (the
+ * same value a read here would get, one statement fewer).
  */
 export async function claimNewTurn(
   tx: Queryable,
   values: NewTurnValues,
-  known: { ownerId: string; lastSettled?: TurnRow | null },
+  known: { ownerId: string; lastSettled?: TurnRow | null; chatModel?: string | null },
   deps: ClaimDeps,
 ): Promise<TurnRow> {
   const limit = deps.maxRunningTurnsPerAccount ?? 0;
   const [running, lastSettled, chatModel] = await Promise.all([
     limit > 0 ? countRunningTurnsOf(tx, known.ownerId) : 0,
     known.lastSettled !== undefined ? known.lastSettled : lastSettledTurnOnBranch(tx, values.branchId),
-    values.requestedModel ? null : readThreadModel(tx, values.threadId),
+    values.requestedModel
+      ? null
+      : known.chatModel !== undefined
+        ? known.chatModel
+        : readThreadModel(tx, values.threadId),
   ]);
   assertUnderRunningCap(running, limit);
   const model = values.requestedModel ?? chatModel ?? deps.modelName;

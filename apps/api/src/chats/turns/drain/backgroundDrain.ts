@@ -4,7 +4,7 @@ import { ApiError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import type { HeadClaims } from '../claim/headClaim';
-import { lockDrainableThread } from './repository';
+import { lockDrainableThread, mayDrainThread } from './repository';
 
 export interface BackgroundDrainDeps {
   db: Database;
@@ -86,7 +86,10 @@ export function startBackgroundDrain(
   const look = async () => {
     const threads = [...named];
     named.clear();
-    for (const threadId of threads) await claimOne(threadId);
+    for (const threadId of threads) {
+      // Most named chats have nothing to drain: one unlocked read says so (see mayDrainThread).
+      if (await mayDrainThread(deps.db, threadId)) await claimOne(threadId);
+    }
     if (!sweepDue) return;
     sweepDue = false;
     for (let claims = 0; claims < MAX_CLAIMS_PER_LOOK && !stopped; claims += 1) {

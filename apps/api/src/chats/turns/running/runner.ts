@@ -178,7 +178,7 @@ export class TurnRunner {
   async claimNew(
     tx: Queryable,
     values: NewTurnValues,
-    known: { ownerId: string; lastSettled?: TurnRow | null },
+    known: { ownerId: string; lastSettled?: TurnRow | null; chatModel?: string | null },
   ): Promise<TurnRow> {
     return await claimNewTurn(tx, values, known, this.deps);
   }

@@ -37,22 +37,33 @@ export async function settleTurn(
   decide: (tx: Queryable, turn: TurnRow, thread: ThreadRow) => Promise<Settlement>,
 ): Promise<TurnRow | null> {
   const settled = await deps.db.transaction(async (tx) => {
-    const thread = await lockThread(tx, threadId);
-    const turn = thread ? await current(tx) : undefined;
+    // The lock and the re-read go out together (one round trip); the re-read runs once the lock
+    // is held, as statements on one connection run in the order they were sent.
+    const [thread, held] = await Promise.all([lockThread(tx, threadId), current(tx)]);
+    const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
     const { status, ...changes } = await decide(tx, turn, thread);
-    // Steers no run took in go to the head of the queue as the turn ends (the reference's
-    // steer-undelivered), in this transaction: none is ever left pending without an active turn.
-    await requeueSteers(tx, threadId);
-    // Its user message is stored by now: the lineage row that versions are found by. So are the
-    // steers it took in (user messages of their own).
-    if (turn.userMessageId)
-      await transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId);
-    for (const steer of await listSteersDeliveredInto(tx, turn)) {
-      if (steer.userMessageId)
-        await transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId);
-    }
-    return await endTurn(tx, turn, status, { ...changes, finishedAt: new Date() });
+    // Under the lock, three statements that do not depend on each other, in one round trip:
+    // - Steers no run took in go to the head of the queue as the turn ends (the reference's
+    //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
+    // - Its user message is stored by now: the lineage row that versions are found by. So are the
+    //   steers it took in (user messages of their own), read here and written next.
+    const [, , delivered] = await Promise.all([
+      requeueSteers(tx, threadId),
+      turn.userMessageId
+        ? transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId)
+        : undefined,
+      listSteersDeliveredInto(tx, turn),
+    ]);
+    const [ended] = await Promise.all([
+      endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
+      ...delivered.flatMap((steer) =>
+        steer.userMessageId
+          ? [transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId)]
+          : [],
+      ),
+    ]);
+    return ended;
   });
   // Committed: the turn has settled whatever happens to the signal (receivers read the database,
   // and tabs refetch on their next event).

@@ -1,4 +1,4 @@
-import { type ToolSet, tool } from 'ai';
+import { asSchema, type FlexibleSchema, type ToolSet, tool } from 'ai';
 import { type LiveToolPolicy, TOOL_OFF_REASON } from '../../../../agent/toolPolicy';
 import type { ChatTool } from '../../../../agent/tools';
 
@@ -23,7 +23,7 @@ export function builtInToolsForStreamText(tools: readonly ChatTool[], run: ToolR
   for (const chatTool of tools) {
     set[chatTool.id] = tool({
       description: chatTool.description,
-      inputSchema: chatTool.inputSchema,
+      inputSchema: wrappedOnce(chatTool.inputSchema),
       execute: async (input: unknown) => {
         if (run.policy?.modeOf(chatTool.id) === 'off') throw new Error(TOOL_OFF_REASON);
         const parsed = chatTool.inputSchema.safeParse(input);
@@ -38,3 +38,21 @@ export function builtInToolsForStreamText(tools: readonly ChatTool[], run: ToolR
   }
   return set;
 }
+
+/**
+ * A tool's input schema wrapped for the AI SDK once per schema (`asSchema`), not per run: the AI
+ * SDK converts a bare zod schema to JSON Schema again at every step of every run (`prepareTools`),
+ * about 0.15 ms of CPU per short turn, while the wrapper computes it once and keeps it. A tool
+ * whose schema changes (an MCP server's list of now) brings a new schema object, so it gets its
+ * own entry.
+ */
+export function wrappedOnce(schema: FlexibleSchema<unknown>): FlexibleSchema<unknown> {
+  let wrapped = wrappedSchemas.get(schema as object);
+  if (!wrapped) {
+    wrapped = asSchema(schema);
+    wrappedSchemas.set(schema as object, wrapped);
+  }
+  return wrapped;
+}
+
+const wrappedSchemas = new WeakMap<object, FlexibleSchema<unknown>>();

@@ -1,7 +1,7 @@
 import { RequestContext } from '@mastra/core/request-context';
 import type { Tool } from '@mastra/core/tools';
 import { type FlexibleSchema, jsonSchema, type ToolSet, tool } from 'ai';
-import type { ToolRun } from '../aiSdk/chatTools';
+import { type ToolRun, wrappedOnce } from '../aiSdk/chatTools';
 import { toolPolicyContext } from './chatTools';
 
 /**
@@ -42,8 +42,12 @@ export function mcpToolsForStreamText(tools: Record<string, Tool>, run: ToolRun)
   return set;
 }
 
-/** A Mastra tool's input schema as the AI SDK takes it (a standard schema, or plain JSON Schema). */
+/**
+ * A Mastra tool's input schema as the AI SDK takes it: a standard schema wrapped once
+ * (`wrappedOnce`), or plain JSON Schema.
+ */
 function schemaOf(schema: unknown): FlexibleSchema<unknown> {
-  if (schema && typeof schema === 'object' && '~standard' in schema) return schema as FlexibleSchema<unknown>;
+  if (schema && typeof schema === 'object' && '~standard' in schema)
+    return wrappedOnce(schema as FlexibleSchema<unknown>);
   return jsonSchema((schema as object | undefined) ?? { type: 'object', properties: {} });
 }
