@@ -381,6 +381,7 @@ export async function createRuntime(
         ['guest sweeper', 1_000, stopGuestSweeper],
         ['rate limit sweeper', 100, stopLimitSweeper],
         ['runner', 5_000, () => runner.stop()],
+        ['agent sessions', 2_000, () => driver.close?.()],
         ['stream fan-out', 100, () => streams.stop()],
         ['sessions', 100, () => sessions.stop()],
         ['signals', 1_000, () => signals.stop()],

@@ -285,6 +285,9 @@ export const turnErrorMessages = {
   /** The chat's model was removed from the configuration (M2): the turn fails, no other model answers. */
   modelRemoved: (id: string) =>
     `The model "${id}" is no longer offered here. Pick another model for this chat, then retry.`,
+  /** An agent chat's agent (A1) stopped or could not start while it worked on the reply. */
+  agentStopped:
+    'The agent stopped before it finished; the reply was cut off. Retry it, or send your message again.',
 } as const;
 
 /** What a compaction of the model's context (C3) says when it cannot run or fails. */

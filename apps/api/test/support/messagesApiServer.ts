@@ -11,8 +11,10 @@ import type { AddressInfo } from 'node:net';
  *   - `[[steps:N]]` calls `Bash` (`echo step k`) N times, the words delay between calls;
  *   - `[[history]]` answers with the user texts of the conversation so far.
  * The reply text quotes the user text: `You said: "<text>". word word ...`. A steer the agent took
- * in (a context text `The person added: "<steer>"` after a tool result) makes the continuation
- * open with `(steered) You added: "<steer>".`.
+ * in after a tool result (the product's steer reminder, as a hook's context) makes the
+ * continuation open with `(steered) You added: "<steer>".`; a steer reminder or the interrupt
+ * handoff in the prompt's own hidden text opens the reply with `(steered)` or
+ * `(after interruption)`, as the local model does.
  */
 
 export interface MessagesCall {
@@ -30,8 +32,8 @@ export interface MessagesApiServer {
 
 export const MESSAGES_USAGE = { input: 31, output: 9 };
 
-/** The context text a steer is taken in as (the driver's words; the script recognizes them). */
-export const STEER_CONTEXT = /The person added(?: while you worked)?: "([^"]*)"/g;
+/** A steer as the product's steer reminder quotes it (agent/steerReminder.ts). */
+const STEER_TEXT = /<steer>([\s\S]*?)<\/steer>/g;
 
 interface Block {
   type: string;
@@ -80,7 +82,7 @@ function personTexts(message: Message): string[] {
 
 type Plan =
   | { kind: 'fail' }
-  | { kind: 'tool'; name: string; input: Record<string, unknown>; preface: string }
+  | { kind: 'tool'; name: string; input: Record<string, unknown>; preface: string; delayMs: number }
   | { kind: 'text'; words: string[]; delayMs: number };
 
 function planOf(body: Record<string, unknown>): Plan {
@@ -114,14 +116,18 @@ function planOf(body: Record<string, unknown>): Plan {
       name,
       input: inputFor(name, toolCallsSoFar + 1),
       preface: toolCallsSoFar === 0 ? 'Working on it.' : '',
+      delayMs,
     };
   }
   const later = after.flatMap((message) => (message.role === 'assistant' ? [] : textsOf(message.content)));
-  const steers = [...later.join('\n').matchAll(STEER_CONTEXT)].map((match) => match[1]);
+  const steers = [...later.join('\n').matchAll(STEER_TEXT)].map((match) => match[1]);
+  const hidden = promptIndex >= 0 ? textsOf((messages[promptIndex] as Message).content).join('\n') : '';
   const count = directive(prompt, 'words') ?? 12;
   const said = withoutDirectives(prompt);
   const opening: string[] = [];
+  if (hidden.includes('Interrupt handoff:')) opening.push('(after interruption)');
   if (steers.length > 0) opening.push('(steered)', `You added: "${steers.join('" "')}".`);
+  else if (hidden.includes('Steer reminder:')) opening.push('(steered)');
   if (prompt.includes('[[history]]')) {
     const earlier = messages
       .slice(0, Math.max(promptIndex, 0))
@@ -242,6 +248,9 @@ async function answer(request: IncomingMessage, response: ServerResponse, calls:
       send('content_block_stop', { index });
       index += 1;
     }
+    // A step takes its time, so a steer can arrive between two tool calls.
+    await sleep(plan.delayMs);
+    if (closed) return;
     const toolId = `toolu_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`;
     send('content_block_start', {
       index,

@@ -30,6 +30,7 @@ import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
+import { newestResumeToken } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 
 /**
@@ -345,6 +346,11 @@ export class TurnRunner {
             )
           : '';
       const { toolModes } = this.deps;
+      // A3: an agent that keeps its own session resumes it from the newest token kept on the branch.
+      const resumeFrom =
+        segment.kind === 'start' && this.deps.driver.resumesSessions
+          ? await this.waitingForDatabase(controller, () => newestResumeToken(this.deps.db, run.branch.id))
+          : null;
       // The steers this run was handed at its boundaries (by their turn ids).
       const heard = new Set<string>();
       const started = await this.connect(controller, {
@@ -354,6 +360,7 @@ export class TurnRunner {
         instructions: { handoff: turn.handoff, lateSteer: turn.steer, ...(custom ? { custom } : {}) },
         ...(turn.model ? { model: turn.model } : {}),
         segment,
+        ...(resumeFrom ? { resumeFrom } : {}),
         history,
         abortSignal: controller.signal,
         // A boundary the database cannot serve takes nothing in: the reply goes on, its steers wait

@@ -1,0 +1,269 @@
+import {
+  type CanUseTool,
+  type HookCallback,
+  type Options,
+  type Query,
+  query,
+  type SDKUserMessage,
+} from '@anthropic-ai/claude-agent-sdk';
+import { turnErrorMessages } from '@chat/contracts';
+import { steerReminder } from '../../../../agent/steerReminder';
+import { WordedFailure } from '../../../../platform/errors';
+import type { DriverEvent, DriverTurn, SteerMessage } from '../types';
+import { TurnStreamAdapter } from './streamAdapter';
+
+/**
+ * One long-lived Claude Code session of one conversation (A2): a `query` fed through the SDK's
+ * streaming input, so the next message of the chat goes to the same running agent. It runs one
+ * turn at a time (the host runs one turn per thread); the turn's events go to its `TurnChannel`.
+ * The session ends when the driver closes it (idle window over, parked, a stopped turn) or when the
+ * binary ends; a turn running then ends with an error, never with a crash of the API.
+ */
+
+/** What a session is started with; the driver's configuration and the conversation's state. */
+export interface SessionStart {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  model?: string;
+  /** The session to resume (A3): the explicit token, else the newest kept one; none: fresh. */
+  resume?: string;
+  /** What a tool the agent wants to run that needs a person's approval gets (A5). */
+  canUseTool: CanUseTool;
+  /** The binary's stderr, one line at a time (for the log; never a person's text). */
+  stderr?: (line: string) => void;
+}
+
+/** An unbounded async queue, read once: a turn's events, or the agent's streaming input. */
+export class AsyncChannel<T> implements AsyncIterable<T> {
+  private readonly buffered: T[] = [];
+  private waiting: (() => void) | undefined;
+  private ended = false;
+
+  push(item: T): void {
+    if (this.ended) return;
+    this.buffered.push(item);
+    this.wake();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  private wake() {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+    for (;;) {
+      if (this.buffered.length > 0) {
+        yield this.buffered.shift() as T;
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((resolve) => {
+        this.waiting = resolve;
+      });
+    }
+  }
+}
+
+export type TurnChannel = AsyncChannel<DriverEvent>;
+
+/** The turn a session is running now. */
+interface ActiveTurn {
+  turn: DriverTurn;
+  channel: TurnChannel;
+  adapter: TurnStreamAdapter;
+  /** Whether `resume-token` went out yet (the first event of every run). */
+  tokenSent: boolean;
+  /** Steers the hook took in, shown at the next model call's start (the roll, S4). */
+  boundary: { steers: SteerMessage[]; continuationMessageId: string } | undefined;
+  /** Steers are taken in only while the turn streams (not once it ended or was stopped). */
+  steering: boolean;
+}
+
+export class AgentSession {
+  private readonly input = new AsyncChannel<SDKUserMessage>();
+  private readonly controller = new AbortController();
+  private readonly query: Query;
+  private active: ActiveTurn | undefined;
+  /** The session id the binary reported (the resume token); the one resumed until it reports. */
+  sessionId: string | undefined;
+  closed = false;
+  /** When the session last ended a turn or took one (the pool parks the least recently used). */
+  lastUsed = Date.now();
+  private readonly onEnd: () => void;
+
+  constructor(start: SessionStart, onEnd: () => void) {
+    this.onEnd = onEnd;
+    this.sessionId = start.resume;
+    const steerHook: HookCallback = async () => await this.steerAtToolBoundary();
+    const options: Options = {
+      cwd: start.cwd,
+      env: start.env,
+      abortController: this.controller,
+      includePartialMessages: true,
+      permissionMode: 'default',
+      canUseTool: start.canUseTool,
+      hooks: { PreToolUse: [{ hooks: [steerHook] }] },
+      ...(start.model ? { model: start.model } : {}),
+      ...(start.resume ? { resume: start.resume } : {}),
+      ...(start.stderr ? { stderr: start.stderr } : {}),
+    };
+    this.query = query({ prompt: this.input, options });
+    void this.pump();
+  }
+
+  get busy(): boolean {
+    return this.active !== undefined;
+  }
+
+  /** Runs one turn on the session: its message goes into the agent's input queue. */
+  run(turn: DriverTurn, message: SDKUserMessage['message']): TurnChannel {
+    const channel: TurnChannel = new AsyncChannel<DriverEvent>();
+    const active: ActiveTurn = {
+      turn,
+      channel,
+      adapter: new TurnStreamAdapter(),
+      tokenSent: false,
+      boundary: undefined,
+      steering: true,
+    };
+    this.active = active;
+    this.lastUsed = Date.now();
+    // A running session already knows its id: the run's first event, as every driver's.
+    if (this.sessionId && !this.resuming) this.sendToken(active, this.sessionId);
+    this.input.push({ type: 'user', message, parent_tool_use_id: null });
+    return channel;
+  }
+
+  /** Until the binary reports its own id, a resumed session's id is only what it was asked to resume. */
+  private resuming = true;
+
+  /** Ends the session: the binary is stopped; a turn still running ends with an error. */
+  close(reason?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.end();
+    this.controller.abort();
+    this.endActive(reason);
+    this.onEnd();
+  }
+
+  /** Stops the turn running now (S1): the agent is interrupted, and the session closed with it. */
+  stopTurn(turn: DriverTurn): void {
+    if (this.active?.turn !== turn) return;
+    const active = this.active;
+    active.steering = false;
+    active.channel.end();
+    this.active = undefined;
+    // The interrupted turn's partial is the host's; the session resumes from its token next time.
+    void this.query.interrupt().catch(() => undefined);
+    this.close();
+  }
+
+  /** Ends the turn's events without stopping the agent (the host let go of the connection). */
+  release(turn: DriverTurn): void {
+    if (this.active?.turn !== turn) return;
+    // A turn given up before its end cannot be told apart from one still running: close it all.
+    this.stopTurn(turn);
+  }
+
+  private sendToken(active: ActiveTurn, token: string) {
+    if (active.tokenSent) return;
+    active.tokenSent = true;
+    active.channel.push({ type: 'resume-token', token });
+  }
+
+  private endActive(reason?: Error) {
+    const active = this.active;
+    this.active = undefined;
+    if (!active) return;
+    active.steering = false;
+    if (reason) active.channel.push({ type: 'error', error: reason });
+    active.channel.end();
+  }
+
+  /** A4: at each tool call, the steers of now, as the product's steer reminder for the agent. */
+  private async steerAtToolBoundary() {
+    const active = this.active;
+    if (!active?.steering) return {};
+    const steers = await active.turn.takeSteers();
+    if (steers.length === 0 || this.active !== active) return {};
+    const known = active.boundary?.steers ?? [];
+    active.boundary = {
+      steers: [...known, ...steers],
+      continuationMessageId: active.boundary?.continuationMessageId ?? crypto.randomUUID(),
+    };
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse' as const,
+        additionalContext: steerReminder(steers.map((steer) => steer.text)),
+      },
+    };
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for await (const message of this.query) {
+        const active = this.active;
+        if (message.type === 'system' && message.subtype === 'init') {
+          this.sessionId = message.session_id;
+          this.resuming = false;
+          if (active) this.sendToken(active, message.session_id);
+          continue;
+        }
+        if (!active) continue;
+        const adapted = active.adapter.adapt(message);
+        if (adapted.kind === 'none' || adapted.kind === 'session') continue;
+        if (adapted.kind === 'call-start' && active.boundary) {
+          // Steers taken in at the tool boundary: what came before is one message, then the roll.
+          const [close, ...open] = adapted.chunks;
+          if (close?.type === 'finish-step') active.channel.push({ type: 'chunk', chunk: close });
+          active.channel.push({ type: 'steer-boundary', ...active.boundary });
+          active.boundary = undefined;
+          for (const chunk of close?.type === 'finish-step' ? open : adapted.chunks) {
+            active.channel.push({ type: 'chunk', chunk });
+          }
+          continue;
+        }
+        for (const chunk of adapted.chunks) active.channel.push({ type: 'chunk', chunk });
+        if (adapted.kind === 'done') {
+          if (adapted.usage) active.channel.push({ type: 'usage', usage: adapted.usage });
+          active.channel.push({ type: 'turn-complete', saved: true });
+          this.finishTurn(active);
+        } else if (adapted.kind === 'failed') {
+          active.channel.push({ type: 'error', error: adapted.error });
+          this.finishTurn(active);
+        }
+      }
+      this.close(new AgentStopped('the agent ended its session'));
+    } catch (error) {
+      this.close(new AgentStopped('the agent stopped', { cause: error }));
+    }
+  }
+
+  private finishTurn(active: ActiveTurn) {
+    if (this.active !== active) return;
+    this.active = undefined;
+    this.lastUsed = Date.now();
+    active.steering = false;
+    active.channel.end();
+  }
+}
+
+/**
+ * The binary ended (or could not start) while a turn ran: the person reads the product's words;
+ * what happened (`cause`, `detail`) goes to the log.
+ */
+export class AgentStopped extends WordedFailure {
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(turnErrorMessages.agentStopped, options);
+  }
+}
