@@ -142,7 +142,10 @@ describe('apps/api/src layering', () => {
   it('reports an agent SDK import outside its driver, type-only ones too (the check itself can fail)', () => {
     const files = new Map([
       ['chats/turns/running/runner.ts', "import type { Query } from '@anthropic-ai/claude-agent-sdk';"],
-      ['chats/turns/driver/claudeCode/agentSession.ts', "import { query } from '@anthropic-ai/claude-agent-sdk';"],
+      [
+        'chats/turns/driver/claudeCode/agentSession.ts',
+        "import { query } from '@anthropic-ai/claude-agent-sdk';",
+      ],
       ['chats/turns/driver/choice.ts', "const sdk = await import('@anthropic-ai/claude-agent-sdk');"],
     ]);
     expect(agentSdkImports(files)).toEqual(['chats/turns/running/runner.ts', 'chats/turns/driver/choice.ts']);
