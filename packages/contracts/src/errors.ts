@@ -43,6 +43,10 @@ export const errorCodes = [
   /** A fault on the server (a bug): never the client's doing, never a refusal of bad input. */
   'internal',
   'overloaded',
+  /** A capability this deployment or account does not have (agent chats off, a guest). */
+  'forbidden',
+  /** A1: an agent chat's directory outside its workspace, a symlink out of it, or no directory. */
+  'workspace_refused',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -90,6 +94,11 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
   internal: { status: 500, message: 'Something went wrong on the server.' },
   overloaded: { status: 503, message: 'The server is busy. Try again in a moment.' },
+  forbidden: { status: 403, message: 'This server or account does not allow that.' },
+  workspace_refused: {
+    status: 422,
+    message: 'That directory is not one agent chats may work in here.',
+  },
 };
 
 /** The default message of a code. */

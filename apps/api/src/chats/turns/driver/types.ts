@@ -96,6 +96,11 @@ export interface DriverTurn {
    */
   resumeFrom?: string;
   /**
+   * A1: an agent chat's workspace and the directory its agent works in, as the chat keeps them
+   * (the driver checks the directory again before it starts an agent there). Absent: a plain chat.
+   */
+  workspace?: { id: string; path: string };
+  /**
    * What of the conversation the model gets besides the message (C3): the stored messages after
    * the branch's marker (the newest `messages` of them) and the summary of those before it, if any.
    * The host measured the window; a driver never reads more of the conversation than this.

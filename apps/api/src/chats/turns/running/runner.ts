@@ -6,7 +6,7 @@ import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
-import { readRunInstructions } from '../../threads/choices';
+import { readRunSetup } from '../../threads/choices';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
@@ -337,18 +337,16 @@ export class TurnRunner {
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
       // history was read. One that begins after it meets the run's own first reads (`connect`).
-      const custom =
+      const setup =
         segment.kind === 'start'
-          ? customInstructions(
-              await this.waitingForDatabase(controller, () =>
-                readRunInstructions(this.deps.db, turn.threadId),
-              ),
-            )
-          : '';
+          ? await this.waitingForDatabase(controller, () => readRunSetup(this.deps.db, turn.threadId))
+          : undefined;
+      const custom = setup ? customInstructions(setup) : '';
+      const workspace = setup?.workspace ?? null;
       const { toolModes } = this.deps;
       // A3: an agent that keeps its own session resumes it from the newest token kept on the branch.
       const resumeFrom =
-        segment.kind === 'start' && this.deps.driver.resumesSessions
+        segment.kind === 'start' && (workspace || this.deps.driver.resumesSessions)
           ? await this.waitingForDatabase(controller, () => newestResumeToken(this.deps.db, run.branch.id))
           : null;
       // The steers this run was handed at its boundaries (by their turn ids).
@@ -361,6 +359,7 @@ export class TurnRunner {
         ...(turn.model ? { model: turn.model } : {}),
         segment,
         ...(resumeFrom ? { resumeFrom } : {}),
+        ...(workspace ? { workspace } : {}),
         history,
         abortSignal: controller.signal,
         // A boundary the database cannot serve takes nothing in: the reply goes on, its steers wait
