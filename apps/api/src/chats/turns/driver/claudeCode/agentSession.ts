@@ -107,6 +107,9 @@ export class AgentSession {
       abortController: this.controller,
       includePartialMessages: true,
       permissionMode: 'default',
+      // Isolation: no settings, hooks or permission rules from files (a workspace's own
+      // `.claude/` could run commands or allow tools); the product's policy is the only one.
+      settingSources: [],
       canUseTool: start.canUseTool,
       hooks: { PreToolUse: [{ hooks: [steerHook] }] },
       ...(start.model ? { model: start.model } : {}),
