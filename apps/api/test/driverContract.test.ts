@@ -272,7 +272,9 @@ async function firstEvent(driver: RuntimeDriver, turn: DriverTurn): Promise<Driv
   }
 }
 
-describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
+// A busy machine slows the agent's binary most (a process of its own per session): every case gets
+// two minutes (a failing one fails sooner on its own assertions).
+describe.each(DRIVERS)('the runtime driver contract: $name', { timeout: 120_000 }, (driverCase) => {
   /**
    * A case about the product's tools (approvals, live modes) or a summary: only a driver on the
    * product's model has them (the scripted driver has no model; the agent has tools of its own).

@@ -297,6 +297,12 @@ export const turnErrorMessages = {
   /** An agent chat's agent (A1) stopped or could not start while it worked on the reply. */
   agentStopped:
     'The agent stopped before it finished; the reply was cut off. Retry it, or send your message again.',
+  /**
+   * A5: a decision on an agent's tool call came after its session ended (the server restarted, or
+   * the session was closed): the call cannot go on.
+   */
+  agentApprovalLost:
+    'The agent that asked for this approval is no longer running, so the tool call cannot go on. Send your message again.',
 } as const;
 
 /** What a compaction of the model's context (C3) says when it cannot run or fails. */

@@ -114,7 +114,7 @@ function planOf(body: Record<string, unknown>): Plan {
     return {
       kind: 'tool',
       name,
-      input: inputFor(name, toolCallsSoFar + 1),
+      input: inputFor(name, toolCallsSoFar + 1, workingDirectory(body)),
       preface: toolCallsSoFar === 0 ? 'Working on it.' : '',
       delayMs,
     };
@@ -141,10 +141,17 @@ function planOf(body: Record<string, unknown>): Plan {
   return { kind: 'text', words, delayMs };
 }
 
-function inputFor(name: string, step: number): Record<string, unknown> {
+/** The agent's working directory, as its system prompt names it. */
+function workingDirectory(body: Record<string, unknown>): string {
+  // Read from the body's JSON text, where a line break is the two characters `\n`.
+  return /Primary working directory: ([^\s\\"]+)/.exec(JSON.stringify(body))?.[1] ?? process.cwd();
+}
+
+/** A harmless input for a tool; `Write` writes `written.txt` in the working directory. */
+function inputFor(name: string, step: number, cwd: string): Record<string, unknown> {
   if (name === 'Bash') return { command: `echo step ${step}`, description: `Step ${step}` };
   if (name === 'Read') return { file_path: `${process.cwd()}/package.json` };
-  if (name === 'Write') return { file_path: '/tmp/claude-code-test-write.txt', content: 'hello' };
+  if (name === 'Write') return { file_path: `${cwd}/written.txt`, content: 'written by the agent' };
   return {};
 }
 

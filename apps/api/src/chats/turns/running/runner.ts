@@ -337,12 +337,12 @@ export class TurnRunner {
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
       // history was read. One that begins after it meets the run's own first reads (`connect`).
-      const setup =
-        segment.kind === 'start'
-          ? await this.waitingForDatabase(controller, () => readRunSetup(this.deps.db, turn.threadId))
-          : undefined;
-      const custom = setup ? customInstructions(setup) : '';
-      const workspace = setup?.workspace ?? null;
+      // A resumed run reads it too: an agent chat's run goes on on the agent.
+      const setup = await this.waitingForDatabase(controller, () =>
+        readRunSetup(this.deps.db, turn.threadId),
+      );
+      const custom = segment.kind === 'start' ? customInstructions(setup) : '';
+      const { workspace } = setup;
       const { toolModes } = this.deps;
       // A3: an agent that keeps its own session resumes it from the newest token kept on the branch.
       const resumeFrom =

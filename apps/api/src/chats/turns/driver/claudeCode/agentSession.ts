@@ -2,6 +2,7 @@ import {
   type CanUseTool,
   type HookCallback,
   type Options,
+  type PermissionResult,
   type Query,
   query,
   type SDKUserMessage,
@@ -9,7 +10,7 @@ import {
 import { turnErrorMessages } from '@chat/contracts';
 import { steerReminder } from '../../../../agent/steerReminder';
 import { WordedFailure } from '../../../../platform/errors';
-import type { DriverEvent, DriverTurn, SteerMessage } from '../types';
+import type { DriverEvent, DriverTurn, SteerMessage, SuspendedCall } from '../types';
 import { TurnStreamAdapter } from './streamAdapter';
 
 /**
@@ -27,8 +28,6 @@ export interface SessionStart {
   model?: string;
   /** The session to resume (A3): the explicit token, else the newest kept one; none: fresh. */
   resume?: string;
-  /** What a tool the agent wants to run that needs a person's approval gets (A5). */
-  canUseTool: CanUseTool;
   /** The binary's stderr, one line at a time (for the log; never a person's text). */
   stderr?: (line: string) => void;
 }
@@ -90,6 +89,18 @@ export class AgentSession {
   private readonly controller = new AbortController();
   private readonly query: Query;
   private active: ActiveTurn | undefined;
+  /**
+   * A5: the tool call waiting for a person (the run that asked ended suspended). The agent waits
+   * in `canUseTool` until the decision comes back as a resumed run, or the session ends.
+   */
+  private approval:
+    | {
+        token: string;
+        toolCallId: string;
+        adapter: TurnStreamAdapter;
+        decide(result: PermissionResult): void;
+      }
+    | undefined;
   /** The session id the binary reported (the resume token); the one resumed until it reports. */
   sessionId: string | undefined;
   closed = false;
@@ -110,7 +121,7 @@ export class AgentSession {
       // Isolation: no settings, hooks or permission rules from files (a workspace's own
       // `.claude/` could run commands or allow tools); the product's policy is the only one.
       settingSources: [],
-      canUseTool: start.canUseTool,
+      canUseTool: this.askPerson,
       hooks: { PreToolUse: [{ hooks: [steerHook] }] },
       ...(start.model ? { model: start.model } : {}),
       ...(start.resume ? { resume: start.resume } : {}),
@@ -120,9 +131,75 @@ export class AgentSession {
     void this.pump();
   }
 
+  /** Running a turn, or waiting for a person's decision on a tool call: never closed for room. */
   get busy(): boolean {
-    return this.active !== undefined;
+    return this.active !== undefined || this.approval !== undefined;
   }
+
+  /** Whether the session waits for the decision on the call `token` names. */
+  awaits(token: string): boolean {
+    return this.approval?.token === token;
+  }
+
+  /**
+   * A5: the run that goes on once a person decided on the tool call the session waits for: the
+   * agent runs the tool (approved) or reads that it was denied, and the reply goes on.
+   */
+  resume(turn: DriverTurn, decision: 'approve' | 'deny'): TurnChannel {
+    const approval = this.approval;
+    if (!approval) throw new AgentStopped('no approval waits');
+    this.approval = undefined;
+    const channel: TurnChannel = new AsyncChannel<DriverEvent>();
+    const active: ActiveTurn = {
+      turn,
+      channel,
+      adapter: approval.adapter,
+      tokenSent: false,
+      boundary: undefined,
+      steering: true,
+    };
+    this.active = active;
+    this.lastUsed = Date.now();
+    if (this.sessionId) this.sendToken(active, this.sessionId);
+    if (decision === 'deny') approval.adapter.deny(approval.toolCallId);
+    approval.decide(
+      decision === 'approve'
+        ? { behavior: 'allow', toolUseID: approval.toolCallId }
+        : { behavior: 'deny', message: TOOL_DENIED_BY_PERSON, toolUseID: approval.toolCallId },
+    );
+    return channel;
+  }
+
+  /** Forgets the call waiting for a person (its turn was stopped): denied, and the session closed. */
+  discard(token: string): void {
+    if (!this.awaits(token)) return;
+    this.approval?.decide({ behavior: 'deny', message: TOOL_DENIED_BY_PERSON, interrupt: true });
+    this.approval = undefined;
+    this.close();
+  }
+
+  /**
+   * A5: a tool call the agent may not make without a person. The running turn ends suspended on
+   * it (the host records the approval request and blocks the queue); the agent waits here.
+   */
+  private readonly askPerson: CanUseTool = async (toolName, input, options) => {
+    const active = this.active;
+    if (!active || this.approval) return { behavior: 'deny', message: TOOL_DENIED_BY_PERSON };
+    const token = `${APPROVAL_TOKEN}${crypto.randomUUID()}`;
+    const decided = new Promise<PermissionResult>((resolve) => {
+      this.approval = { token, toolCallId: options.toolUseID, adapter: active.adapter, decide: resolve };
+      options.signal.addEventListener('abort', () =>
+        resolve({ behavior: 'deny', message: TOOL_DENIED_BY_PERSON }),
+      );
+    });
+    const call: SuspendedCall = { resumeToken: token, toolCallId: options.toolUseID, toolName, args: input };
+    this.active = undefined;
+    this.lastUsed = Date.now();
+    active.steering = false;
+    active.channel.push({ type: 'suspended', call });
+    active.channel.end();
+    return await decided;
+  };
 
   /** Runs one turn on the session: its message goes into the agent's input queue. */
   run(turn: DriverTurn, message: SDKUserMessage['message']): TurnChannel {
@@ -150,6 +227,8 @@ export class AgentSession {
   close(reason?: Error): void {
     if (this.closed) return;
     this.closed = true;
+    this.approval?.decide({ behavior: 'deny', message: TOOL_DENIED_BY_PERSON, interrupt: true });
+    this.approval = undefined;
     this.input.end();
     this.controller.abort();
     this.endActive(reason);
@@ -257,6 +336,12 @@ export class AgentSession {
     active.channel.end();
   }
 }
+
+/** A suspended call's resume token names the approval it waits on; another driver's is told apart. */
+const APPROVAL_TOKEN = 'claude-code-approval:';
+
+/** What the agent reads of a tool call the person denied (the same words as the chat's tools). */
+export const TOOL_DENIED_BY_PERSON = 'The person denied this tool call; it did not run.';
 
 /**
  * The binary ended (or could not start) while a turn ran: the person reads the product's words;

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import type { CanUseTool, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import type { SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { turnErrorMessages } from '@chat/contracts';
 import { WordedFailure } from '../../../../platform/errors';
 import type { Logger } from '../../../../platform/logger';
@@ -30,10 +30,6 @@ export interface ClaudeCodeDriverOptions {
   logger?: Logger;
 }
 
-/** Why an agent's tool call was denied: approvals of agent tools are not built yet (A5). */
-export const AGENT_APPROVAL_DENIED =
-  'This tool needs a person to approve it, and agent chats cannot ask for approval yet, so it did not run.';
-
 /**
  * The Claude Code runtime driver (A1-A3): one long-lived `AgentSession` per active conversation,
  * kept for an idle window after each turn so the chat's next message reaches the same running
@@ -63,8 +59,8 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     };
   }
 
-  async discard(): Promise<void> {
-    // Nothing suspends on this driver (approvals of agent tools are denied: A5 not built).
+  async discard(resumeToken: string): Promise<void> {
+    for (const session of this.sessions.values()) session.discard(resumeToken);
   }
 
   /** Closes every session (the API is stopping). */
@@ -80,7 +76,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
       return;
     }
     if (turn.segment.kind === 'resume') {
-      yield { type: 'error', error: new Error('an agent turn never suspends, so it cannot be resumed') };
+      yield* this.resumeAfterDecision(turn, turn.segment);
       return;
     }
     let session: AgentSession;
@@ -100,6 +96,32 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     } finally {
       turn.abortSignal.removeEventListener('abort', stop);
       if (!session.closed) this.idleAfterTurn(turn.conversation.id, session);
+    }
+  }
+
+  /**
+   * A5: the run after a person decided on the tool call a session waits for. Only this instance's
+   * running session waits: after a restart (or once the session ended) the turn fails in words
+   * that say so, and the chat goes on from the session's kept token.
+   */
+  private async *resumeAfterDecision(
+    turn: DriverTurn,
+    segment: Extract<DriverTurn['segment'], { kind: 'resume' }>,
+  ): AsyncGenerator<DriverEvent> {
+    const key = turn.conversation.id;
+    const session = this.sessions.get(key);
+    if (!session?.awaits(segment.call.resumeToken)) {
+      if (session?.sessionId) yield { type: 'resume-token', token: session.sessionId };
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
+      return;
+    }
+    const stop = () => session.stopTurn(turn);
+    turn.abortSignal.addEventListener('abort', stop, { once: true });
+    try {
+      yield* session.resume(turn, segment.decision);
+    } finally {
+      turn.abortSignal.removeEventListener('abort', stop);
+      if (!session.closed) this.idleAfterTurn(key, session);
     }
   }
 
@@ -123,7 +145,6 @@ export class ClaudeCodeDriver implements RuntimeDriver {
         env: this.environment(),
         ...(this.options.model ? { model: this.options.model } : {}),
         ...(resume && SESSION_ID.test(resume) ? { resume } : {}),
-        canUseTool: denyByPolicy,
         stderr: (line) =>
           this.options.logger?.debug({ conversationId: key, line: line.slice(0, 500) }, 'agent stderr'),
       },
@@ -184,9 +205,6 @@ const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 function sameSession(session: AgentSession, turn: DriverTurn): boolean {
   return !turn.resumeFrom || !session.sessionId || turn.resumeFrom === session.sessionId;
 }
-
-/** A5, not built: a tool that needs approval is denied with words the agent and the person read. */
-const denyByPolicy: CanUseTool = async () => ({ behavior: 'deny', message: AGENT_APPROVAL_DENIED });
 
 /** The turn's message for the agent: the hidden instructions of this run first, then the person's text. */
 function userMessage(turn: DriverTurn): SDKUserMessage['message'] {

@@ -33,6 +33,8 @@ export class TurnStreamAdapter {
   private readonly blocks = new Map<number, OpenBlock>();
   /** The tool calls this turn announced, so their results are matched (and no other's). */
   private readonly tools = new Set<string>();
+  /** Tool calls a person denied (A5): their results show as denied, not as failed. */
+  private readonly denied = new Set<string>();
   /** An error a model call reported on its assistant message, for the result that follows. */
   private callError: string | undefined;
 
@@ -134,6 +136,10 @@ export class TurnStreamAdapter {
     }
   }
 
+  deny(toolCallId: string): void {
+    this.denied.add(toolCallId);
+  }
+
   private toolResults(content: unknown): UIMessageChunk[] {
     if (!Array.isArray(content)) return [];
     const chunks: UIMessageChunk[] = [];
@@ -141,6 +147,10 @@ export class TurnStreamAdapter {
       if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') continue;
       const toolCallId = block.tool_use_id;
       if (!this.tools.has(toolCallId)) continue;
+      if (this.denied.has(toolCallId)) {
+        chunks.push({ type: 'tool-output-denied', toolCallId });
+        continue;
+      }
       const output = resultText(block.content);
       chunks.push(
         block.is_error === true
