@@ -14,6 +14,7 @@ import { startGuestSweeper } from './accounts/guestSweep';
 import { startModelDiscovery } from './agent/modelDiscovery';
 import { ModelRegistry, tokenEncodingOf } from './agent/models';
 import { countPromptMessage, countTextTokens } from './agent/tokenCount';
+import { AgentWorkspaces } from './agent/workspaces';
 import { type Auth, createAuth } from './auth/auth';
 import { createAuthHandler } from './auth/authHandler';
 import { SessionCache } from './auth/sessionCache';
@@ -41,7 +42,8 @@ import { endWithApprovalRequest } from './chats/turns/approval/suspend';
 import { HeadClaims } from './chats/turns/claim/headClaim';
 import { ContextWindows } from './chats/turns/context/window';
 import { startBackgroundDrain } from './chats/turns/drain/backgroundDrain';
-import { driverFor } from './chats/turns/driver/choice';
+import { driverFor, withAgentChats } from './chats/turns/driver/choice';
+import { ClaudeCodeDriver } from './chats/turns/driver/claudeCode/claudeCodeDriver';
 import { type ChatAgent, createChatAgent } from './chats/turns/driver/mastra/chatAgent';
 import type { RuntimeDriver } from './chats/turns/driver/types';
 import { InterruptService } from './chats/turns/interrupt/interruptService';
@@ -174,7 +176,36 @@ export async function createRuntime(
   await signals.start();
   const runnerId = `api-${process.pid}-${randomBytes(4).toString('hex')}`;
   const leaseMs = config.TURN_LEASE_MS;
-  const driver = await (options.driver?.(chatAgent, db) ?? driverFor(config.CHAT_RUNTIME, chatAgent, db));
+  const chatDriver = await (options.driver?.(chatAgent, db) ?? driverFor(config.CHAT_RUNTIME, chatAgent, db));
+  // A1: agent chats only when workspaces are configured; otherwise nothing of them starts.
+  const workspaces = await AgentWorkspaces.from(config.AGENT_WORKSPACES);
+  if (config.AGENT_WORKSPACES.length > workspaces.list().length) {
+    logger.warn(
+      { configured: config.AGENT_WORKSPACES.length, found: workspaces.list().length },
+      'some AGENT_WORKSPACES are not directories; they are left out',
+    );
+  }
+  const driver = workspaces.enabled
+    ? withAgentChats(
+        chatDriver,
+        new ClaudeCodeDriver({
+          configDir: join(config.DATA_DIR, 'claude-code'),
+          workspaceOf: async (turn) => {
+            if (!turn.workspace) throw new Error('not an agent chat');
+            return await workspaces.check(turn.workspace.id, turn.workspace.path);
+          },
+          ...(config.AGENT_MODEL ? { model: config.AGENT_MODEL } : {}),
+          ...(config.AGENT_BASE_URL ? { baseUrl: config.AGENT_BASE_URL } : {}),
+          ...((config.AGENT_API_KEY ?? config.ANTHROPIC_API_KEY)
+            ? { apiKey: config.AGENT_API_KEY ?? config.ANTHROPIC_API_KEY }
+            : {}),
+          hasModel: (id) => models.has(id),
+          idleMs: config.AGENT_IDLE_MS,
+          maxSessions: config.AGENT_SESSIONS,
+          logger,
+        }),
+      )
+    : chatDriver;
   // The one transcript store, on the memory the Mastra agent writes through too.
   const transcript: TranscriptStore = new MastraTranscriptStore(chatAgent.memory, db);
   const windows = new ContextWindows({
@@ -261,6 +292,7 @@ export async function createRuntime(
     windows,
     models,
     approvals,
+    ...(workspaces.enabled ? { agents: { workspaces, allowGuests: config.AGENT_GUESTS } } : {}),
   });
   const origins = trustedOrigins(config);
   auth = createAuth({
@@ -381,6 +413,7 @@ export async function createRuntime(
         ['guest sweeper', 1_000, stopGuestSweeper],
         ['rate limit sweeper', 100, stopLimitSweeper],
         ['runner', 5_000, () => runner.stop()],
+        ['agent sessions', 2_000, () => driver.close?.()],
         ['stream fan-out', 100, () => streams.stop()],
         ['sessions', 100, () => sessions.stop()],
         ['signals', 1_000, () => signals.stop()],

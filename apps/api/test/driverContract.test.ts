@@ -1,9 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { LanguageModelV4, LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Thread, ThreadDetail } from '@chat/contracts';
 import { turnErrorMessages } from '@chat/contracts';
 import { wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverFor, type RuntimeName } from '../src/chats/turns/driver/choice';
+import { ClaudeCodeDriver } from '../src/chats/turns/driver/claudeCode/claudeCodeDriver';
 import type { DriverEvent, DriverTurn, RuntimeDriver } from '../src/chats/turns/driver/types';
 import { WordedFailure } from '../src/platform/errors';
 import {
@@ -18,6 +22,7 @@ import {
   waitFor,
 } from './support/client';
 import { OwnedPostgres } from './support/faults/ownedPostgres';
+import { type MessagesApiServer, startMessagesApi } from './support/messagesApiServer';
 import { type Script, ScriptedDriver } from './support/scriptedDriver';
 import { startTestApi, type TestApi, turnRow } from './support/testApi';
 
@@ -38,8 +43,14 @@ interface DriverCase {
   name: string;
   /** The driver the API runs its turns through. */
   make(agent: Parameters<typeof driverFor>[1], db: Parameters<typeof driverFor>[2]): Promise<RuntimeDriver>;
-  /** A real model stands behind it: tools, approvals, usage, the local model's sentences. */
+  /** A model stands behind it: usage is reported, and its replies have the scripted sentences. */
   model: boolean;
+  /** It runs the product's tools (current_time, save_note): approvals, live modes, a summary. */
+  chatTools: boolean;
+  /** It reads the conversation from the database as a run starts (so an outage then is `unavailable`). */
+  readsDatabase: boolean;
+  /** Whether the model call of the stopped run was cut off; undefined: the watched AI SDK call is checked. */
+  modelCallCut?(): boolean;
   /** A reply that takes `steps` step boundaries, and the chunk that shows it is between two. */
   stepped(text: string, steps: number, delayMs: number, words: number): string;
   midReply: StreamChunk['type'];
@@ -47,6 +58,8 @@ interface DriverCase {
 
 const localModel = {
   model: true,
+  chatTools: true,
+  readsDatabase: true,
   stepped: (text: string, steps: number, delayMs: number, words: number) =>
     `${text} [[steps:${steps}]] [[delay:${delayMs}]] [[words:${words}]]`,
   midReply: 'tool-input-available',
@@ -73,11 +86,55 @@ const DRIVERS: DriverCase[] = [
     name: 'scripted',
     make: async (agent) => new ScriptedDriver(agent.memory, scriptOf, agent.models),
     model: false,
+    chatTools: false,
+    readsDatabase: true,
     stepped: (text, steps, delayMs, words) =>
       `${text} [[steps:${steps}]] [[delay:${delayMs}]] [[words:${words}]]`,
     midReply: 'text-delta',
   },
+  {
+    // The Claude Code binary (installed by pnpm), against the scripted Messages API: A1-A4.
+    name: 'claude-code',
+    make: async (agent) => {
+      const setup = await claudeCodeSetup();
+      return new ClaudeCodeDriver({
+        configDir: setup.configDir,
+        workspaceOf: async () => setup.workspace,
+        baseUrl: setup.messages.baseUrl,
+        apiKey: 'scripted',
+        hasModel: (id) => agent.models.has(id),
+        idleMs: 60_000,
+        maxSessions: 8,
+      });
+    },
+    model: true,
+    // Its tools are the agent's own (Read, Bash, ...): claudeCodeDriver.test.ts checks them.
+    chatTools: false,
+    // The agent keeps its own session: a run starts without reading the conversation.
+    readsDatabase: false,
+    modelCallCut: () =>
+      (claude?.messages.calls ?? []).some(
+        (call) => JSON.stringify(call.body).includes(WATCHED) && call.closedEarly,
+      ),
+    // Its steps are tool calls: one step fewer than asked, as the first answer is a step too.
+    stepped: (text, steps, delayMs, words) =>
+      `${text}${steps > 1 ? ` [[steps:${steps - 1}]]` : ''} [[delay:${delayMs}]] [[words:${words}]]`,
+    midReply: 'tool-input-available',
+  },
 ];
+
+/** The Claude Code case's scripted Messages API, workspace and config directory (one per file). */
+let claude: { messages: MessagesApiServer; workspace: string; configDir: string } | undefined;
+async function claudeCodeSetup() {
+  if (!claude) {
+    claude = {
+      messages: await startMessagesApi(),
+      workspace: await mkdtemp(join(tmpdir(), 'contract-workspace-')),
+      configDir: await mkdtemp(join(tmpdir(), 'contract-claude-')),
+    };
+  }
+  return claude;
+}
 
 /** Every run each driver made, by turn id: its events in order, and whether they ended. */
 interface Run {
@@ -163,6 +220,9 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const { api } of apis.values()) await api.close();
   await postgres?.dispose();
+  await claude?.messages.close();
+  for (const dir of [claude?.workspace, claude?.configDir])
+    if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 function steer(client: ApiClient, threadId: string, text: string) {
@@ -212,10 +272,15 @@ async function firstEvent(driver: RuntimeDriver, turn: DriverTurn): Promise<Driv
   }
 }
 
-describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
-  /** A case that needs a model (tools, approvals, a summary): the scripted driver has none, so it has no such case. */
+// A busy machine slows the agent's binary most (a process of its own per session): every case gets
+// two minutes (a failing one fails sooner on its own assertions).
+describe.each(DRIVERS)('the runtime driver contract: $name', { timeout: 120_000 }, (driverCase) => {
+  /**
+   * A case about the product's tools (approvals, live modes) or a summary: only a driver on the
+   * product's model has them (the scripted driver has no model; the agent has tools of its own).
+   */
   const withModel = (name: string, fn: () => Promise<void>, timeoutMs?: number) => {
-    if (driverCase.model) it(name, fn, timeoutMs);
+    if (driverCase.chatTools) it(name, fn, timeoutMs);
   };
   let api: TestApi;
   let driver: RuntimeDriver;
@@ -384,7 +449,10 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
     // The run's events ended (the driver gave the run up), and the model call itself was aborted.
     await waitFor(async () => runs.get(turnId)?.every((run) => run.ended), Boolean, 30_000);
     expect(runs.get(turnId)?.every((run) => run.ended)).toBe(true);
-    if (driverCase.model) {
+    if (driverCase.modelCallCut) {
+      await waitFor(async () => driverCase.modelCallCut?.(), Boolean, 30_000);
+      expect(driverCase.modelCallCut()).toBe(true);
+    } else if (driverCase.model) {
       expect(signalsBefore).toBeGreaterThan(0);
       expect(watchedSignals.at(-1)?.aborted).toBe(true);
     }
@@ -412,45 +480,51 @@ describe.each(DRIVERS)('the runtime driver contract: $name', (driverCase) => {
     expect((failure as Error).message).toBe(turnErrorMessages.modelRemoved('no-longer-configured'));
   });
 
-  it('starts a run during a database outage as unavailable, its first event', {
-    timeout: 120_000,
-  }, async () => {
-    const threadId = await client.createThread();
-    // A conversation with history: a driver that reads its window reads it first.
-    await client.sendAndRead(threadId, 'something to remember [[words:3]]');
-    const memoryThreadId = (
-      await postgres.query(
-        (sql) =>
-          sql<{ id: string }[]>`select memory_thread_id as id from branches where thread_id = ${threadId}`,
-      )
-    )[0]?.id;
-    await postgres.stop();
-    try {
-      const event = await firstEvent(
-        driver,
-        directTurn(memoryThreadId ?? threadId, { history: { messages: 2, summary: null } }),
-      );
-      expect(event?.type).toBe('unavailable');
-    } finally {
-      await postgres.resume();
-    }
-    // Back: the API answers again once the database is.
-    await waitFor(
-      () => client.createThread().catch(() => undefined),
-      (id) => id !== undefined,
-      60_000,
-    );
-    // The outage opened every API's circuit (they share the server): each is asked whether it is
-    // ready, which closes its circuit at once, so the next driver's cases do not start on a 503.
-    for (const { api: other } of apis.values()) {
-      const ready = await waitFor(
-        () => fetch(`${other.baseUrl}/api/ready`).then((response) => response.status),
-        (status) => status === 200,
+  // A driver that reads nothing as a run starts (the agent keeps its own session) has no such case.
+  const readingTheDatabase = driverCase.readsDatabase ? it : () => undefined;
+  readingTheDatabase(
+    'starts a run during a database outage as unavailable, its first event',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const threadId = await client.createThread();
+      // A conversation with history: a driver that reads its window reads it first.
+      await client.sendAndRead(threadId, 'something to remember [[words:3]]');
+      const memoryThreadId = (
+        await postgres.query(
+          (sql) =>
+            sql<{ id: string }[]>`select memory_thread_id as id from branches where thread_id = ${threadId}`,
+        )
+      )[0]?.id;
+      await postgres.stop();
+      try {
+        const event = await firstEvent(
+          driver,
+          directTurn(memoryThreadId ?? threadId, { history: { messages: 2, summary: null } }),
+        );
+        expect(event?.type).toBe('unavailable');
+      } finally {
+        await postgres.resume();
+      }
+      // Back: the API answers again once the database is.
+      await waitFor(
+        () => client.createThread().catch(() => undefined),
+        (id) => id !== undefined,
         60_000,
       );
-      expect(ready).toBe(200);
-    }
-  });
+      // The outage opened every API's circuit (they share the server): each is asked whether it is
+      // ready, which closes its circuit at once, so the next driver's cases do not start on a 503.
+      for (const { api: other } of apis.values()) {
+        const ready = await waitFor(
+          () => fetch(`${other.baseUrl}/api/ready`).then((response) => response.status),
+          (status) => status === 200,
+          60_000,
+        );
+        expect(ready).toBe(200);
+      }
+    },
+  );
 });
 
 describe('a chat written by one driver reads and continues in the other', () => {

@@ -101,6 +101,17 @@ function frameworkImports(files: Map<string, string>): string[] {
     .map(([file]) => file);
 }
 
+/** The one folder that may know the Claude Code agent SDK: its runtime driver (ADR-044). */
+const AGENT_SDK_FOLDER = 'chats/turns/driver/claudeCode/';
+
+/** Every file of `files` outside the Claude Code driver that imports the agent SDK. */
+function agentSdkImports(files: Map<string, string>): string[] {
+  return [...files]
+    .filter(([file]) => !file.startsWith(AGENT_SDK_FOLDER))
+    .filter(([, text]) => /(?:from|import)\s*\(?\s*'@anthropic-ai\/claude-agent-sdk/.test(text))
+    .map(([file]) => file);
+}
+
 describe('apps/api/src layering', () => {
   it('has no file importing from a layer above its own', () => {
     const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
@@ -121,6 +132,23 @@ describe('apps/api/src layering', () => {
       ['chats/threads/notes.ts', '// a comment naming @mastra/memory is no import'],
     ]);
     expect(frameworkImports(files)).toEqual(['chats/turns/running/runner.ts', 'chats/branchService.ts']);
+  });
+
+  it('imports the Claude Code agent SDK only in its driver', () => {
+    const files = new Map(sourceFiles(src).map((file) => [file, readFileSync(join(src, file), 'utf8')]));
+    expect(agentSdkImports(files)).toEqual([]);
+  });
+
+  it('reports an agent SDK import outside its driver, type-only ones too (the check itself can fail)', () => {
+    const files = new Map([
+      ['chats/turns/running/runner.ts', "import type { Query } from '@anthropic-ai/claude-agent-sdk';"],
+      [
+        'chats/turns/driver/claudeCode/agentSession.ts',
+        "import { query } from '@anthropic-ai/claude-agent-sdk';",
+      ],
+      ['chats/turns/driver/choice.ts', "const sdk = await import('@anthropic-ai/claude-agent-sdk');"],
+    ]);
+    expect(agentSdkImports(files)).toEqual(['chats/turns/running/runner.ts', 'chats/turns/driver/choice.ts']);
   });
 
   it('reports an import that points up (the check itself can fail)', () => {

@@ -43,6 +43,10 @@ export const errorCodes = [
   /** A fault on the server (a bug): never the client's doing, never a refusal of bad input. */
   'internal',
   'overloaded',
+  /** A capability this deployment or account does not have (agent chats off, a guest). */
+  'forbidden',
+  /** A1: an agent chat's directory outside its workspace, a symlink out of it, or no directory. */
+  'workspace_refused',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -90,6 +94,11 @@ export const errorTable: Record<ErrorCode, { status: number; message: string }> 
   unavailable: { status: 503, message: 'The service is briefly unavailable. Try again shortly.' },
   internal: { status: 500, message: 'Something went wrong on the server.' },
   overloaded: { status: 503, message: 'The server is busy. Try again in a moment.' },
+  forbidden: { status: 403, message: 'This server or account does not allow that.' },
+  workspace_refused: {
+    status: 422,
+    message: 'That directory is not one agent chats may work in here.',
+  },
 };
 
 /** The default message of a code. */
@@ -285,6 +294,15 @@ export const turnErrorMessages = {
   /** The chat's model was removed from the configuration (M2): the turn fails, no other model answers. */
   modelRemoved: (id: string) =>
     `The model "${id}" is no longer offered here. Pick another model for this chat, then retry.`,
+  /** An agent chat's agent (A1) stopped or could not start while it worked on the reply. */
+  agentStopped:
+    'The agent stopped before it finished; the reply was cut off. Retry it, or send your message again.',
+  /**
+   * A5: a decision on an agent's tool call came after its session ended (the server restarted, or
+   * the session was closed): the call cannot go on.
+   */
+  agentApprovalLost:
+    'The agent that asked for this approval is no longer running, so the tool call cannot go on. Send your message again.',
 } as const;
 
 /** What a compaction of the model's context (C3) says when it cannot run or fails. */

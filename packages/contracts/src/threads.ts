@@ -35,6 +35,26 @@ export interface Thread {
    * absent when none. Only its owner reads them, never a share.
    */
   instructions?: string;
+  /**
+   * A1: `agent`, an agent chat on a workspace (its turns run the Claude Code agent); else `chat`.
+   * The API always sends it; optional for clients built before it.
+   */
+  runtime?: ThreadRuntime;
+  /** An agent chat's workspace as the deployment names it (never an absolute path). */
+  workspace?: AgentWorkspace;
+}
+
+export type ThreadRuntime = 'chat' | 'agent';
+
+/** A workspace agent chats may work in (A1): its stable id and the name a person reads. */
+export interface AgentWorkspace {
+  id: string;
+  label: string;
+}
+
+/** `GET /api/workspaces`: the workspaces this account may start agent chats on; `[]` when off. */
+export interface WorkspaceList {
+  workspaces: AgentWorkspace[];
 }
 
 /** Who claims a chat's queue head (Q15). New chats take `QUEUE_DRAIN` of the API's configuration. */
@@ -50,7 +70,16 @@ export interface ForkOrigin {
 /** A thread title: 1 to 200 characters after trimming, some of them visible. */
 const threadTitle = z.string().trim().min(1).max(200).refine(hasVisibleText, 'must not be empty');
 
-export const createThreadBody = z.object({ title: threadTitle.optional() });
+export const createThreadBody = z.object({
+  title: threadTitle.optional(),
+  /** A1: an agent chat on this workspace (`GET /api/workspaces`). */
+  workspaceId: z.string().min(1).max(64).optional(),
+  /**
+   * A1: the directory the agent works in, absolute, inside the workspace (its root when left
+   * out). A path outside it, a symlink out of it, or no such directory is refused.
+   */
+  directory: z.string().min(1).max(4096).optional(),
+});
 export type CreateThreadBody = z.infer<typeof createThreadBody>;
 
 /**

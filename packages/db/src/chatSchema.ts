@@ -70,6 +70,13 @@ export const threads = pgTable(
     model: text('model'),
     /** The chat's own instructions (M4), given to the model after the account's; '' when none. */
     instructions: text('instructions').notNull().default(''),
+    /**
+     * A1: an agent chat's workspace, as the deployment's list names it (`AGENT_WORKSPACES`), and
+     * the directory the agent works in (resolved, under that workspace; checked again at each run).
+     * Null on a plain chat.
+     */
+    workspaceId: text('workspace_id'),
+    workspacePath: text('workspace_path'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

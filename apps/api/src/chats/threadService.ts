@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import {
   type ContextMarker,
   type ContextState,
@@ -11,10 +12,12 @@ import {
   type ThreadSearchAnswer,
   type ToolMode,
   type UpdateThreadBody,
+  type WorkspaceList,
 } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
 import type { ModelRegistry } from '../agent/models';
 import type { ToolCatalog } from '../agent/toolCatalog';
+import type { AgentWorkspaces } from '../agent/workspaces';
 import { ApiError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
@@ -65,6 +68,8 @@ export interface ThreadServiceDeps {
   models: ModelRegistry;
   /** Pending approvals follow a change of the chat's tool settings (T2). */
   approvals?: Pick<ApprovalService, 'followToolSettings'>;
+  /** A1: the workspaces agent chats may work in, and whether guests may start them. Absent: off. */
+  agents?: { workspaces: AgentWorkspaces; allowGuests: boolean };
 }
 
 /**
@@ -84,6 +89,11 @@ export function toThread(row: ThreadRow, options: { withInstructions?: boolean }
     ...(row.forkedFromThreadId && row.forkedFromMessageId
       ? { forkedFrom: { threadId: row.forkedFromThreadId, messageId: row.forkedFromMessageId } }
       : {}),
+    runtime: row.workspaceId ? 'agent' : 'chat',
+    // The directory's own name, never its path.
+    ...(row.workspaceId && row.workspacePath
+      ? { workspace: { id: row.workspaceId, label: basename(row.workspacePath) || row.workspaceId } }
+      : {}),
   };
 }
 
@@ -96,7 +106,12 @@ function toMessageMarker({ messageId: _, ...marker }: NonNullable<ContextState['
 export class ThreadService {
   constructor(private readonly deps: ThreadServiceDeps) {}
 
-  async create(ownerId: string, input: { title?: string }): Promise<Thread> {
+  async create(
+    ownerId: string,
+    input: { title?: string; workspaceId?: string; directory?: string },
+    account: { isGuest: boolean } = { isGuest: false },
+  ): Promise<Thread> {
+    const agent = await this.agentWorkspace(input, account);
     // M2: a new chat starts with the model its owner picked last, while it is still offered.
     const { lastModel } = await readAccountSettings(this.deps.db, ownerId);
     const { thread } = await insertThreadWithRootBranch(this.deps.db, {
@@ -105,8 +120,38 @@ export class ThreadService {
       titled: input.title !== undefined,
       drainMode: this.deps.newChatDrainMode,
       ...(lastModel && this.deps.models.has(lastModel) ? { model: lastModel } : {}),
+      ...(agent ? { workspaceId: agent.workspace.id, workspacePath: agent.path } : {}),
     });
     return toThread(thread);
+  }
+
+  /** The workspaces this account may start agent chats on (A1): none when off, or for a guest unless allowed. */
+  workspaces(account: { isGuest: boolean }): WorkspaceList {
+    const { agents } = this.deps;
+    if (!agents?.workspaces.enabled || (account.isGuest && !agents.allowGuests)) return { workspaces: [] };
+    return { workspaces: agents.workspaces.list() };
+  }
+
+  /**
+   * A1: where a new agent chat's agent works, or undefined for a plain chat. `403 forbidden` when
+   * agent chats are off or the account is a guest the deployment does not let in; the workspace's
+   * own refusals otherwise (AgentWorkspaces.resolve).
+   */
+  private async agentWorkspace(
+    input: { workspaceId?: string; directory?: string },
+    account: { isGuest: boolean },
+  ) {
+    if (input.workspaceId === undefined) {
+      if (input.directory !== undefined)
+        throw new ApiError('bad_request', 'A directory goes with a workspaceId.');
+      return undefined;
+    }
+    const { agents } = this.deps;
+    if (!agents?.workspaces.enabled) throw new ApiError('forbidden', 'Agent chats are off on this server.');
+    if (account.isGuest && !agents.allowGuests) {
+      throw new ApiError('forbidden', 'Sign up or sign in to start an agent chat.');
+    }
+    return await agents.workspaces.resolve(input.workspaceId, input.directory);
   }
 
   /** One page of the owner's threads, newest activity first (`nextCursor` null on the last page). */

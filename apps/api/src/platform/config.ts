@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   DOCUMENT_TOKENS_PER_MESSAGE,
@@ -88,6 +89,27 @@ const configSchema = z.object({
    * only on the driver it suspended on when that is `mastra`).
    */
   CHAT_RUNTIME: z.preprocess(emptyAsUndefined, z.enum(CHAT_RUNTIMES).default(DEFAULT_CHAT_RUNTIME)),
+  /**
+   * A1: the server directories agent chats may work in, absolute, comma-separated. Unset: agent
+   * chats are off (nothing of them shows, nothing starts). The agent runs with this server's own
+   * user rights in them (README).
+   */
+  AGENT_WORKSPACES: list('').pipe(
+    z.array(z.string().refine((path) => isAbsolute(path), 'each workspace must be an absolute path')),
+  ),
+  /** Whether guest accounts may create agent chats (A1); by default only signed-up accounts. */
+  AGENT_GUESTS: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).default('false'))
+    .transform((value) => value === 'true'),
+  /** The model the Claude Code agent is asked for; unset: the agent's own default. */
+  AGENT_MODEL: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** The Anthropic Messages API the agent talks to (unset: Anthropic's own), and its key (unset: ANTHROPIC_API_KEY). */
+  AGENT_BASE_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  AGENT_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** A2: how long an agent chat's session stays after a turn, for its next message (ms). */
+  AGENT_IDLE_MS: z.coerce.number().int().min(0).max(86_400_000).default(120_000),
+  /** A2: most agent sessions running at once per API instance; past it the least recently used idle one is parked. */
+  AGENT_SESSIONS: z.coerce.number().int().min(1).max(1_000).default(4),
   LOCAL_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(30),
   /**
    * The model's context window in tokens (C2). Unset: 8,000 for the local model (small, so long

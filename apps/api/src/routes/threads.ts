@@ -4,6 +4,7 @@ import {
   searchThreadsQuery,
   threadListQuery,
   updateThreadBody,
+  type WorkspaceList,
 } from '@chat/contracts';
 import type { H3 } from 'h3';
 import { idParam, readJson, readQuery } from '../platform/http';
@@ -17,12 +18,14 @@ export function registerThreadRoutes(app: H3, services: ApiServices) {
   route(
     'post',
     '/api/threads',
-    async (event, userId) => {
+    async (event, userId, signedIn) => {
       const body = await readJson(event, createThreadBody);
-      return Response.json(await threads.create(userId, body), { status: 201 });
+      return Response.json(await threads.create(userId, body, signedIn), { status: 201 });
     },
     { limit: 'threads' },
   );
+
+  route('get', '/api/workspaces', (_event, _userId, signedIn): WorkspaceList => threads.workspaces(signedIn));
 
   route('get', '/api/threads', (event, userId) => threads.list(userId, readQuery(event, threadListQuery)));
 

@@ -35,7 +35,12 @@ const selectThreadModel = preparedQuery('thread_model', (q) =>
 );
 const selectRunInstructions = preparedQuery('run_instructions', (q) =>
   q
-    .select({ chat: threads.instructions, account: accountSettings.instructions })
+    .select({
+      chat: threads.instructions,
+      account: accountSettings.instructions,
+      workspaceId: threads.workspaceId,
+      workspacePath: threads.workspacePath,
+    })
     .from(threads)
     .leftJoin(accountSettings, eq(accountSettings.ownerId, threads.ownerId))
     .where(eq(threads.id, sql.placeholder('threadId'))),
@@ -52,8 +57,22 @@ export async function readRunInstructions(
   q: Queryable,
   threadId: string,
 ): Promise<{ account: string; chat: string }> {
+  const { account, chat } = await readRunSetup(q, threadId);
+  return { account, chat };
+}
+
+/**
+ * What a started run of the chat reads of it: the custom instructions (M4), and an agent chat's
+ * workspace (A1; null on a plain chat). One read.
+ */
+export async function readRunSetup(
+  q: Queryable,
+  threadId: string,
+): Promise<{ account: string; chat: string; workspace: { id: string; path: string } | null }> {
   const [row] = await selectRunInstructions(q, { threadId });
-  return { account: row?.account ?? '', chat: row?.chat ?? '' };
+  const workspace =
+    row?.workspaceId && row.workspacePath ? { id: row.workspaceId, path: row.workspacePath } : null;
+  return { account: row?.account ?? '', chat: row?.chat ?? '', workspace };
 }
 
 export async function readAccountSettings(

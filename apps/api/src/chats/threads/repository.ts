@@ -8,7 +8,16 @@ const { threads, branches, chatTurnRequests: turns } = schema;
 
 export async function insertThreadWithRootBranch(
   q: Queryable,
-  values: { ownerId: string; title: string; titled: boolean; drainMode: DrainMode; model?: string },
+  values: {
+    ownerId: string;
+    title: string;
+    titled: boolean;
+    drainMode: DrainMode;
+    model?: string;
+    /** A1: an agent chat's workspace and directory. */
+    workspaceId?: string;
+    workspacePath?: string;
+  },
 ): Promise<{ thread: ThreadRow; branch: BranchRow }> {
   const [created] = await q.insert(threads).values(values).returning();
   if (!created) throw new InvariantError('insert returned no thread');

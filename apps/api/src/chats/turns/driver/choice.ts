@@ -32,3 +32,19 @@ export async function driverFor(
     window: (conversationId, messages) => transcriptTables.readNewestMessages(db, conversationId, messages),
   });
 }
+
+/**
+ * A1: the driver of a deployment with agent chats: an agent chat's turns (they carry its
+ * workspace) go to the agent's driver, every other turn to the chat's. A summary is the chat
+ * model's; the agent compacts its own session.
+ */
+export function withAgentChats(chat: RuntimeDriver, agent: RuntimeDriver): RuntimeDriver {
+  return {
+    send: (turn) => (turn.workspace ? agent.send(turn) : chat.send(turn)),
+    ...(chat.summarize ? { summarize: chat.summarize.bind(chat) } : {}),
+    discard: (token) => chat.discard(token),
+    close: async () => {
+      await Promise.all([chat.close?.(), agent.close?.()]);
+    },
+  };
+}

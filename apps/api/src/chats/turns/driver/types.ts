@@ -90,6 +90,17 @@ export interface DriverTurn {
   model?: string;
   segment: Segment;
   /**
+   * A3: the resume token kept on the conversation's newest final reply that kept one (failed turns
+   * too), for a driver whose agent keeps its own session (Claude Code): a new connection resumes
+   * from it, else starts fresh. Left out when none was kept.
+   */
+  resumeFrom?: string;
+  /**
+   * A1: an agent chat's workspace and the directory its agent works in, as the chat keeps them
+   * (the driver checks the directory again before it starts an agent there). Absent: a plain chat.
+   */
+  workspace?: { id: string; path: string };
+  /**
    * What of the conversation the model gets besides the message (C3): the stored messages after
    * the branch's marker (the newest `messages` of them) and the summary of those before it, if any.
    * The host measured the window; a driver never reads more of the conversation than this.
@@ -129,10 +140,17 @@ export interface SummaryRequest {
 export interface RuntimeDriver {
   send(turn: DriverTurn): Promise<RuntimeConnection>;
   /**
+   * The driver's agent keeps its own session between runs (A3): each started run is given the
+   * conversation's newest kept resume token (`resumeFrom`). Left out: the host does not read it.
+   */
+  resumesSessions?: boolean;
+  /**
    * The model's summary of the messages (C3); throws when the model call fails. A driver without
    * it cannot compact: the host falls back to the newest messages that fit.
    */
   summarize?(request: SummaryRequest): Promise<string>;
   /** Forgets a suspended run that will never be resumed (its turn was stopped). Best effort. */
   discard(resumeToken: string): Promise<void>;
+  /** Ends what the driver keeps running between runs (an agent's sessions), as the API stops. */
+  close?(): Promise<void>;
 }

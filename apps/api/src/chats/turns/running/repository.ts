@@ -118,3 +118,24 @@ export async function renewLease(
     .returning({ id: turns.id });
   return rows.length > 0;
 }
+
+/**
+ * A3: the resume token kept on the newest finished turn of a branch that kept one (failed turns
+ * too): what an agent's new connection resumes from. Null when none was kept.
+ */
+export async function newestResumeToken(q: Queryable, branchId: string): Promise<string | null> {
+  const [row] = await q
+    .select({ token: turns.resumeToken })
+    .from(turns)
+    .where(
+      and(
+        eq(turns.branchId, branchId),
+        statusIn('ran'),
+        sql`${turns.resumeToken} is not null and ${turns.removedAt} is null`,
+      ),
+    )
+    // Turns of a branch finish in the order their claims stamp.
+    .orderBy(sql`${turns.queuePosition} desc`)
+    .limit(1);
+  return row?.token ?? null;
+}

@@ -6,7 +6,7 @@ import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
-import { readRunInstructions } from '../../threads/choices';
+import { readRunSetup } from '../../threads/choices';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, prepareHistory } from '../context/compaction';
@@ -30,6 +30,7 @@ import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
+import { newestResumeToken } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 
 /**
@@ -336,15 +337,18 @@ export class TurnRunner {
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
       // history was read. One that begins after it meets the run's own first reads (`connect`).
-      const custom =
-        segment.kind === 'start'
-          ? customInstructions(
-              await this.waitingForDatabase(controller, () =>
-                readRunInstructions(this.deps.db, turn.threadId),
-              ),
-            )
-          : '';
+      // A resumed run reads it too: an agent chat's run goes on on the agent.
+      const setup = await this.waitingForDatabase(controller, () =>
+        readRunSetup(this.deps.db, turn.threadId),
+      );
+      const custom = segment.kind === 'start' ? customInstructions(setup) : '';
+      const { workspace } = setup;
       const { toolModes } = this.deps;
+      // A3: an agent that keeps its own session resumes it from the newest token kept on the branch.
+      const resumeFrom =
+        segment.kind === 'start' && (workspace || this.deps.driver.resumesSessions)
+          ? await this.waitingForDatabase(controller, () => newestResumeToken(this.deps.db, run.branch.id))
+          : null;
       // The steers this run was handed at its boundaries (by their turn ids).
       const heard = new Set<string>();
       const started = await this.connect(controller, {
@@ -354,6 +358,8 @@ export class TurnRunner {
         instructions: { handoff: turn.handoff, lateSteer: turn.steer, ...(custom ? { custom } : {}) },
         ...(turn.model ? { model: turn.model } : {}),
         segment,
+        ...(resumeFrom ? { resumeFrom } : {}),
+        ...(workspace ? { workspace } : {}),
         history,
         abortSignal: controller.signal,
         // A boundary the database cannot serve takes nothing in: the reply goes on, its steers wait

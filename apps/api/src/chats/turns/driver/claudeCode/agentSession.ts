@@ -1,0 +1,357 @@
+import {
+  type CanUseTool,
+  type HookCallback,
+  type Options,
+  type PermissionResult,
+  type Query,
+  query,
+  type SDKUserMessage,
+} from '@anthropic-ai/claude-agent-sdk';
+import { turnErrorMessages } from '@chat/contracts';
+import { steerReminder } from '../../../../agent/steerReminder';
+import { WordedFailure } from '../../../../platform/errors';
+import type { DriverEvent, DriverTurn, SteerMessage, SuspendedCall } from '../types';
+import { TurnStreamAdapter } from './streamAdapter';
+
+/**
+ * One long-lived Claude Code session of one conversation (A2): a `query` fed through the SDK's
+ * streaming input, so the next message of the chat goes to the same running agent. It runs one
+ * turn at a time (the host runs one turn per thread); the turn's events go to its `TurnChannel`.
+ * The session ends when the driver closes it (idle window over, parked, a stopped turn) or when the
+ * binary ends; a turn running then ends with an error, never with a crash of the API.
+ */
+
+/** What a session is started with; the driver's configuration and the conversation's state. */
+export interface SessionStart {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  model?: string;
+  /** The session to resume (A3): the explicit token, else the newest kept one; none: fresh. */
+  resume?: string;
+  /** The binary's stderr, one line at a time (for the log; never a person's text). */
+  stderr?: (line: string) => void;
+}
+
+/** An unbounded async queue, read once: a turn's events, or the agent's streaming input. */
+export class AsyncChannel<T> implements AsyncIterable<T> {
+  private readonly buffered: T[] = [];
+  private waiting: (() => void) | undefined;
+  private ended = false;
+
+  push(item: T): void {
+    if (this.ended) return;
+    this.buffered.push(item);
+    this.wake();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  private wake() {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+    for (;;) {
+      if (this.buffered.length > 0) {
+        yield this.buffered.shift() as T;
+        continue;
+      }
+      if (this.ended) return;
+      await new Promise<void>((resolve) => {
+        this.waiting = resolve;
+      });
+    }
+  }
+}
+
+export type TurnChannel = AsyncChannel<DriverEvent>;
+
+/** The turn a session is running now. */
+interface ActiveTurn {
+  turn: DriverTurn;
+  channel: TurnChannel;
+  adapter: TurnStreamAdapter;
+  /** Whether `resume-token` went out yet (the first event of every run). */
+  tokenSent: boolean;
+  /** Steers the hook took in, shown at the next model call's start (the roll, S4). */
+  boundary: { steers: SteerMessage[]; continuationMessageId: string } | undefined;
+  /** Steers are taken in only while the turn streams (not once it ended or was stopped). */
+  steering: boolean;
+}
+
+export class AgentSession {
+  private readonly input = new AsyncChannel<SDKUserMessage>();
+  private readonly controller = new AbortController();
+  private readonly query: Query;
+  private active: ActiveTurn | undefined;
+  /**
+   * A5: the tool call waiting for a person (the run that asked ended suspended). The agent waits
+   * in `canUseTool` until the decision comes back as a resumed run, or the session ends.
+   */
+  private approval:
+    | {
+        token: string;
+        toolCallId: string;
+        adapter: TurnStreamAdapter;
+        decide(result: PermissionResult): void;
+      }
+    | undefined;
+  /** The session id the binary reported (the resume token); the one resumed until it reports. */
+  sessionId: string | undefined;
+  closed = false;
+  /** When the session last ended a turn or took one (the pool parks the least recently used). */
+  lastUsed = Date.now();
+  private readonly onEnd: () => void;
+
+  constructor(start: SessionStart, onEnd: () => void) {
+    this.onEnd = onEnd;
+    this.sessionId = start.resume;
+    const steerHook: HookCallback = async () => await this.steerAtToolBoundary();
+    const options: Options = {
+      cwd: start.cwd,
+      env: start.env,
+      abortController: this.controller,
+      includePartialMessages: true,
+      permissionMode: 'default',
+      // Isolation: no settings, hooks or permission rules from files (a workspace's own
+      // `.claude/` could run commands or allow tools); the product's policy is the only one.
+      settingSources: [],
+      canUseTool: this.askPerson,
+      hooks: { PreToolUse: [{ hooks: [steerHook] }] },
+      ...(start.model ? { model: start.model } : {}),
+      ...(start.resume ? { resume: start.resume } : {}),
+      ...(start.stderr ? { stderr: start.stderr } : {}),
+    };
+    this.query = query({ prompt: this.input, options });
+    void this.pump();
+  }
+
+  /** Running a turn, or waiting for a person's decision on a tool call: never closed for room. */
+  get busy(): boolean {
+    return this.active !== undefined || this.approval !== undefined;
+  }
+
+  /** Whether the session waits for the decision on the call `token` names. */
+  awaits(token: string): boolean {
+    return this.approval?.token === token;
+  }
+
+  /**
+   * A5: the run that goes on once a person decided on the tool call the session waits for: the
+   * agent runs the tool (approved) or reads that it was denied, and the reply goes on.
+   */
+  resume(turn: DriverTurn, decision: 'approve' | 'deny'): TurnChannel {
+    const approval = this.approval;
+    if (!approval) throw new AgentStopped('no approval waits');
+    this.approval = undefined;
+    const channel: TurnChannel = new AsyncChannel<DriverEvent>();
+    const active: ActiveTurn = {
+      turn,
+      channel,
+      adapter: approval.adapter,
+      tokenSent: false,
+      boundary: undefined,
+      steering: true,
+    };
+    this.active = active;
+    this.lastUsed = Date.now();
+    if (this.sessionId) this.sendToken(active, this.sessionId);
+    if (decision === 'deny') approval.adapter.deny(approval.toolCallId);
+    approval.decide(
+      decision === 'approve'
+        ? { behavior: 'allow', toolUseID: approval.toolCallId }
+        : { behavior: 'deny', message: TOOL_DENIED_BY_PERSON, toolUseID: approval.toolCallId },
+    );
+    return channel;
+  }
+
+  /** Forgets the call waiting for a person (its turn was stopped): denied, and the session closed. */
+  discard(token: string): void {
+    if (!this.awaits(token)) return;
+    this.approval?.decide({ behavior: 'deny', message: TOOL_DENIED_BY_PERSON, interrupt: true });
+    this.approval = undefined;
+    this.close();
+  }
+
+  /**
+   * A5: a tool call the agent may not make without a person. The running turn ends suspended on
+   * it (the host records the approval request and blocks the queue); the agent waits here.
+   */
+  private readonly askPerson: CanUseTool = async (toolName, input, options) => {
+    const active = this.active;
+    if (!active || this.approval) return { behavior: 'deny', message: TOOL_DENIED_BY_PERSON };
+    const token = `${APPROVAL_TOKEN}${crypto.randomUUID()}`;
+    const decided = new Promise<PermissionResult>((resolve) => {
+      this.approval = { token, toolCallId: options.toolUseID, adapter: active.adapter, decide: resolve };
+      options.signal.addEventListener('abort', () =>
+        resolve({ behavior: 'deny', message: TOOL_DENIED_BY_PERSON }),
+      );
+    });
+    const call: SuspendedCall = { resumeToken: token, toolCallId: options.toolUseID, toolName, args: input };
+    this.active = undefined;
+    this.lastUsed = Date.now();
+    active.steering = false;
+    active.channel.push({ type: 'suspended', call });
+    active.channel.end();
+    return await decided;
+  };
+
+  /** Runs one turn on the session: its message goes into the agent's input queue. */
+  run(turn: DriverTurn, message: SDKUserMessage['message']): TurnChannel {
+    const channel: TurnChannel = new AsyncChannel<DriverEvent>();
+    const active: ActiveTurn = {
+      turn,
+      channel,
+      adapter: new TurnStreamAdapter(),
+      tokenSent: false,
+      boundary: undefined,
+      steering: true,
+    };
+    this.active = active;
+    this.lastUsed = Date.now();
+    // A running session already knows its id: the run's first event, as every driver's.
+    if (this.sessionId && !this.resuming) this.sendToken(active, this.sessionId);
+    this.input.push({ type: 'user', message, parent_tool_use_id: null });
+    return channel;
+  }
+
+  /** Until the binary reports its own id, a resumed session's id is only what it was asked to resume. */
+  private resuming = true;
+
+  /** Ends the session: the binary is stopped; a turn still running ends with an error. */
+  close(reason?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.approval?.decide({ behavior: 'deny', message: TOOL_DENIED_BY_PERSON, interrupt: true });
+    this.approval = undefined;
+    this.input.end();
+    this.controller.abort();
+    this.endActive(reason);
+    this.onEnd();
+  }
+
+  /** Stops the turn running now (S1): the agent is interrupted, and the session closed with it. */
+  stopTurn(turn: DriverTurn): void {
+    if (this.active?.turn !== turn) return;
+    const active = this.active;
+    active.steering = false;
+    active.channel.end();
+    this.active = undefined;
+    // The interrupted turn's partial is the host's; the session resumes from its token next time.
+    void this.query.interrupt().catch(() => undefined);
+    this.close();
+  }
+
+  /** Ends the turn's events without stopping the agent (the host let go of the connection). */
+  release(turn: DriverTurn): void {
+    if (this.active?.turn !== turn) return;
+    // A turn given up before its end cannot be told apart from one still running: close it all.
+    this.stopTurn(turn);
+  }
+
+  private sendToken(active: ActiveTurn, token: string) {
+    if (active.tokenSent) return;
+    active.tokenSent = true;
+    active.channel.push({ type: 'resume-token', token });
+  }
+
+  private endActive(reason?: Error) {
+    const active = this.active;
+    this.active = undefined;
+    if (!active) return;
+    active.steering = false;
+    if (reason) active.channel.push({ type: 'error', error: reason });
+    active.channel.end();
+  }
+
+  /** A4: at each tool call, the steers of now, as the product's steer reminder for the agent. */
+  private async steerAtToolBoundary() {
+    const active = this.active;
+    if (!active?.steering) return {};
+    const steers = await active.turn.takeSteers();
+    if (steers.length === 0 || this.active !== active) return {};
+    const known = active.boundary?.steers ?? [];
+    active.boundary = {
+      steers: [...known, ...steers],
+      continuationMessageId: active.boundary?.continuationMessageId ?? crypto.randomUUID(),
+    };
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse' as const,
+        additionalContext: steerReminder(steers.map((steer) => steer.text)),
+      },
+    };
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for await (const message of this.query) {
+        const active = this.active;
+        if (message.type === 'system' && message.subtype === 'init') {
+          this.sessionId = message.session_id;
+          this.resuming = false;
+          if (active) this.sendToken(active, message.session_id);
+          continue;
+        }
+        if (!active) continue;
+        const adapted = active.adapter.adapt(message);
+        if (adapted.kind === 'none' || adapted.kind === 'session') continue;
+        if (adapted.kind === 'call-start' && active.boundary) {
+          // Steers taken in at the tool boundary: what came before is one message, then the roll.
+          const [close, ...open] = adapted.chunks;
+          if (close?.type === 'finish-step') active.channel.push({ type: 'chunk', chunk: close });
+          active.channel.push({ type: 'steer-boundary', ...active.boundary });
+          active.boundary = undefined;
+          for (const chunk of close?.type === 'finish-step' ? open : adapted.chunks) {
+            active.channel.push({ type: 'chunk', chunk });
+          }
+          continue;
+        }
+        for (const chunk of adapted.chunks) active.channel.push({ type: 'chunk', chunk });
+        if (adapted.kind === 'done') {
+          if (adapted.usage) active.channel.push({ type: 'usage', usage: adapted.usage });
+          active.channel.push({ type: 'turn-complete', saved: true });
+          this.finishTurn(active);
+        } else if (adapted.kind === 'failed') {
+          active.channel.push({ type: 'error', error: adapted.error });
+          this.finishTurn(active);
+        }
+      }
+      this.close(new AgentStopped('the agent ended its session'));
+    } catch (error) {
+      this.close(new AgentStopped('the agent stopped', { cause: error }));
+    }
+  }
+
+  private finishTurn(active: ActiveTurn) {
+    if (this.active !== active) return;
+    this.active = undefined;
+    this.lastUsed = Date.now();
+    active.steering = false;
+    active.channel.end();
+  }
+}
+
+/** A suspended call's resume token names the approval it waits on; another driver's is told apart. */
+const APPROVAL_TOKEN = 'claude-code-approval:';
+
+/** What the agent reads of a tool call the person denied (the same words as the chat's tools). */
+export const TOOL_DENIED_BY_PERSON = 'The person denied this tool call; it did not run.';
+
+/**
+ * The binary ended (or could not start) while a turn ran: the person reads the product's words;
+ * what happened (`cause`, `detail`) goes to the log.
+ */
+export class AgentStopped extends WordedFailure {
+  constructor(
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(turnErrorMessages.agentStopped, options);
+  }
+}

@@ -1,0 +1,222 @@
+import { mkdir } from 'node:fs/promises';
+import type { SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import { turnErrorMessages } from '@chat/contracts';
+import { WordedFailure } from '../../../../platform/errors';
+import type { Logger } from '../../../../platform/logger';
+import { hiddenInstructions } from '../hiddenInstructions';
+import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
+import { AgentSession, AgentStopped } from './agentSession';
+
+/** What the Claude Code driver is configured with (platform/config.ts: `AGENT_*`). */
+export interface ClaudeCodeDriverOptions {
+  /**
+   * The binary's own directory for sessions and settings (`CLAUDE_CONFIG_DIR`, and its HOME): the
+   * deployment's data directory, never a person's home, so deployments and test runs never share.
+   */
+  configDir: string;
+  /** The workspace a turn's agent works in (an agent chat's; A1). Throws when there is none. */
+  workspaceOf(turn: DriverTurn): Promise<string>;
+  /** The model the agent is asked for; unset: the binary's default. */
+  model?: string;
+  /** The Messages API the agent talks to, and its key (never from the browser). */
+  baseUrl?: string;
+  apiKey?: string;
+  /** Whether a chat's model id (M2) is still configured: a removed one fails the run. */
+  hasModel(id: string): boolean;
+  /** How long a session stays after a turn, for the chat's next message (A2). */
+  idleMs: number;
+  /** Most sessions running at once on this instance; past it the least recently used idle one is parked. */
+  maxSessions: number;
+  logger?: Logger;
+}
+
+/**
+ * The Claude Code runtime driver (A1-A3): one long-lived `AgentSession` per active conversation,
+ * kept for an idle window after each turn so the chat's next message reaches the same running
+ * agent, then closed; at most `maxSessions` at once (the least recently used idle one is parked:
+ * closed, to resume from its token on its next message). The session id is the resume token: a
+ * session starts from `turn.resumeFrom` (the token kept on the conversation's newest final
+ * reply), else fresh. Steers are taken in at the agent's next tool call (a `PreToolUse` hook); a
+ * steer no tool call met is left to the host, which queues it first. Stop interrupts the agent and
+ * closes its session (the next message resumes it).
+ */
+export class ClaudeCodeDriver implements RuntimeDriver {
+  readonly resumesSessions = true;
+  private readonly sessions = new Map<string, AgentSession>();
+  private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+
+  constructor(private readonly options: ClaudeCodeDriverOptions) {}
+
+  async send(turn: DriverTurn): Promise<RuntimeConnection> {
+    const events = this.run(turn);
+    return {
+      events,
+      steerable: true,
+      close: () => {
+        this.sessions.get(turn.conversation.id)?.release(turn);
+        void events.return(undefined);
+      },
+    };
+  }
+
+  async discard(resumeToken: string): Promise<void> {
+    for (const session of this.sessions.values()) session.discard(resumeToken);
+  }
+
+  /** Closes every session (the API is stopping). */
+  async close(): Promise<void> {
+    for (const timer of this.idleTimers.values()) clearTimeout(timer);
+    this.idleTimers.clear();
+    for (const session of [...this.sessions.values()]) session.close();
+  }
+
+  private async *run(turn: DriverTurn): AsyncGenerator<DriverEvent> {
+    if (turn.model && !this.options.hasModel(turn.model)) {
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.modelRemoved(turn.model)) };
+      return;
+    }
+    if (turn.segment.kind === 'resume') {
+      yield* this.resumeAfterDecision(turn, turn.segment);
+      return;
+    }
+    let session: AgentSession;
+    try {
+      session = await this.sessionFor(turn);
+    } catch (error) {
+      yield {
+        type: 'error',
+        error: error instanceof WordedFailure ? error : new AgentStopped('no start', { cause: error }),
+      };
+      return;
+    }
+    const stop = () => session.stopTurn(turn);
+    turn.abortSignal.addEventListener('abort', stop, { once: true });
+    try {
+      yield* session.run(turn, userMessage(turn));
+    } finally {
+      turn.abortSignal.removeEventListener('abort', stop);
+      if (!session.closed) this.idleAfterTurn(turn.conversation.id, session);
+    }
+  }
+
+  /**
+   * A5: the run after a person decided on the tool call a session waits for. Only this instance's
+   * running session waits: after a restart (or once the session ended) the turn fails in words
+   * that say so, and the chat goes on from the session's kept token.
+   */
+  private async *resumeAfterDecision(
+    turn: DriverTurn,
+    segment: Extract<DriverTurn['segment'], { kind: 'resume' }>,
+  ): AsyncGenerator<DriverEvent> {
+    const key = turn.conversation.id;
+    const session = this.sessions.get(key);
+    if (!session?.awaits(segment.call.resumeToken)) {
+      if (session?.sessionId) yield { type: 'resume-token', token: session.sessionId };
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
+      return;
+    }
+    const stop = () => session.stopTurn(turn);
+    turn.abortSignal.addEventListener('abort', stop, { once: true });
+    try {
+      yield* session.resume(turn, segment.decision);
+    } finally {
+      turn.abortSignal.removeEventListener('abort', stop);
+      if (!session.closed) this.idleAfterTurn(key, session);
+    }
+  }
+
+  /** The conversation's running session, or a new one resumed from its kept token. */
+  private async sessionFor(turn: DriverTurn): Promise<AgentSession> {
+    const key = turn.conversation.id;
+    const timer = this.idleTimers.get(key);
+    if (timer) clearTimeout(timer);
+    this.idleTimers.delete(key);
+    const running = this.sessions.get(key);
+    // A session still busy with an earlier run (one given up on) is not shared: it is closed.
+    if (running && !running.closed && !running.busy && sameSession(running, turn)) return running;
+    const resume = turn.resumeFrom ?? running?.sessionId;
+    running?.close();
+    const cwd = await this.options.workspaceOf(turn);
+    await mkdir(this.options.configDir, { recursive: true });
+    this.parkIdleSessions();
+    const session: AgentSession = new AgentSession(
+      {
+        cwd,
+        env: this.environment(),
+        ...(this.options.model ? { model: this.options.model } : {}),
+        ...(resume && SESSION_ID.test(resume) ? { resume } : {}),
+        stderr: (line) =>
+          this.options.logger?.debug({ conversationId: key, line: line.slice(0, 500) }, 'agent stderr'),
+      },
+      () => {
+        if (this.sessions.get(key) === session) this.sessions.delete(key);
+      },
+    );
+    this.sessions.set(key, session);
+    return session;
+  }
+
+  /** A2: the session stays for the chat's next message, then it is closed. */
+  private idleAfterTurn(key: string, session: AgentSession) {
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(key);
+      if (!session.busy) session.close();
+    }, this.options.idleMs);
+    timer.unref();
+    this.idleTimers.set(key, timer);
+  }
+
+  /** A2: room for one more session, by parking the least recently used idle ones. */
+  private parkIdleSessions() {
+    const idle = [...this.sessions.entries()]
+      .filter(([, session]) => !session.busy)
+      .sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    while (this.sessions.size >= this.options.maxSessions && idle.length > 0) {
+      const [key, session] = idle.shift() as [string, AgentSession];
+      clearTimeout(this.idleTimers.get(key));
+      this.idleTimers.delete(key);
+      session.close();
+    }
+  }
+
+  /**
+   * The binary's environment: only what it needs, never the API's own (its database URL, its auth
+   * secret). Non-essential traffic (telemetry, update checks) is off on a server.
+   */
+  private environment(): Record<string, string | undefined> {
+    const { configDir, baseUrl, apiKey } = this.options;
+    return {
+      PATH: process.env.PATH,
+      LANG: process.env.LANG,
+      HOME: configDir,
+      CLAUDE_CONFIG_DIR: configDir,
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      CLAUDE_AGENT_SDK_CLIENT_APP: 'queued-turn-chat',
+      ...(baseUrl ? { ANTHROPIC_BASE_URL: baseUrl } : {}),
+      ...(apiKey ? { ANTHROPIC_API_KEY: apiKey } : {}),
+    };
+  }
+}
+
+/** A Claude Code session id (a UUID); anything else kept on a reply (another driver's) starts fresh. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A running session serves the turn unless the turn asks to resume another session (a version). */
+function sameSession(session: AgentSession, turn: DriverTurn): boolean {
+  return !turn.resumeFrom || !session.sessionId || turn.resumeFrom === session.sessionId;
+}
+
+/** The turn's message for the agent: the hidden instructions of this run first, then the person's text. */
+function userMessage(turn: DriverTurn): SDKUserMessage['message'] {
+  // The agent keeps its own conversation: no summary of the host's window goes with it.
+  const hidden = hiddenInstructions({ ...turn, history: { messages: 0, summary: null } });
+  return {
+    role: 'user',
+    content: [
+      ...(hidden.length > 0
+        ? [{ type: 'text' as const, text: `<system-reminder>\n${hidden.join('\n\n')}\n</system-reminder>` }]
+        : []),
+      { type: 'text' as const, text: turn.message.text },
+    ],
+  };
+}

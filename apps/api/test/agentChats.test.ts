@@ -1,0 +1,336 @@
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Thread, ThreadDetail, WorkspaceList } from '@chat/contracts';
+import { turnErrorMessages } from '@chat/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newEmail, type Refusal, signUp } from './support/accounts';
+import { type ApiClient, readChunks, textOfChunks, textOfMessage, waitFor } from './support/client';
+import { type MessagesApiServer, startMessagesApi } from './support/messagesApiServer';
+import { freshDatabase, startTestApi, type TestApi, turnRow } from './support/testApi';
+
+/**
+ * Agent chats (A1-A3, A8) through the real API: the workspaces a deployment configures, the chats
+ * made on them (and the directories refused), and their turns run by the real Claude Code binary
+ * against the scripted Messages API: its text, its tool uses as tool cards, a tool that needs an
+ * approval denied by policy, its session kept between turns and resumed after a restart of the
+ * API, and a binary that dies mid-turn ending the turn failed, not the API. A deployment without
+ * workspaces has none of it.
+ */
+
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+let messages: MessagesApiServer;
+let scratch: string;
+let root: string;
+let outside: string;
+let dataDir: string;
+let api: TestApi;
+let person: ApiClient;
+
+async function agentApi(extra: Record<string, string> = {}) {
+  return await startTestApi(database.url, {
+    AGENT_WORKSPACES: root,
+    AGENT_BASE_URL: messages.baseUrl,
+    AGENT_API_KEY: 'scripted',
+    DATA_DIR: dataDir,
+    ...extra,
+  });
+}
+
+async function signedUp(target: TestApi): Promise<ApiClient> {
+  const client = await target.client();
+  expect((await signUp(client, newEmail())).status).toBe(200);
+  return client;
+}
+
+async function workspaceId(client: ApiClient): Promise<string> {
+  const { body } = await client.json<WorkspaceList>('GET', '/api/workspaces');
+  const id = body.workspaces[0]?.id;
+  if (!id) throw new Error('no workspace');
+  return id;
+}
+
+async function agentChat(client: ApiClient): Promise<string> {
+  const created = await client.json<Thread>('POST', '/api/threads', {
+    workspaceId: await workspaceId(client),
+  });
+  expect(created.status).toBe(201);
+  return created.body.id;
+}
+
+async function settled(client: ApiClient, threadId: string): Promise<ThreadDetail> {
+  const detail = await waitFor(
+    () => client.detail(threadId),
+    (read) => read.turnQueue.activeTurn === null,
+    60_000,
+  );
+  if (!detail) throw new Error('the chat did not settle');
+  return detail;
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  messages = await startMessagesApi();
+  scratch = await mkdtemp(join(tmpdir(), 'agent-chats-'));
+  root = join(scratch, 'projects');
+  outside = join(scratch, 'elsewhere');
+  dataDir = join(scratch, 'data');
+  await mkdir(join(root, 'app'), { recursive: true });
+  await mkdir(outside, { recursive: true });
+  await symlink(outside, join(root, 'link-out'));
+  api = await agentApi();
+  person = await signedUp(api);
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  await messages?.close();
+  await database?.drop();
+  // The binary may still be writing its session files as its API closes.
+  await rm(scratch, { recursive: true, force: true, maxRetries: 5 });
+});
+
+describe('agent chats off (no AGENT_WORKSPACES)', () => {
+  it('lists no workspace, refuses an agent chat with 403 forbidden, and makes plain chats', async () => {
+    const off = await startTestApi(database.url, { DATA_DIR: dataDir });
+    try {
+      const client = await signedUp(off);
+      const listed = await client.json<WorkspaceList>('GET', '/api/workspaces');
+      expect(listed).toMatchObject({ status: 200, body: { workspaces: [] } });
+      const refused = await client.json<Refusal>('POST', '/api/threads', { workspaceId: 'anything' });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('forbidden');
+      const plain = await client.json<Thread>('POST', '/api/threads', {});
+      expect(plain.body).toMatchObject({ runtime: 'chat' });
+      expect(plain.body.workspace).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  }, 60_000);
+});
+
+describe('agent chats on a configured workspace', () => {
+  it('lists the workspace by id and name, never its path', async () => {
+    const { status, body } = await person.json<WorkspaceList>('GET', '/api/workspaces');
+    expect(status).toBe(200);
+    expect(body.workspaces).toEqual([{ id: expect.stringMatching(/^[0-9a-f]{16}$/), label: 'projects' }]);
+    expect(JSON.stringify(body)).not.toContain(scratch);
+  });
+
+  it('does not let a guest start one unless the deployment allows it (A1)', async () => {
+    const guest = await api.client();
+    expect((await guest.json<WorkspaceList>('GET', '/api/workspaces')).body.workspaces).toEqual([]);
+    const refused = await guest.json<Refusal>('POST', '/api/threads', {
+      workspaceId: await workspaceId(person),
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('forbidden');
+  });
+
+  it('makes an agent chat on the workspace, or on a directory inside it', async () => {
+    const id = await workspaceId(person);
+    const created = await person.json<Thread>('POST', '/api/threads', { workspaceId: id });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ runtime: 'agent', workspace: { id, label: 'projects' } });
+    const inside = await person.json<Thread>('POST', '/api/threads', {
+      workspaceId: id,
+      directory: join(root, 'app'),
+    });
+    expect(inside.body).toMatchObject({ runtime: 'agent', workspace: { id, label: 'app' } });
+    const detail = await person.detail(created.body.id);
+    expect(detail.thread).toMatchObject({ runtime: 'agent', workspace: { id } });
+  });
+
+  it.each([
+    ['a directory outside the workspace', () => outside, 'outside'],
+    ['a symlink out of it', () => join(root, 'link-out'), 'outside'],
+    ['a path through a symlink out of it', () => join(root, 'link-out', '.'), 'outside'],
+    ['a directory that does not exist', () => join(root, 'missing'), 'missing'],
+    ['a relative path', () => 'app', 'not_absolute'],
+  ])('refuses %s with 422 workspace_refused, and makes no chat', async (_name, directory, reason) => {
+    const before = (await person.threadPage({ limit: 200 })).threads.length;
+    const refused = await person.json<Refusal & { error: { reason: string } }>('POST', '/api/threads', {
+      workspaceId: await workspaceId(person),
+      directory: directory(),
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: 'workspace_refused', reason });
+    expect((await person.threadPage({ limit: 200 })).threads.length).toBe(before);
+  });
+
+  it('refuses a workspace not on the list with 404 not_found', async () => {
+    const refused = await person.json<Refusal>('POST', '/api/threads', { workspaceId: 'not-a-workspace' });
+    expect(refused.status).toBe(404);
+    expect(refused.body.error.code).toBe('not_found');
+  });
+});
+
+describe('an agent chat runs the Claude Code agent', () => {
+  it("streams the agent's reply; a plain chat of the same deployment keeps the chat model", async () => {
+    const threadId = await agentChat(person);
+    const { turnId, chunks } = await person.sendAndRead(threadId, 'hello agent [[words:4]]');
+    expect(textOfChunks(chunks)).toBe('You said: "hello agent". word1 word2 word3 word4');
+    const detail = await settled(person, threadId);
+    expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect((await turnRow(api, turnId))?.resumeToken).toMatch(/^[0-9a-f-]{36}$/);
+    const plain = await person.createThread();
+    const local = await person.sendAndRead(plain, 'hello model [[words:3]]');
+    expect(textOfChunks(local.chunks)).not.toContain('You said: "hello model". word1');
+  }, 60_000);
+
+  it("shows the agent's tool use as a tool card with its output (A6)", async () => {
+    const threadId = await agentChat(person);
+    const { chunks } = await person.sendAndRead(threadId, 'run it [[tool:Bash]] [[words:3]]');
+    expect(chunks).toContainEqual(
+      expect.objectContaining({ type: 'tool-input-available', toolName: 'Bash', input: expect.anything() }),
+    );
+    expect(chunks).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-available', output: 'step 1' }),
+    );
+    const detail = await settled(person, threadId);
+    const parts = JSON.stringify(detail.messages[1]?.parts);
+    expect(parts).toContain('Bash');
+    expect(parts).toContain('step 1');
+  }, 60_000);
+
+  /** An agent chat on a directory of its own, and a message whose agent writes a file there. */
+  async function writingChat() {
+    const directory = join(root, `writes-${crypto.randomUUID()}`);
+    await mkdir(directory);
+    const created = await person.json<Thread>('POST', '/api/threads', {
+      workspaceId: await workspaceId(person),
+      directory,
+    });
+    const threadId = created.body.id;
+    const { turnId, chunks } = await person.sendAndRead(threadId, 'write it [[tool:Write]] [[words:3]]');
+    return { directory, threadId, turnId, chunks };
+  }
+
+  it('asks the person before a tool the agent may not run alone: the queue waits, approve runs it (A5)', async () => {
+    const { directory, threadId, turnId, chunks } = await writingChat();
+    expect(chunks).toContainEqual(
+      expect.objectContaining({ type: 'tool-input-available', toolName: 'Write' }),
+    );
+    const waiting = await person.detail(threadId);
+    expect(waiting.turnQueue.activeTurn).toMatchObject({ id: turnId, status: 'awaiting_approval' });
+    const [request] = waiting.hitl;
+    expect(request).toMatchObject({ status: 'pending', toolName: 'Write', turnId });
+    // H3: a message sent meanwhile waits in the queue.
+    const queued = await person.queued(threadId, 'after the approval [[words:2]]');
+    expect(queued.status).toBe('queued');
+    expect(existsSync(join(directory, 'written.txt'))).toBe(false);
+    const approved = await person.fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
+      decision: 'approve',
+    });
+    expect(approved.status).toBe(200);
+    const rest = await readChunks(approved);
+    expect(rest).toContainEqual(expect.objectContaining({ type: 'tool-output-available' }));
+    expect(textOfChunks(rest)).toContain('You said: "write it"');
+    expect(readFileSync(join(directory, 'written.txt'), 'utf8')).toBe('written by the agent');
+    expect((await turnRow(api, turnId))?.status).toBe('completed');
+    const after = await settled(person, threadId);
+    expect(after.hitl).toMatchObject([{ status: 'approved' }]);
+  }, 60_000);
+
+  it('deny: the tool does not run, the agent reads that it was denied, the reply goes on (A5)', async () => {
+    const { directory, threadId, turnId } = await writingChat();
+    const [request] = (await person.detail(threadId)).hitl;
+    const denied = await person.fetch('POST', `/api/threads/${threadId}/hitl/${request?.id}`, {
+      decision: 'deny',
+    });
+    expect(denied.status).toBe(200);
+    const rest = await readChunks(denied);
+    expect(rest).toContainEqual(expect.objectContaining({ type: 'tool-output-denied' }));
+    expect(textOfChunks(rest)).toContain('You said: "write it"');
+    expect(existsSync(join(directory, 'written.txt'))).toBe(false);
+    expect((await turnRow(api, turnId))?.status).toBe('completed');
+    expect((await settled(person, threadId)).hitl).toMatchObject([{ status: 'denied' }]);
+  }, 60_000);
+
+  it('keeps the session between turns: the same token, and the agent remembers the chat (A2)', async () => {
+    const threadId = await agentChat(person);
+    const first = await person.sendAndRead(threadId, 'remember the lighthouse [[words:2]]');
+    const second = await person.sendAndRead(threadId, 'what did I say? [[history]] [[words:2]]');
+    expect(textOfChunks(second.chunks)).toContain('History: "remember the lighthouse"');
+    const [one, two] = await Promise.all([turnRow(api, first.turnId), turnRow(api, second.turnId)]);
+    expect(two?.resumeToken).toBe(one?.resumeToken);
+  }, 60_000);
+
+  it('resumes the session from the kept token after the API restarts (A3, A8); an approval waiting then is lost, in words', async () => {
+    const threadId = await agentChat(person);
+    const first = await person.sendAndRead(threadId, 'remember the harbour [[words:2]]');
+    const asking = await writingChat();
+    const [request] = (await person.detail(asking.threadId)).hitl;
+    await api.close();
+    api = await agentApi();
+    const client = person.via(api.baseUrl);
+    person = client;
+    const again = await client.sendAndRead(threadId, 'and before? [[history]] [[words:2]]');
+    expect(textOfChunks(again.chunks)).toContain('History: "remember the harbour"');
+    expect((await turnRow(api, again.turnId))?.resumeToken).toBe(
+      (await turnRow(api, first.turnId))?.resumeToken,
+    );
+    // Approvals of agent tools do not survive a restart (not built): the turn fails and says why.
+    const late = await client.fetch('POST', `/api/threads/${asking.threadId}/hitl/${request?.id}`, {
+      decision: 'approve',
+    });
+    expect(late.status).toBe(200);
+    expect(JSON.stringify(await readChunks(late))).toContain(turnErrorMessages.agentApprovalLost);
+    expect((await turnRow(api, asking.turnId))?.status).toBe('failed');
+    expect(existsSync(join(asking.directory, 'written.txt'))).toBe(false);
+  }, 120_000);
+
+  it("ends the turn failed in the product's words when the agent dies mid-turn; the API goes on", async () => {
+    const directory = join(root, `dies-${Date.now()}`);
+    await mkdir(directory);
+    const created = await person.json<Thread>('POST', '/api/threads', {
+      workspaceId: await workspaceId(person),
+      directory,
+    });
+    const threadId = created.body.id;
+    const reply = await person.send(threadId, 'a long one [[words:400]] [[delay:30]]');
+    const turnId = reply.headers.get('x-turn-id') ?? '';
+    // The agent of this chat: the one process working in its directory (started by this API).
+    const pid = await waitFor(
+      async () => processWorkingIn(directory),
+      (found) => found !== undefined,
+      30_000,
+    );
+    expect(pid).toBeDefined();
+    await waitFor(
+      async () => (await turnRow(api, turnId))?.partialText ?? '',
+      (text) => text.length > 0,
+      30_000,
+    );
+    process.kill(pid as number, 'SIGKILL');
+    const text = await reply.text();
+    expect(text).toContain(turnErrorMessages.agentStopped);
+    const detail = await settled(person, threadId);
+    expect((await turnRow(api, turnId))?.status).toBe('failed');
+    expect(detail.messages[1]?.metadata).toMatchObject({ failed: true });
+    expect((await fetch(`${api.baseUrl}/api/health`)).status).toBe(200);
+    // The failed message, edited and run again (Q11), starts the agent again from its kept token.
+    const edited = await person.fetch('PATCH', `/api/threads/${threadId}/queue/${turnId}`, {
+      text: 'are you back? [[words:2]]',
+    });
+    expect(edited.status).toBe(200);
+    const claim = await person.fetch('POST', `/api/threads/${threadId}/queue/claim`);
+    expect(claim.status).toBe(200);
+    expect(textOfChunks(await readChunks(claim))).toContain('You said: "are you back?"');
+    expect(textOfMessage((await settled(person, threadId)).messages.at(-1))).toContain('are you back?');
+  }, 120_000);
+});
+
+/** The pid of the process whose working directory is `directory` (Linux /proc), if one. */
+function processWorkingIn(directory: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) === directory) return Number(entry);
+    } catch {
+      // Another user's process, or one that just ended.
+    }
+  }
+  return undefined;
+}
