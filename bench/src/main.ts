@@ -6,8 +6,11 @@
  *   --json             print the rows as JSON instead of the table
  *   --write / --no-write   write docs/benchmarks.md (default: written in full mode only)
  *   --out=FILE         write the report there instead
- *   --only=a,b         run only some scenarios: cpu, latency, interrupts, attach, rate, burst, uploads,
- *                      detail, web, streams
+ *   --only=a,b         run only some scenarios: cpu, latency, interrupts, attach, uploads, detail,
+ *                      web (on one API process), rate, burst, streams (on --api-processes), frozen
+ *   --api-processes=N  API_PROCESSES of the API the rate, burst, streams and frozen scenarios run on
+ *                      (default: the machine's cores, as `pnpm start` runs it)
+ *   --freeze-seconds=S how long the frozen scenario stops PostgreSQL (default 20; quick 5)
  *   --streams=500,1000 override the concurrent stream counts
  *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
  *   --from-json=FILE   no run: render (and with --write, write) the report of an earlier --json run
@@ -17,23 +20,25 @@
  *                      harness: the same figures before and after a change
  *
  * BENCH_PORT_BASE=N puts the baseline on N, the API on N+1, the web app on N+2, an embedded
- * PostgreSQL on N+3 and a second API instance on N+4 (otherwise free ports). BENCH_DATABASE_URL or
+ * PostgreSQL on N+3, a second API instance on N+4, the API of --api-processes on N+5 and the
+ * frozen scenario's API on N+6 (otherwise free ports). BENCH_DATABASE_URL or
  * DATABASE_URL names a PostgreSQL server to create the run's own database on.
  */
 import { readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@chat/db';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { type BenchDatabase, openBenchDatabase } from './database';
 import { describeError } from './errors';
 import { readStream, Session } from './http';
-import { repoRoot, type ServerProcess, startApi, startBaseline } from './processes';
+import { repoRoot, type ServerProcess, startApi, startBaseline, untilProcessesStarted } from './processes';
 import { markdownTable, type RunInfo, runInfo, writeReport } from './report';
 import { FULL, MB, type Mode, QUICK, type Row } from './rows';
 import type { BenchContext } from './scenarios/context';
 import { measureCpu } from './scenarios/cpu';
 import { measureDetail } from './scenarios/detail';
+import { frozenNotRun, measureFrozenDatabase } from './scenarios/frozen';
 import { measureAttachLag } from './scenarios/instances';
 import { measureInterrupts } from './scenarios/interrupts';
 import { measureLatency } from './scenarios/latency';
@@ -42,18 +47,24 @@ import { measureStreams } from './scenarios/streams';
 import { measureUploadFlood } from './scenarios/uploads';
 import { measureWebAssets } from './scenarios/webAssets';
 
+// In the order they run: the single-process API's figures first, then those of the API as
+// `pnpm start` runs it (one process per core), then the frozen database, which needs an API of its
+// own (a freeze leaves an API's connections and circuit in a state that would spoil what follows).
 const SCENARIOS = [
   'cpu',
   'latency',
   'interrupts',
   'attach',
-  'rate',
-  'burst',
   'uploads',
   'detail',
   'web',
+  'rate',
+  'burst',
   'streams',
+  'frozen',
 ] as const;
+/** Measured on the API as deployed (API_PROCESSES processes on one port), not on one process. */
+const ON_MANY_PROCESSES = new Set<string>(['rate', 'burst', 'streams']);
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -65,6 +76,8 @@ interface Options {
   cpuProfileDir?: string;
   fromJson?: string;
   apiDir?: string;
+  /** API_PROCESSES of the API the rate, burst, streams and frozen scenarios run on. */
+  apiProcesses: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -78,6 +91,11 @@ function parseArgs(argv: string[]): Options {
   const sizes = value('sizes');
   if (sizes) mode.detailSizes = sizes.split(',').map(Number);
   const only = value('only')?.split(',') ?? [...SCENARIOS];
+  const apiProcesses = Number(value('api-processes') ?? availableParallelism());
+  if (!Number.isInteger(apiProcesses) || apiProcesses < 1)
+    throw new Error(`--api-processes must be a whole number of at least 1, not ${value('api-processes')}`);
+  const frozenSeconds = value('freeze-seconds');
+  if (frozenSeconds) mode.freezeSeconds = Number(frozenSeconds);
   for (const name of only)
     if (!SCENARIOS.includes(name as Scenario))
       throw new Error(`unknown scenario ${name}: ${SCENARIOS.join(', ')}`);
@@ -90,6 +108,7 @@ function parseArgs(argv: string[]): Options {
     cpuProfileDir: value('cpu-prof'),
     fromJson: value('from-json'),
     apiDir: value('api-dir'),
+    apiProcesses,
   };
 }
 
@@ -99,23 +118,38 @@ async function ports(): Promise<{
   web: number;
   postgres: number;
   secondApi: number;
+  manyApi: number;
+  frozenApi: number;
 }> {
   const base = Number(process.env.BENCH_PORT_BASE);
   if (base > 0)
-    return { baseline: base, api: base + 1, web: base + 2, postgres: base + 3, secondApi: base + 4 };
+    return {
+      baseline: base,
+      api: base + 1,
+      web: base + 2,
+      postgres: base + 3,
+      secondApi: base + 4,
+      manyApi: base + 5,
+      frozenApi: base + 6,
+    };
   return {
     baseline: await freePort(),
     api: await freePort(),
     web: await freePort(),
     postgres: await freePort(),
     secondApi: await freePort(),
+    manyApi: await freePort(),
+    frozenApi: await freePort(),
   };
 }
 
 // A detail of a long thread can take minutes: no client-side timeouts, no cap on connections.
 setGlobalDispatcher(new Agent({ headersTimeout: 0, bodyTimeout: 0, connections: null }));
 
-const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const runStartedAt = Date.now();
+/** Progress on stderr, with the seconds since the run started. */
+const log = (message: string) =>
+  process.stderr.write(`[bench +${Math.round((Date.now() - runStartedAt) / 1000)}s] ${message}\n`);
 
 /** Resident memory once the servers have started, answered a few turns and settled. */
 async function idleMemory(context: BenchContext): Promise<Row> {
@@ -144,6 +178,8 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
   const started: ServerProcess[] = [];
   let database: BenchDatabase | undefined;
   const stopAll = async () => {
+    // A frozen database first goes on, or it could not stop (nor be dropped).
+    database?.freezer?.thaw();
     for (const server of started.reverse()) await server.stop().catch(() => {});
     await database?.drop();
   };
@@ -153,66 +189,117 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
+  // Started from a test or a script that has gone (killed, or ended by Ctrl+C before it could end
+  // this run): its servers must not outlive it, so the run ends as if interrupted.
+  const parent = process.ppid;
+  const orphanWatch = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(orphanWatch);
+      interrupted();
+    }
+  }, 500);
+  orphanWatch.unref();
+  const apiLog = (apiPort: number) => join(tmpdir(), `chat-bench-api-${apiPort}.log`);
+  /** Starts an API on the run's database; the run stops it at the end if the step does not. */
+  const startOwnApi = async (apiPort: number, processes: number, build: boolean) => {
+    const server = await startApi({
+      port: apiPort,
+      databaseUrl: (database as BenchDatabase).url,
+      webOrigin,
+      cpuProfileDir: options.cpuProfileDir,
+      logFile: apiLog(apiPort),
+      apiDir: options.apiDir,
+      build,
+      processes,
+    });
+    started.push(server);
+    if (processes > 1) await untilProcessesStarted(server, processes);
+    return server;
+  };
   try {
     database = await openBenchDatabase({ port: port.postgres });
     log(`database created (${database.server})`);
     const baseline = await startBaseline(port.baseline);
     started.push(baseline);
-    const api = await startApi({
-      port: port.api,
-      databaseUrl: database.url,
-      webOrigin,
-      cpuProfileDir: options.cpuProfileDir,
-      logFile: join(tmpdir(), `chat-bench-api-${port.api}.log`),
-      apiDir: options.apiDir,
-    });
-    started.push(api);
-    log(
-      `baseline ${baseline.baseUrl}, api ${api.baseUrl} (log: ${join(tmpdir(), `chat-bench-api-${port.api}.log`)})`,
-    );
+    const api = await startOwnApi(port.api, 1, true);
+    log(`baseline ${baseline.baseUrl}, api ${api.baseUrl} (log: ${apiLog(port.api)})`);
     const session = await Session.guest(api.baseUrl, webOrigin);
     const context: BenchContext = { mode: options.mode, api, baseline, session, log };
+    // The API as deployed, for the scenarios of ON_MANY_PROCESSES; started when the first of them
+    // runs, once the single process's scenarios are done (and that process stopped, so it takes no
+    // memory or CPU from the figures).
+    let many: BenchContext | undefined;
+    const onManyProcesses = async (): Promise<BenchContext> => {
+      if (many) return many;
+      await api.stop();
+      const server = await startOwnApi(port.manyApi, options.apiProcesses, false);
+      log(`api with ${options.apiProcesses} processes ${server.baseUrl} (log: ${apiLog(port.manyApi)})`);
+      many = { ...context, api: server, session: session.via(server.baseUrl) };
+      return many;
+    };
 
     const rows: Row[] = [await idleMemory(context)];
-    const steps: Array<[Scenario, () => Promise<Row[]>]> = [
-      ['cpu', () => measureCpu(context)],
-      ['latency', () => measureLatency(context)],
-      ['interrupts', () => measureInterrupts(context)],
-      [
-        'attach',
-        async () => {
-          // A second instance of the same build on the same database.
-          const second = await startApi({
-            port: port.secondApi,
-            databaseUrl: (database as BenchDatabase).url,
-            webOrigin,
-            apiDir: options.apiDir,
-            build: false,
-            logFile: join(tmpdir(), `chat-bench-api-${port.secondApi}.log`),
-          });
-          try {
-            return await measureAttachLag(context, second);
-          } finally {
-            await second.stop();
-          }
-        },
-      ],
-      ['rate', () => measureSustainedRate(context)],
-      ['burst', () => measureBurst(context)],
-      ['uploads', () => measureUploadFlood(context)],
-      ['detail', () => measureDetail(context)],
-      [
-        'web',
-        () => measureWebAssets({ quick: options.mode.quick, port: port.web, apiOrigin: api.baseUrl, log }),
-      ],
-      // Last: a thousand streams can leave the API in a state that spoils what follows.
-      ['streams', () => measureStreams(context)],
-    ];
-    for (const [name, step] of steps) {
+    const steps: Record<Scenario, (context: BenchContext) => Promise<Row[]>> = {
+      cpu: measureCpu,
+      latency: measureLatency,
+      interrupts: measureInterrupts,
+      attach: async (context) => {
+        // A second instance of the same build on the same database.
+        const second = await startApi({
+          port: port.secondApi,
+          databaseUrl: (database as BenchDatabase).url,
+          webOrigin,
+          apiDir: options.apiDir,
+          build: false,
+          logFile: apiLog(port.secondApi),
+        });
+        started.push(second);
+        try {
+          return await measureAttachLag(context, second);
+        } finally {
+          await second.stop();
+        }
+      },
+      uploads: measureUploadFlood,
+      detail: measureDetail,
+      web: () => measureWebAssets({ quick: options.mode.quick, port: port.web, apiOrigin: api.baseUrl, log }),
+      rate: measureSustainedRate,
+      burst: measureBurst,
+      // A thousand streams can leave the API in a state that spoils what follows: the frozen
+      // database gets an API of its own.
+      streams: measureStreams,
+      frozen: async () => {
+        // Nothing else on the database while it is frozen: an idle API's timers would meet it too.
+        await api.stop();
+        const { freezer } = database as BenchDatabase;
+        if (!freezer)
+          return frozenNotRun(
+            `the database is ${(database as BenchDatabase).server}'s (BENCH_DATABASE_URL / DATABASE_URL): the harness can freeze only an embedded PostgreSQL it started itself`,
+          );
+        // The quick profile's few streams spoil nothing, and an API's start is a good part of its
+        // time: it reuses the API of the streams.
+        const reuse = options.mode.quick ? many : undefined;
+        if (!reuse) await many?.api.stop();
+        const server = reuse?.api ?? (await startOwnApi(port.frozenApi, options.apiProcesses, false));
+        if (!reuse)
+          log(`api with ${options.apiProcesses} processes ${server.baseUrl} for the frozen database`);
+        try {
+          return await measureFrozenDatabase(
+            reuse ?? { ...context, api: server, session: session.via(server.baseUrl) },
+            freezer,
+          );
+        } finally {
+          freezer.thaw();
+          await server.stop();
+        }
+      },
+    };
+    for (const name of SCENARIOS) {
       if (!options.only.has(name)) continue;
       log(`${name}...`);
       try {
-        rows.push(...(await step()));
+        const on = ON_MANY_PROCESSES.has(name) ? await onManyProcesses() : context;
+        rows.push(...(await steps[name](on)));
       } catch (error) {
         // One broken scenario must not lose the others' figures; the row says what happened.
         const message = describeError(error);
@@ -227,6 +314,7 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
     }
     return { rows, database: database.server };
   } finally {
+    clearInterval(orphanWatch);
     await stopAll();
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
