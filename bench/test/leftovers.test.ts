@@ -73,8 +73,6 @@ function runQuickTest(env: Record<string, string>): InnerRun {
   // The embedded PostgreSQL runs as its own user, which must reach its data directory in here.
   chmodSync(dir, 0o755);
   const environment: NodeJS.ProcessEnv = { ...process.env, ...env, BENCH_LEFTOVER_MARK: mark, TMPDIR: dir };
-  // Free ports: this run must not meet another benchmark's.
-  delete environment.BENCH_PORT_BASE;
   const child = spawn(process.execPath, [vitest, 'run', 'test/quick.test.ts', '-t', 'runs every scenario'], {
     cwd: benchRoot,
     env: environment,

@@ -176,10 +176,12 @@ export async function measureFrozenDatabase(context: BenchContext, freezer: Data
   ];
 
   context.log(`frozen: freezing PostgreSQL for ${mode.freezeSeconds} s`);
-  // Mid-send: these are on their way (some inside their transaction) when the database stops.
+  // Mid-send: these are on their way (some inside their transaction, some answered) when the
+  // database stops.
   const answers: Array<Promise<Answer>> = [send(idle[0] as string, 'send'), send(streaming, 'queued send')];
-  await sleep(5);
+  await sleep(20);
   answers.push(send(idle[1] as string, 'send'), send(streaming, 'queued send'));
+  await sleep(5);
   freezer.freeze();
   const frozenAt = performance.now();
   let thawedAt = Number.POSITIVE_INFINITY;
