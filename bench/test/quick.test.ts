@@ -79,6 +79,8 @@ describe('pnpm bench --quick', () => {
             new RegExp(`supervisor \\d+%, API processes( \\d+%,?){${processes}}`),
           );
       }
+      // Exactly the supervisor and its API processes: given the run's DATABASE_URL, the supervisor
+      // starts no PostgreSQL of its own (which would be one more process under it).
       if (processes > 1)
         for (const id of ['rate-20', 'burst', 'rss-streams-10'])
           expect(byId.get(id)?.note, id).toMatch(
