@@ -128,7 +128,13 @@ export async function openBenchDatabase(options: { port?: number } = {}): Promis
     return { url: own.url, server: admin.host, drop: own.drop };
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-pg-'));
-  const server = await startEmbeddedPostgres({ dataDir, port: options.port, persistent: false });
+  const server = await startEmbeddedPostgres({ dataDir, port: options.port, persistent: false }).catch(
+    (error: unknown) => {
+      // It did not start (its port taken, say): nothing of it stays behind.
+      rmSync(dataDir, { recursive: true, force: true });
+      throw error;
+    },
+  );
   const own = await createOwnDatabase(server.adminUrl);
   return {
     url: own.url,

@@ -151,6 +151,10 @@ const runStartedAt = Date.now();
 const log = (message: string) =>
   process.stderr.write(`[bench +${Math.round((Date.now() - runStartedAt) / 1000)}s] ${message}\n`);
 
+// A request or stream left running in the background by a scenario that failed (its server stopped
+// under it) must not end the harness while it is still stopping the others: it is logged instead.
+process.on('unhandledRejection', (error) => log(`unhandled in the background: ${describeError(error)}`));
+
 /** Resident memory once the servers have started, answered a few turns and settled. */
 async function idleMemory(context: BenchContext): Promise<Row> {
   const threadId = await context.session.createThread();
