@@ -210,7 +210,16 @@ export async function measureFrozenDatabase(context: BenchContext, freezer: Data
       (): Reply => ({ words: 0, finished: false, error: 'did not end within 120 s of the thaw' }),
     ),
   ]);
-  await session.fetch('POST', `/api/threads/${stopped}/interrupt`).then((response) => response.arrayBuffer());
+  // The slow reply ends now if no Stop got through during the freeze.
+  await until(
+    async () => {
+      const response = await session.fetch('POST', `/api/threads/${stopped}/interrupt`);
+      await response.arrayBuffer();
+      return response.status;
+    },
+    (status) => status === 200,
+    30_000,
+  ).catch(() => {});
   await toStopRead;
   const accepted = answered.flatMap((answer) => (answer.accepted ? [answer.accepted] : []));
   await Promise.all(accepted.map((send) => send.streamed));
