@@ -45,6 +45,8 @@ describe('pnpm bench --quick', () => {
       const { info, rows } = JSON.parse(stdout) as { info: { mode: string }; rows: Row[] };
       expect(info.mode).toBe('quick');
       const byId = new Map(rows.map((row) => [row.id, row]));
+      // A scenario that threw is one row saying why: shown first, it names the cause.
+      expect(rows.filter((row) => row.id.endsWith('-failed')).map((row) => row.notRun)).toEqual([]);
 
       // Timings beside the baseline: both sides measured, as distributions.
       for (const id of [
