@@ -1,16 +1,64 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '@chat/db';
 import postgres from 'postgres';
+import { childrenOf } from './processes';
 
 /** A database the harness created for this run, and drops at the end. */
 export interface BenchDatabase {
   url: string;
   /** Where the server lives: an external server's host, or "embedded". */
   server: string;
+  /** Only for the embedded server the harness started (it owns its processes). */
+  freezer?: DatabaseFreezer;
   drop(): Promise<void>;
+}
+
+/**
+ * Stops the whole server without ending anything (SIGSTOP): a database that hangs, not one that is
+ * down. Its connections stay open and the kernel still accepts new ones, but nothing answers.
+ */
+export interface DatabaseFreezer {
+  freeze(): void;
+  /** SIGCONT; does nothing when it is not frozen. */
+  thaw(): void;
+}
+
+/**
+ * The embedded server of `dataDir`: the postmaster first (so it starts no new session), then every
+ * process it started (each session's backend, the background workers); thawed in the reverse order.
+ */
+function freezerOf(dataDir: string): DatabaseFreezer {
+  let frozen = false;
+  const postmaster = () => {
+    const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no postmaster.pid in ${dataDir}`);
+    return pid;
+  };
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // It ended meanwhile.
+    }
+  };
+  return {
+    freeze() {
+      const pid = postmaster();
+      frozen = true;
+      process.kill(pid, 'SIGSTOP');
+      for (const child of childrenOf(pid)) signal(child, 'SIGSTOP');
+    },
+    thaw() {
+      if (!frozen) return;
+      const pid = postmaster();
+      for (const child of childrenOf(pid)) signal(child, 'SIGCONT');
+      signal(pid, 'SIGCONT');
+      frozen = false;
+    },
+  };
 }
 
 const PREFIX = 'chat_bench_';
@@ -80,11 +128,18 @@ export async function openBenchDatabase(options: { port?: number } = {}): Promis
     return { url: own.url, server: admin.host, drop: own.drop };
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-bench-pg-'));
-  const server = await startEmbeddedPostgres({ dataDir, port: options.port, persistent: false });
+  const server = await startEmbeddedPostgres({ dataDir, port: options.port, persistent: false }).catch(
+    (error: unknown) => {
+      // It did not start (its port taken, say): nothing of it stays behind.
+      rmSync(dataDir, { recursive: true, force: true });
+      throw error;
+    },
+  );
   const own = await createOwnDatabase(server.adminUrl);
   return {
     url: own.url,
     server: 'embedded',
+    freezer: freezerOf(dataDir),
     drop: async () => {
       try {
         await own.drop();

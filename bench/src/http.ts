@@ -50,7 +50,7 @@ export class Session {
     return response.status;
   }
 
-  async fetch(method: string, path: string, body?: unknown): Promise<Response> {
+  async fetch(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
     return await fetch(`${this.baseUrl}${path}`, {
       method,
       headers: {
@@ -59,6 +59,7 @@ export class Session {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
   }
 

@@ -34,8 +34,10 @@ function number(value: number, unit: Row['unit']): string {
 
 function cell(value: Summary | number | undefined, unit: Row['unit']): string {
   if (value === undefined) return '-';
-  if (typeof value === 'number') return `${number(value, unit)} ${unit}`;
-  return `${number(value.median, unit)} / ${number(value.p90, unit)} / ${number(value.p99, unit)} ${unit} (n=${value.n})`;
+  if (typeof value === 'number')
+    return unit === 'count' ? number(value, unit) : `${number(value, unit)} ${unit}`;
+  const suffix = unit === 'count' ? '' : ` ${unit}`;
+  return `${number(value.median, unit)} / ${number(value.p90, unit)} / ${number(value.p99, unit)}${suffix} (n=${value.n})`;
 }
 
 function verdict(row: Row): string {

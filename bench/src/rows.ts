@@ -5,7 +5,8 @@ export interface Row {
   /** A stable key (the quick test and `--json` readers look rows up by it). */
   id: string;
   figure: string;
-  unit: 'ms' | 'MB' | 'KB';
+  /** `count`: a plain number of things (turns, requests). */
+  unit: 'ms' | 'MB' | 'KB' | 'count';
   baseline?: Summary | number;
   app?: Summary | number;
   /** How the app compares: to the baseline, or (detail growth) to a smaller size. */
@@ -40,6 +41,8 @@ export interface Mode {
   burst: number;
   /** Paced replies followed through a second API instance. */
   attachTurns: number;
+  /** How long the frozen-database scenario holds PostgreSQL stopped (SIGSTOP), in seconds. */
+  freezeSeconds: number;
 }
 
 export const QUICK: Mode = {
@@ -58,6 +61,7 @@ export const QUICK: Mode = {
   rateSeconds: 1,
   burst: 40,
   attachTurns: 1,
+  freezeSeconds: 5,
 };
 
 export const FULL: Mode = {
@@ -76,6 +80,7 @@ export const FULL: Mode = {
   rateSeconds: 10,
   burst: 1_000,
   attachTurns: 5,
+  freezeSeconds: 20,
 };
 
 export function ratioText(app: Summary, baseline: Summary): string {

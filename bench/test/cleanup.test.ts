@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { endHarness, processesInGroup, startHarness } from './harness';
 
@@ -6,6 +7,14 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
   }
 }
 
@@ -24,4 +33,21 @@ describe('a benchmark ended from outside', () => {
     }
     expect(processesInGroup(pid)).toEqual([]);
   });
+
+  it('leaves no API process behind when the API runs as a supervisor and one process per core', async () => {
+    // The rate alone runs on the API as deployed (API_PROCESSES: here 2, whatever the cores).
+    const harness = startHarness(['--quick', '--json', '--only=rate', '--api-processes=2']);
+    const pid = harness.child.pid as number;
+    try {
+      await until(() => /api with 2 processes http/.test(harness.stderr()), 170_000);
+      const apiProcesses = processesInGroup(pid).filter((member) =>
+        commandLineOf(member).includes('dist/main.mjs'),
+      );
+      // The supervisor and its two API processes (the single-process API was stopped before).
+      expect(apiProcesses.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await endHarness(harness.child);
+    }
+    expect(processesInGroup(pid)).toEqual([]);
+  }, 240_000);
 });

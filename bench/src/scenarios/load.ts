@@ -1,5 +1,6 @@
 import { describeError } from '../errors';
 import { firstDeltaThenDrain, readStream, type Session } from '../http';
+import { onProcesses } from '../processes';
 import type { Row } from '../rows';
 import { describeStalls, watchForStalls } from '../stallWatch';
 import { summarize } from '../stats';
@@ -73,6 +74,16 @@ function p99Text(results: SendResult[]): string {
     : `${summarize(results.map((result) => result.headersMs)).p99.toFixed(0)} ms`;
 }
 
+/** Issue 40: at least 150 started a second with p99 < 1 s; a slower pace must start every send. */
+const RATE_TARGET = 150;
+
+function rateTarget(rate: number): { text: string; startedPerS: number } {
+  if (rate >= RATE_TARGET)
+    return { text: `>= ${RATE_TARGET} started/s, p99 < 1 s`, startedPerS: RATE_TARGET };
+  // Every send started: the span runs to the last answer, so a full pace reads a little under it.
+  return { text: `all ${rate}/s started, p99 < 1 s`, startedPerS: rate * 0.98 };
+}
+
 /**
  * Sustained new turns: sends arrive at a fixed pace (open loop: one every 1/rate s, whatever the
  * answers do), each on an idle thread, each short reply read to its end. How many the API started
@@ -105,12 +116,12 @@ export async function measureSustainedRate(context: BenchContext): Promise<Row[]
     const startedPerS = started.length / spanS;
     rows.push({
       id: `rate-${rate}`,
-      figure: `${rate} new turns a second for ${mode.rateSeconds} s (open loop, short replies): time to response headers of those started`,
+      figure: `${rate} new turns a second for ${mode.rateSeconds} s (open loop, short replies, ${onProcesses(context.api)}): time to response headers of those started`,
       unit: 'ms',
       app: headers,
       ratio: `${startedPerS.toFixed(0)} started/s`,
-      target: rate >= 100 ? '>= 100 started/s, p99 < 1 s' : 'p99 < 1 s',
-      met: mode.quick ? undefined : startedPerS >= Math.min(rate, 100) * 0.98 && headers.p99 < 1_000,
+      target: rateTarget(rate).text,
+      met: mode.quick ? undefined : startedPerS >= rateTarget(rate).startedPerS && headers.p99 < 1_000,
       note: `${countStatuses(results)}; ${describeStalls(stalls)}`,
     });
   }
@@ -180,28 +191,29 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
   return [
     {
       id: 'burst',
-      figure: `${count} sends at once (${Math.min(100, count)} accounts, idle threads): time to response headers, all answers`,
+      figure: `${count} sends at once (${Math.min(100, count)} accounts, idle threads, ${onProcesses(context.api)}): time to response headers, all answers`,
       unit: 'ms',
       app: headers,
-      target: 'shed at once (max < 1 s), none lost',
+      target: 'every answer, 200 or 503, within 1 s (max); none lost',
       met: mode.quick ? undefined : headers.max < 1_000 && allStarted.every((result) => result.ok),
       note: `${countStatuses(first)}; 200s p99 ${p99Text(accepted)}, 503s p99 ${p99Text(shed)}; retried ${retries} times by Retry-After, all ${allStarted.filter((r) => r.ok).length} started within ${lastStartedS.toFixed(1)} s; ${describeStalls(stalls)}`,
     },
+    // NaN: not answered 200. The quick profile only asks that they answered.
     {
       id: 'burst-stop',
       figure: 'Stop of a running reply during the burst -> answer',
       unit: 'ms',
       app: stopMs,
-      target: 'keeps working',
-      met: Number.isFinite(stopMs),
+      target: '<= 100 ms',
+      met: mode.quick ? undefined : stopMs <= 100,
     },
     {
       id: 'burst-read',
       figure: 'thread read during the burst',
       unit: 'ms',
       app: readMs,
-      target: 'keeps working',
-      met: Number.isFinite(readMs),
+      target: '<= 100 ms',
+      met: mode.quick ? undefined : readMs <= 100,
     },
   ];
 }
