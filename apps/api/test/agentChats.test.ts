@@ -110,6 +110,22 @@ describe('agent chats off (no AGENT_WORKSPACES)', () => {
   }, 60_000);
 });
 
+describe('an agent chat on a deployment that no longer offers its workspace', () => {
+  it('fails its turn in words that say why, never answering with the chat model', async () => {
+    const threadId = await agentChat(person);
+    const off = await startTestApi(database.url, { DATA_DIR: dataDir });
+    try {
+      const client = person.via(off.baseUrl);
+      const { turnId, chunks } = await client.sendAndRead(threadId, 'hello again [[words:3]]');
+      expect(JSON.stringify(chunks)).toContain(turnErrorMessages.agentWorkspaceGone);
+      expect(textOfChunks(chunks)).toBe('');
+      expect((await turnRow(off, turnId))?.status).toBe('failed');
+    } finally {
+      await off.close();
+    }
+  }, 60_000);
+});
+
 describe('agent chats on a configured workspace', () => {
   it('lists the workspace by id and name, never its path', async () => {
     const { status, body } = await person.json<WorkspaceList>('GET', '/api/workspaces');

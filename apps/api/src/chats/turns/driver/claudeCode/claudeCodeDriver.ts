@@ -145,8 +145,9 @@ export class ClaudeCodeDriver implements RuntimeDriver {
         env: this.environment(),
         ...(this.options.model ? { model: this.options.model } : {}),
         ...(resume && SESSION_ID.test(resume) ? { resume } : {}),
+        // Its words may quote the conversation: the log gets only that it wrote.
         stderr: (line) =>
-          this.options.logger?.debug({ conversationId: key, line: line.slice(0, 500) }, 'agent stderr'),
+          this.options.logger?.debug({ conversationId: key, bytes: line.length }, 'agent wrote to stderr'),
       },
       () => {
         if (this.sessions.get(key) === session) this.sessions.delete(key);
