@@ -7,6 +7,7 @@ import {
   MAX_DOCUMENT_TEXT_CHARS,
   MAX_DOCX_PARTS,
   MAX_DOCX_UNPACKED_BYTES,
+  turnErrorMessages,
 } from '@chat/contracts';
 import { connect, createSql, type Database, type DatabaseHandle, withStartupLock } from '@chat/db';
 import { AccountService } from './accounts/accountService';
@@ -42,7 +43,7 @@ import { endWithApprovalRequest } from './chats/turns/approval/suspend';
 import { HeadClaims } from './chats/turns/claim/headClaim';
 import { ContextWindows } from './chats/turns/context/window';
 import { startBackgroundDrain } from './chats/turns/drain/backgroundDrain';
-import { driverFor, withAgentChats } from './chats/turns/driver/choice';
+import { agentChatsOff, driverFor, withAgentChats } from './chats/turns/driver/choice';
 import { ClaudeCodeDriver } from './chats/turns/driver/claudeCode/claudeCodeDriver';
 import { type ChatAgent, createChatAgent } from './chats/turns/driver/mastra/chatAgent';
 import type { RuntimeDriver } from './chats/turns/driver/types';
@@ -53,6 +54,7 @@ import { startOrphanSweeper } from './chats/turns/settle/recovery';
 import { TurnStreams } from './chats/turns/stream/attach';
 import { type Config, trustedOrigins } from './platform/config';
 import { DatabaseCircuit } from './platform/databaseCircuit';
+import { WordedFailure } from './platform/errors';
 import { type Logger, withoutQuotedValue } from './platform/logger';
 import { LoopDelay } from './platform/loopDelay';
 import { Signals } from './platform/notifications';
@@ -185,14 +187,17 @@ export async function createRuntime(
       'some AGENT_WORKSPACES are not directories; they are left out',
     );
   }
-  const driver = workspaces.enabled
-    ? withAgentChats(
-        chatDriver,
-        new ClaudeCodeDriver({
+  const driver = withAgentChats(
+    chatDriver,
+    workspaces.enabled
+      ? new ClaudeCodeDriver({
           configDir: join(config.DATA_DIR, 'claude-code'),
           workspaceOf: async (turn) => {
-            if (!turn.workspace) throw new Error('not an agent chat');
-            return await workspaces.check(turn.workspace.id, turn.workspace.path);
+            const checked = turn.workspace
+              ? await workspaces.check(turn.workspace.id, turn.workspace.path).catch(() => undefined)
+              : undefined;
+            if (!checked) throw new WordedFailure(turnErrorMessages.agentWorkspaceGone);
+            return checked;
           },
           ...(config.AGENT_MODEL ? { model: config.AGENT_MODEL } : {}),
           ...(config.AGENT_BASE_URL ? { baseUrl: config.AGENT_BASE_URL } : {}),
@@ -203,9 +208,9 @@ export async function createRuntime(
           idleMs: config.AGENT_IDLE_MS,
           maxSessions: config.AGENT_SESSIONS,
           logger,
-        }),
-      )
-    : chatDriver;
+        })
+      : agentChatsOff,
+  );
   // The one transcript store, on the memory the Mastra agent writes through too.
   const transcript: TranscriptStore = new MastraTranscriptStore(chatAgent.memory, db);
   const windows = new ContextWindows({

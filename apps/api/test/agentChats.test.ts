@@ -110,6 +110,22 @@ describe('agent chats off (no AGENT_WORKSPACES)', () => {
   }, 60_000);
 });
 
+describe('an agent chat on a deployment that no longer offers its workspace', () => {
+  it('fails its turn in words that say why, never answering with the chat model', async () => {
+    const threadId = await agentChat(person);
+    const off = await startTestApi(database.url, { DATA_DIR: dataDir });
+    try {
+      const client = person.via(off.baseUrl);
+      const { turnId, chunks } = await client.sendAndRead(threadId, 'hello again [[words:3]]');
+      expect(JSON.stringify(chunks)).toContain(turnErrorMessages.agentWorkspaceGone);
+      expect(textOfChunks(chunks)).toBe('');
+      expect((await turnRow(off, turnId))?.status).toBe('failed');
+    } finally {
+      await off.close();
+    }
+  }, 60_000);
+});
+
 describe('agent chats on a configured workspace', () => {
   it('lists the workspace by id and name, never its path', async () => {
     const { status, body } = await person.json<WorkspaceList>('GET', '/api/workspaces');
@@ -320,6 +336,65 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(await readChunks(claim))).toContain('You said: "are you back?"');
     expect(textOfMessage((await settled(person, threadId)).messages.at(-1))).toContain('are you back?');
   }, 120_000);
+});
+
+describe('the session pool (A2)', () => {
+  let idling: TestApi;
+  let bounded: TestApi;
+
+  beforeAll(async () => {
+    // Sessions closed 3 s after their turn; and one session at a time, kept ten minutes.
+    idling = await agentApi({ AGENT_IDLE_MS: '3000' });
+    bounded = await agentApi({ AGENT_SESSIONS: '1', AGENT_IDLE_MS: '600000' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await idling?.close();
+    await bounded?.close();
+  });
+
+  async function chatIn(client: ApiClient, name: string) {
+    const directory = join(root, `${name}-${crypto.randomUUID()}`);
+    await mkdir(directory);
+    const created = await client.json<Thread>('POST', '/api/threads', {
+      workspaceId: await workspaceId(client),
+      directory,
+    });
+    return { directory, threadId: created.body.id };
+  }
+
+  it('closes a session after its idle window; the next message resumes it', async () => {
+    const client = await signedUp(idling);
+    const chat = await chatIn(client, 'idle');
+    await client.sendAndRead(chat.threadId, 'remember the orchard [[words:2]]');
+    expect(processWorkingIn(chat.directory)).toBeDefined();
+    const gone = await waitFor(
+      async () => processWorkingIn(chat.directory),
+      (pid) => pid === undefined,
+      30_000,
+    );
+    expect(gone).toBeUndefined();
+    const again = await client.sendAndRead(chat.threadId, 'what was it? [[history]] [[words:2]]');
+    expect(textOfChunks(again.chunks)).toContain('History: "remember the orchard"');
+  }, 90_000);
+
+  it('parks the least recently used idle session for a new one past the bound', async () => {
+    const client = await signedUp(bounded);
+    const first = await chatIn(client, 'first');
+    const second = await chatIn(client, 'second');
+    await client.sendAndRead(first.threadId, 'remember the meadow [[words:2]]');
+    expect(processWorkingIn(first.directory)).toBeDefined();
+    await client.sendAndRead(second.threadId, 'hello [[words:2]]');
+    // The bound is one: the first chat's session was closed to make room.
+    const parked = await waitFor(
+      async () => processWorkingIn(first.directory),
+      (pid) => pid === undefined,
+      30_000,
+    );
+    expect(parked).toBeUndefined();
+    const again = await client.sendAndRead(first.threadId, 'and? [[history]] [[words:2]]');
+    expect(textOfChunks(again.chunks)).toContain('History: "remember the meadow"');
+  }, 90_000);
 });
 
 /** The pid of the process whose working directory is `directory` (Linux /proc), if one. */

@@ -301,6 +301,9 @@ export const turnErrorMessages = {
    * A5: a decision on an agent's tool call came after its session ended (the server restarted, or
    * the session was closed): the call cannot go on.
    */
+  /** A1: an agent chat whose workspace this server no longer offers (removed, or agent chats off). */
+  agentWorkspaceGone:
+    "This agent chat's workspace is no longer offered on this server, so its agent cannot run.",
   agentApprovalLost:
     'The agent that asked for this approval is no longer running, so the tool call cannot go on. Send your message again.',
 } as const;

@@ -1,13 +1,15 @@
+import { turnErrorMessages } from '@chat/contracts';
 import type { Database } from '@chat/db';
 import { CHAT_INSTRUCTIONS } from '../../../agent/chatInstructions';
 import type { Config } from '../../../platform/config';
+import { WordedFailure } from '../../../platform/errors';
 import { transcriptTables } from '../../transcript/tables';
 import { AiSdkDriver } from './aiSdk/aiSdkDriver';
 import { builtInToolsForStreamText } from './aiSdk/chatTools';
 import { mcpToolsForStreamText } from './mastra/aiSdkTools';
 import type { ChatAgent } from './mastra/chatAgent';
 import { MastraDriver } from './mastra/mastraDriver';
-import type { RuntimeDriver } from './types';
+import type { DriverEvent, RuntimeDriver } from './types';
 
 /** The runtime names `CHAT_RUNTIME` takes (their one list is the configuration's). */
 export type RuntimeName = Config['CHAT_RUNTIME'];
@@ -48,3 +50,18 @@ export function withAgentChats(chat: RuntimeDriver, agent: RuntimeDriver): Runti
     },
   };
 }
+
+/**
+ * The agent side of a deployment without agent chats (no workspace configured): an agent chat made
+ * while they were on fails its turns in words that say why, never runs on the chat model instead.
+ */
+export const agentChatsOff: RuntimeDriver = {
+  send: async () => ({
+    events: (async function* (): AsyncGenerator<DriverEvent> {
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentWorkspaceGone) };
+    })(),
+    steerable: false,
+    close: () => undefined,
+  }),
+  discard: async () => undefined,
+};

@@ -1,11 +1,11 @@
-import {
-  type CanUseTool,
-  type HookCallback,
-  type Options,
-  type PermissionResult,
-  type Query,
+import type {
+  CanUseTool,
+  HookCallback,
+  Options,
+  PermissionResult,
+  Query,
   query,
-  type SDKUserMessage,
+  SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
 import { turnErrorMessages } from '@chat/contracts';
 import { steerReminder } from '../../../../agent/steerReminder';
@@ -23,6 +23,8 @@ import { TurnStreamAdapter } from './streamAdapter';
 
 /** What a session is started with; the driver's configuration and the conversation's state. */
 export interface SessionStart {
+  /** The SDK's `query`, loaded once the first agent session starts (`claudeCodeDriver.ts`). */
+  query: typeof query;
   cwd: string;
   env: Record<string, string | undefined>;
   model?: string;
@@ -127,7 +129,7 @@ export class AgentSession {
       ...(start.resume ? { resume: start.resume } : {}),
       ...(start.stderr ? { stderr: start.stderr } : {}),
     };
-    this.query = query({ prompt: this.input, options });
+    this.query = start.query({ prompt: this.input, options });
     void this.pump();
   }
 

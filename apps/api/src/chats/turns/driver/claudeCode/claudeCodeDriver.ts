@@ -139,14 +139,17 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     const cwd = await this.options.workspaceOf(turn);
     await mkdir(this.options.configDir, { recursive: true });
     this.parkIdleSessions();
+    const { query } = await agentSdk();
     const session: AgentSession = new AgentSession(
       {
+        query,
         cwd,
         env: this.environment(),
         ...(this.options.model ? { model: this.options.model } : {}),
         ...(resume && SESSION_ID.test(resume) ? { resume } : {}),
+        // Its words may quote the conversation: the log gets only that it wrote.
         stderr: (line) =>
-          this.options.logger?.debug({ conversationId: key, line: line.slice(0, 500) }, 'agent stderr'),
+          this.options.logger?.debug({ conversationId: key, bytes: line.length }, 'agent wrote to stderr'),
       },
       () => {
         if (this.sessions.get(key) === session) this.sessions.delete(key);
@@ -197,6 +200,16 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     };
   }
 }
+
+/**
+ * The SDK, loaded when the first agent session starts: a deployment without agent chats (or one
+ * whose agents never ran) never pays for it (about 10 MB and 0.2 s per API process).
+ */
+let sdk: Promise<typeof import('@anthropic-ai/claude-agent-sdk')> | undefined;
+const agentSdk = () => {
+  sdk ??= import('@anthropic-ai/claude-agent-sdk');
+  return sdk;
+};
 
 /** A Claude Code session id (a UUID); anything else kept on a reply (another driver's) starts fresh. */
 const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -55,12 +55,16 @@ export class TurnStreamAdapter {
         chunks.push({ type: 'finish' });
         return { kind: 'done', chunks, usage: usageOf(message.usage) };
       }
-      const said =
-        message.subtype === 'success' ? message.result : (message.errors?.join('; ') ?? message.subtype);
+      // What goes to the log names the failure, never the reply's text (a failed success's
+      // `result` is the agent's last text): its kind, the API's status, the errors' first words.
+      const status = message.subtype === 'success' ? `status ${message.api_error_status ?? 'unknown'}` : '';
+      const errors = message.subtype === 'success' ? '' : (message.errors ?? []).join('; ').slice(0, 300);
       return {
         kind: 'failed',
         chunks,
-        error: new Error(`the agent's turn failed (${this.callError ?? message.subtype}): ${said}`),
+        error: new Error(
+          `the agent's turn failed (${this.callError ?? message.subtype}) ${status}${errors}`.trim(),
+        ),
       };
     }
     return { kind: 'none' };
