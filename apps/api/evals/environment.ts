@@ -39,7 +39,7 @@ export interface EvalEnvironment {
 export interface EnvironmentOptions {
   databaseUrl: string;
   /**
-   * CHAT_MODELS (and the key variables its entries name), CHAT_MODEL, OPENAI_API_KEY,
+   * CHAT_MODELS (and the key variables its entries name), CHAT_MODEL, CHAT_RUNTIME, OPENAI_API_KEY,
    * OPENAI_BASE_URL, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY, LOG_LEVEL are taken from here.
    */
   env?: Record<string, string | undefined>;
@@ -58,6 +58,9 @@ export async function startEvalEnvironment(options: EnvironmentOptions): Promise
     OPENAI_BASE_URL: env.OPENAI_BASE_URL,
     ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY,
     GOOGLE_GENERATIVE_AI_API_KEY: env.GOOGLE_GENERATIVE_AI_API_KEY,
+    // The deployment's driver (`CHAT_RUNTIME`, else the default); a sabotage breaks the handoff
+    // inside the Mastra agent's `stream` (see `sabotage`), so a sabotaged run is on `mastra`.
+    CHAT_RUNTIME: options.sabotage ? 'mastra' : env.CHAT_RUNTIME,
     // The cases run with the models named here, never ones found on this machine.
     OLLAMA_BASE_URL: 'off',
     LOG_LEVEL: env.LOG_LEVEL ?? 'silent',
