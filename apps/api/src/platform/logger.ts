@@ -79,7 +79,12 @@ function isServerError(e: ErrorLike): boolean {
 /** The message of a query or server error as it may be logged. */
 function ownSafeMessage(e: ErrorLike): string | undefined {
   const message = typeof e.message === 'string' ? e.message : '';
-  if (isQueryError(e)) return typeof e.query === 'string' ? `Failed query: ${e.query}` : 'Failed query';
+  if (isQueryError(e)) {
+    const failed = typeof e.query === 'string' ? `Failed query: ${e.query}` : 'Failed query';
+    // postgres.js puts the query on the server's own error: what the server said is kept too, cut
+    // before any value it quotes, as for any server error.
+    return isServerError(e) && message !== '' ? `${failed}\n${withoutQuotedValue(message)}` : failed;
+  }
   if (isServerError(e)) return withoutQuotedValue(message);
   return undefined;
 }
