@@ -117,6 +117,20 @@ export class HangWatch {
       this.timer = undefined;
       return;
     }
+    // Judged after this turn of the event loop has read its sockets: a tick that comes late (a loop
+    // busy with other work, the timers run first) must not cut a connection whose answer has
+    // already arrived and only waits to be read.
+    if (this.judging) return;
+    this.judging = true;
+    setImmediate(() => {
+      this.judging = false;
+      if (!this.closed) this.judge();
+    });
+  }
+
+  private judging = false;
+
+  private judge(): void {
     const now = performance.now();
     let stalled = false;
     for (const [socket, state] of this.watched) {

@@ -50,6 +50,10 @@ export async function openMastraMemory(options: {
   // An idle client whose connection breaks emits 'error' on the pool; unhandled, it would end the
   // process. The next query makes a new connection.
   pool.on('error', () => {});
+  // A client checked out of the pool (between two statements of a transaction, say) has no pool
+  // listener: its connection cut by the hang watch or a network fault would emit an 'error' no one
+  // hears, an uncaught exception. Its next statement fails with the cause; the pool then drops it.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const storage = new PostgresStore({ id: 'chat-memory', pool, schemaName: 'mastra', disableInit: true });
   const memory = new Memory({
     storage,

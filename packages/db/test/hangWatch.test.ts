@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatabaseHung, HangWatch } from '../src/hangWatch';
+
+/**
+ * The hang watch's deadline against a busy event loop: a connection whose answer arrived while the
+ * loop was blocked is not cut when the late timer fires first, and one that got no answer still is.
+ * A server of the test's own, in a process of its own (so it answers while this loop is blocked),
+ * plays PostgreSQL: it answers every write with a ReadyForQuery, except a write of 'silent'.
+ */
+const SERVER = `
+const net = require('node:net');
+const server = net.createServer((socket) => {
+  socket.on('error', () => {});
+  socket.on('data', (data) => {
+    if (String(data) !== 'silent') socket.write(Buffer.from([0x5a, 0, 0, 0, 5, 0x49]));
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+let server: ChildProcess;
+let port = 0;
+
+beforeAll(async () => {
+  server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  port = await new Promise<number>((resolve) =>
+    server.stdout?.once('data', (data) => resolve(Number(String(data)))),
+  );
+});
+
+afterAll(() => {
+  server?.kill();
+});
+
+function watchOf(): HangWatch {
+  return new HangWatch({
+    check: async () => {},
+    resetCheck: async () => {},
+    // Only the deadline is under test: the check never runs.
+    stallMs: 60_000,
+    checkMs: 1_000,
+    deadlineMs: 100,
+    tickMs: 20,
+  });
+}
+
+async function connected(
+  watch: HangWatch,
+): Promise<{ socket: Socket; errors: unknown[]; answers: number[] }> {
+  const socket = watch.socket({ host: ['127.0.0.1'], port: [port] });
+  const errors: unknown[] = [];
+  const answers: number[] = [];
+  socket.on('error', (error) => errors.push(error));
+  socket.on('data', (data) => answers.push(data.length));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, errors, answers };
+}
+
+function blockLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // Busy: the answer arrives meanwhile and waits in the kernel to be read.
+  }
+}
+
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('the hang watch on a busy event loop', () => {
+  it('keeps a connection whose answer arrived while the loop was blocked past the deadline', async () => {
+    const watch = watchOf();
+    const { socket, errors, answers } = await connected(watch);
+    socket.write('query');
+    blockLoop(300);
+    await settle(150);
+    expect(answers.length).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    expect(socket.destroyed).toBe(false);
+    socket.destroy();
+    await watch.close();
+  });
+
+  it('cuts a connection that got no answer by the deadline', async () => {
+    const watch = watchOf();
+    const { socket, errors } = await connected(watch);
+    socket.write('silent');
+    await settle(300);
+    expect(socket.destroyed).toBe(true);
+    expect(errors[0]).toBeInstanceOf(DatabaseHung);
+    await watch.close();
+  });
+});
