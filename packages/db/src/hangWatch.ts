@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 export interface HangWatchOptions {
   /** Asks the database something trivial on a connection of its own; rejects or never settles when it hangs. */
@@ -24,6 +25,11 @@ export class DatabaseHung extends Error {
     super('the database did not answer in time; its connection was dropped');
   }
 }
+
+/** Above this share of a check's wait spent busy, the event loop, not the database, may be why it went unanswered. */
+const BUSY_LOOP = 0.5;
+/** How many more waits a check gets while the event loop is that busy. */
+const BUSY_LOOP_WAITS = 3;
 
 /** A watched connection: since when it waits for an answer, and whether it ever got one. */
 interface Watched {
@@ -158,16 +164,24 @@ export class HangWatch {
       },
       () => {},
     );
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.options.checkMs);
-    });
-    await Promise.race([asked, late]);
-    clearTimeout(timer);
-    // The deadline's timer may have fired after an event loop busy with other work: an answer
-    // that already arrived gets its turn (I/O is read before `setImmediate` runs) before the
-    // database is called hung.
-    if (!answered) await new Promise((resolve) => setImmediate(resolve));
+    for (let waits = 0; ; waits++) {
+      const loopBefore = performance.eventLoopUtilization();
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.options.checkMs);
+      });
+      await Promise.race([asked, late]);
+      clearTimeout(timer);
+      // The deadline's timer may have fired after an event loop busy with other work: an answer
+      // that already arrived gets its turn (I/O is read before `setImmediate` runs) before the
+      // database is called hung.
+      if (!answered) await new Promise((resolve) => setImmediate(resolve));
+      // A loop busy for most of the wait had little time to hear the answer (a check that must
+      // connect first needs several turns of it): the API, not the database, was slow. It waits
+      // again, a few times at most, before the database is called hung.
+      if (answered || waits >= BUSY_LOOP_WAITS) break;
+      if (performance.eventLoopUtilization(loopBefore).utilization < BUSY_LOOP) break;
+    }
     if (answered) {
       this.aliveAt = startedAt;
       return;

@@ -91,3 +91,60 @@ describe('the hang watch on a busy event loop', () => {
     await watch.close();
   });
 });
+
+describe("the hang watch's check on a busy event loop", () => {
+  /** A watch whose check answers after `turns` turns of the event loop (as a check that must connect first does). */
+  function checkedWatch(turns: number | 'never', hangs: number[]): HangWatch {
+    return new HangWatch({
+      check: async () => {
+        if (turns === 'never') return await new Promise(() => {});
+        for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+      },
+      resetCheck: async () => {},
+      stallMs: 50,
+      checkMs: 300,
+      deadlineMs: 60_000,
+      tickMs: 20,
+      onHang: (dropped) => hangs.push(dropped),
+    });
+  }
+
+  /** A connection past its start-up (it got an answer once), as the watch checks only those. */
+  async function spokenTo(watch: HangWatch): Promise<Awaited<ReturnType<typeof connected>>> {
+    const connection = await connected(watch);
+    connection.socket.write('query');
+    while (connection.answers.length === 0) await settle(10);
+    return connection;
+  }
+
+  /** Keeps the loop busy 150 ms of every 170 (a saturated API) until stopped. */
+  function saturate(): () => void {
+    const timer = setInterval(() => blockLoop(150), 20);
+    return () => clearInterval(timer);
+  }
+
+  it('does not call the database hung when its answer only needed more turns of a busy loop', async () => {
+    const hangs: number[] = [];
+    const watch = checkedWatch(4, hangs);
+    const { socket, errors } = await spokenTo(watch);
+    socket.write('silent');
+    const stop = saturate();
+    await settle(1_500);
+    stop();
+    expect(hangs).toEqual([]);
+    expect(errors).toEqual([]);
+    socket.destroy();
+    await watch.close();
+  });
+
+  it('calls it hung, and cuts the waiting connection, when the check gets no answer on a quiet loop', async () => {
+    const hangs: number[] = [];
+    const watch = checkedWatch('never', hangs);
+    const { socket, errors } = await spokenTo(watch);
+    socket.write('silent');
+    await settle(800);
+    expect(hangs).toEqual([1]);
+    expect(errors[0]).toBeInstanceOf(DatabaseHung);
+    await watch.close();
+  });
+});
