@@ -237,12 +237,17 @@ test.describe('on a phone', () => {
     const undo = page.getByRole('button', { name: 'Undo', exact: true });
     await expectOnScreenAndTappable(undo, page);
     const toast = page.locator('li[data-state="open"]', { has: undo });
-    const toastBox = await toast.boundingBox();
-    const composerBox = await chat.composer.boundingBox();
-    if (!toastBox || !composerBox) throw new Error('no box');
-    const gap = composerBox.y - (toastBox.y + toastBox.height);
-    expect(gap, 'the toast ends just above the message box, covering none of it').toBeGreaterThanOrEqual(0);
-    expect(gap, 'the toast ends just above the message box').toBeLessThanOrEqual(24);
+    // Measured once the toast has slid into place (it enters from below, over the box).
+    const gapAbove = async () => {
+      const toastBox = await toast.boundingBox();
+      const composerBox = await chat.composer.boundingBox();
+      if (!toastBox || !composerBox) throw new Error('no box');
+      return composerBox.y - (toastBox.y + toastBox.height);
+    };
+    await expect
+      .poll(gapAbove, { message: 'the toast ends just above the message box, covering none of it' })
+      .toBeGreaterThanOrEqual(0);
+    expect(await gapAbove(), 'the toast ends just above the message box').toBeLessThanOrEqual(24);
 
     await undo.tap();
     await dock.expectTexts(['[[words:3]] first queued', '[[words:3]] second queued']);

@@ -20,6 +20,10 @@ export function useToastsAboveComposer(composer: Ref<HTMLElement | null | undefi
     document.documentElement.style.setProperty(MIDDLE, `${Math.round(box.left + box.width / 2)}px`);
   };
   let observer: ResizeObserver | undefined;
+  // The box can also move without changing size (the page above it reflowed): a toast about to
+  // show is placed by where the box is now.
+  const toasts = useToast().toasts;
+  watch(() => toasts.value.length, place, { flush: 'pre' });
   onMounted(() => {
     observer = new ResizeObserver(place);
     if (composer.value) observer.observe(composer.value);
