@@ -88,7 +88,9 @@ describe('the handoff follows every interrupt (S5)', () => {
     expect(winner.headers.get('x-turn-id')).toBe(queued[0]?.id);
     const reply = await replyOf(winner);
     // Shown when it fails: what the winner's stream said instead.
-    expect(reply.slice(0, 200)).toMatch(new RegExp(`^${HANDOFF.replace(/[()]/g, '\\$&')} You said: "one"\\.`));
+    expect(reply.slice(0, 200)).toMatch(
+      new RegExp(`^${HANDOFF.replace(/[()]/g, '\\$&')} You said: "one"\\.`),
+    );
     for (const claim of claims) if (claim !== winner) await claim.body?.cancel();
 
     // The winner's stream has ended; its turn settles just after (a claim before that is a 409).
