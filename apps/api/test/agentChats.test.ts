@@ -2,11 +2,18 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Thread, ThreadDetail, WorkspaceList } from '@chat/contracts';
+import type { Thread, WorkspaceList } from '@chat/contracts';
 import { turnErrorMessages } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newEmail, type Refusal, signUp } from './support/accounts';
-import { type ApiClient, readChunks, textOfChunks, textOfMessage, waitFor } from './support/client';
+import {
+  type ApiClient,
+  readChunks,
+  textOfChunks,
+  textOfMessage,
+  untilIdle,
+  waitFor,
+} from './support/client';
 import { type MessagesApiServer, startMessagesApi } from './support/messagesApiServer';
 import { freshDatabase, startTestApi, type TestApi, turnRow } from './support/testApi';
 
@@ -57,16 +64,6 @@ async function agentChat(client: ApiClient): Promise<string> {
   });
   expect(created.status).toBe(201);
   return created.body.id;
-}
-
-async function settled(client: ApiClient, threadId: string): Promise<ThreadDetail> {
-  const detail = await waitFor(
-    () => client.detail(threadId),
-    (read) => read.turnQueue.activeTurn === null,
-    60_000,
-  );
-  if (!detail) throw new Error('the chat did not settle');
-  return detail;
 }
 
 beforeAll(async () => {
@@ -187,7 +184,7 @@ describe('an agent chat runs the Claude Code agent', () => {
     const threadId = await agentChat(person);
     const { turnId, chunks } = await person.sendAndRead(threadId, 'hello agent [[words:4]]');
     expect(textOfChunks(chunks)).toBe('You said: "hello agent". word1 word2 word3 word4');
-    const detail = await settled(person, threadId);
+    const detail = await untilIdle(person, threadId);
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     expect((await turnRow(api, turnId))?.resumeToken).toMatch(/^[0-9a-f-]{36}$/);
     const plain = await person.createThread();
@@ -204,7 +201,7 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(chunks).toContainEqual(
       expect.objectContaining({ type: 'tool-output-available', output: 'step 1' }),
     );
-    const detail = await settled(person, threadId);
+    const detail = await untilIdle(person, threadId);
     const parts = JSON.stringify(detail.messages[1]?.parts);
     expect(parts).toContain('Bash');
     expect(parts).toContain('step 1');
@@ -245,7 +242,7 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(rest)).toContain('You said: "write it"');
     expect(readFileSync(join(directory, 'written.txt'), 'utf8')).toBe('written by the agent');
     expect((await turnRow(api, turnId))?.status).toBe('completed');
-    const after = await settled(person, threadId);
+    const after = await untilIdle(person, threadId);
     expect(after.hitl).toMatchObject([{ status: 'approved' }]);
   }, 60_000);
 
@@ -261,7 +258,7 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(rest)).toContain('You said: "write it"');
     expect(existsSync(join(directory, 'written.txt'))).toBe(false);
     expect((await turnRow(api, turnId))?.status).toBe('completed');
-    expect((await settled(person, threadId)).hitl).toMatchObject([{ status: 'denied' }]);
+    expect((await untilIdle(person, threadId)).hitl).toMatchObject([{ status: 'denied' }]);
   }, 60_000);
 
   it('keeps the session between turns: the same token, and the agent remembers the chat (A2)', async () => {
@@ -322,7 +319,7 @@ describe('an agent chat runs the Claude Code agent', () => {
     process.kill(pid as number, 'SIGKILL');
     const text = await reply.text();
     expect(text).toContain(turnErrorMessages.agentStopped);
-    const detail = await settled(person, threadId);
+    const detail = await untilIdle(person, threadId);
     expect((await turnRow(api, turnId))?.status).toBe('failed');
     expect(detail.messages[1]?.metadata).toMatchObject({ failed: true });
     expect((await fetch(`${api.baseUrl}/api/health`)).status).toBe(200);
@@ -334,7 +331,7 @@ describe('an agent chat runs the Claude Code agent', () => {
     const claim = await person.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(claim.status).toBe(200);
     expect(textOfChunks(await readChunks(claim))).toContain('You said: "are you back?"');
-    expect(textOfMessage((await settled(person, threadId)).messages.at(-1))).toContain('are you back?');
+    expect(textOfMessage((await untilIdle(person, threadId)).messages.at(-1))).toContain('are you back?');
   }, 120_000);
 });
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LanguageModelV4, LanguageModelV4Prompt } from '@ai-sdk/provider';
-import type { Thread, ThreadDetail } from '@chat/contracts';
+import type { Thread } from '@chat/contracts';
 import { turnErrorMessages } from '@chat/contracts';
 import { wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import {
   type StreamChunk,
   textOfChunks,
   textOfMessage,
+  untilIdle,
   waitFor,
 } from './support/client';
 import { OwnedPostgres } from './support/faults/ownedPostgres';
@@ -237,16 +238,6 @@ function setTools(client: ApiClient, threadId: string, tools: Record<string, str
   return client.json<Thread>('PATCH', `/api/threads/${threadId}`, { tools });
 }
 
-async function idle(client: ApiClient, threadId: string): Promise<ThreadDetail> {
-  const detail = await waitFor(
-    () => client.detail(threadId),
-    (read) => read.turnQueue.activeTurn === null,
-    60_000,
-  );
-  if (!detail) throw new Error('the chat did not settle');
-  return detail;
-}
-
 /** A turn of the driver's own, sent to it directly (no runner): the cases about a run's start. */
 function directTurn(threadId: string, overrides: Partial<DriverTurn> = {}): DriverTurn {
   return {
@@ -310,7 +301,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', { timeout: 120_000 
     }
     const text = textOfChunks(chunks);
     expect(text.length).toBeGreaterThan(0);
-    const detail = await idle(client, threadId);
+    const detail = await untilIdle(client, threadId);
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     expect(textOfMessage(detail.messages[1])).toBe(text);
     expect((await turnRow(api, turnId))?.resumeToken).toMatch(/\S/);
@@ -344,7 +335,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', { timeout: 120_000 
         /^\(steered\) You added: "also book a hotel"\. You said: "plan my trip"\./,
       );
     }
-    const { messages } = await idle(client, threadId);
+    const { messages } = await untilIdle(client, threadId);
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(textOfMessage(messages[2])).toBe('also book a hotel');
   });
@@ -389,7 +380,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', { timeout: 120_000 
       });
       expect(approved.status).toBe(200);
       expect(textOfChunks(await readChunks(approved))).toContain('The tool save_note returned {"saved":true');
-      const after = await idle(client, threadId);
+      const after = await untilIdle(client, threadId);
       expect(after.notes.map((note) => note.text)).toEqual(['water the plants']);
       expect((await turnRow(api, turnId))?.status).toBe('completed');
       expect(after.messages.map((message) => message.role).slice(0, 2)).toEqual(['user', 'assistant']);
@@ -405,7 +396,7 @@ describe.each(DRIVERS)('the runtime driver contract: $name', { timeout: 120_000 
     });
     expect(denied.status).toBe(200);
     expect(textOfChunks(await readChunks(denied))).toContain('The tool save_note was denied');
-    const after = await idle(client, threadId);
+    const after = await untilIdle(client, threadId);
     expect(after.notes).toEqual([]);
     expect(after.hitl).toMatchObject([{ status: 'denied' }]);
     expect((await turnRow(api, turnId))?.status).toBe('completed');
@@ -540,7 +531,7 @@ describe('a chat written by one driver reads and continues in the other', () => 
     const threadId = await client.createThread();
     await client.sendAndRead(threadId, 'what time is it [[tool:current_time]] [[words:4]]');
     await client.sendAndRead(threadId, 'plan my trip [[words:4]]');
-    const written = await idle(client, threadId);
+    const written = await untilIdle(client, threadId);
 
     const other = client.via(second.baseUrl);
     // The other driver reads the same transcript, tool call and all, as it was written.
@@ -550,7 +541,7 @@ describe('a chat written by one driver reads and continues in the other', () => 
       'History: "what time is it" | "plan my trip" You said: "what did I say?"',
     );
     // And what the second driver wrote reads back in the first.
-    const after = await idle(client, threadId);
+    const after = await untilIdle(client, threadId);
     expect(after.messages.map((message) => message.role)).toEqual([
       'user',
       'assistant',

@@ -262,3 +262,16 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/** The chat's detail once nothing runs in it (a reply and whatever it started have settled). */
+export async function untilIdle(
+  client: ApiClient,
+  threadId: string,
+  timeoutMs = 60_000,
+): Promise<ThreadDetail> {
+  return await waitFor(
+    () => client.detail(threadId),
+    (read) => read.turnQueue.activeTurn === null,
+    timeoutMs,
+  );
+}
