@@ -65,6 +65,8 @@ export class HangWatch {
   private readonly watched = new Map<Socket, Watched>();
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
+  /** A judgement of the waiting connections is scheduled for after this turn's I/O. */
+  private judging = false;
   /** When the last check that the database answered began. */
   private aliveAt = Number.NEGATIVE_INFINITY;
   private closed = false;
@@ -133,8 +135,6 @@ export class HangWatch {
       if (!this.closed) this.judge();
     });
   }
-
-  private judging = false;
 
   private judge(): void {
     const now = performance.now();
