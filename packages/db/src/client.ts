@@ -18,18 +18,20 @@ export type Sql = postgres.Sql;
  * - `reconnectMaxMs`: the longest pause between two attempts to reconnect. postgres.js grows its
  *   pause to 20 s after a few failed attempts, and every query waits out the pause before it can
  *   fail: that is what held requests for 8 to 38 s during an outage;
- * - `stallMs` and `checkMs`: the client-side deadline (`HangWatch`). A database that hangs enforces
- *   no statement timeout and closes nothing; a statement unanswered for `stallMs` gets the database
- *   checked on a connection of its own, and a check unanswered for `checkMs` cuts every connection,
- *   so each waiting request fails as in an outage within about 2 s. No statement waits longer than
- *   `statementMs + connectMs`, checked or not.
+ * - `stallMs`, `checkMs` and `tickMs`: the client-side deadline (`HangWatch`). A database that
+ *   hangs enforces no statement timeout and closes nothing; a statement (or a connection's start-up)
+ *   unanswered for `stallMs`, seen at the next tick, gets the database checked on a connection of
+ *   its own, and a check unanswered for `checkMs` cuts every connection, and every new one until a
+ *   check is answered, so each waiting request fails as in an outage within about 1.6 s. No
+ *   statement waits longer than `statementMs + connectMs`, checked or not.
  */
 export const DATABASE_TIMEOUTS = {
   connectMs: 2_000,
   statementMs: 30_000,
   reconnectMaxMs: 500,
-  stallMs: 1_000,
+  stallMs: 750,
   checkMs: 750,
+  tickMs: 100,
 } as const;
 
 /**
@@ -54,6 +56,7 @@ export function createHangWatch(url: string, onHang?: (dropped: number) => void)
     },
     stallMs: DATABASE_TIMEOUTS.stallMs,
     checkMs: DATABASE_TIMEOUTS.checkMs,
+    tickMs: DATABASE_TIMEOUTS.tickMs,
     deadlineMs: DATABASE_TIMEOUTS.statementMs + DATABASE_TIMEOUTS.connectMs,
     onHang,
   });

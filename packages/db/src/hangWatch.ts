@@ -12,7 +12,7 @@ export interface HangWatchOptions {
   checkMs: number;
   /** The longest any connection waits for an answer, database alive or not. */
   deadlineMs: number;
-  /** How often waiting connections are looked at while any wait. */
+  /** How often waiting connections are looked at while any wait, and the database asked again while it hangs. */
   tickMs?: number;
   /** Told each time a hang is found (`dropped`: how many connections were cut). */
   onHang?: (dropped: number) => void;
@@ -31,11 +31,9 @@ const BUSY_LOOP = 0.5;
 /** How many more waits a check gets while the event loop is that busy. */
 const BUSY_LOOP_WAITS = 3;
 
-/** A watched connection: since when it waits for an answer, and whether it ever got one. */
+/** A watched connection: since when it waits for an answer (its start-up's included). */
 interface Watched {
   waitingSince: number | undefined;
-  /** Got its first bytes: past the connection's start-up, which the connect timeout bounds. */
-  spoke: boolean;
 }
 
 /**
@@ -48,10 +46,12 @@ interface Watched {
  * which ends every answer). A connection that has waited `stallMs` gets the database checked with a
  * trivial query on a connection of its own, bounded by `checkMs`. Answered: the database is alive
  * and the statement merely slow, it goes on (its server-side statement timeout still bounds it).
- * Not answered: the database hangs, and every connection that was past its start-up is cut, so each
- * statement on one fails at once with a connection error (`DatabaseHung`, which callers treat as
- * an outage: a `503`, a write retried when the database is back). Whatever the check says, no
- * connection waits longer than `deadlineMs`.
+ * Not answered: the database hangs, and every connection is cut, so each statement on one fails at
+ * once with a connection error (`DatabaseHung`, which callers treat as an outage: a `503`, a write
+ * retried when the database is back). Until a check is answered again (asked every `tickMs`), a new
+ * connection is cut as soon as it is made: a statement queued for one fails at once instead of
+ * waiting out the connect timeout against a database that takes connections and never answers.
+ * Whatever the check says, no connection waits longer than `deadlineMs`.
  *
  * A connection cut mid-statement is like one cut by a network fault: a transaction that had not
  * sent its COMMIT is rolled back by the server when it resumes; one whose COMMIT was on its way may
@@ -65,6 +65,8 @@ export class HangWatch {
   private readonly watched = new Map<Socket, Watched>();
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
+  /** The last check went unanswered: connections are cut as they are made, until one is answered. */
+  private hung = false;
   /** A judgement of the waiting connections is scheduled for after this turn's I/O. */
   private judging = false;
   /** When the last check that the database answered began. */
@@ -96,19 +98,20 @@ export class HangWatch {
   }
 
   private watch(): Socket {
-    const state: Watched = { waitingSince: undefined, spoke: false };
+    const state: Watched = { waitingSince: undefined };
     // Whatever a driver writes expects an answer (a query, a sync, the start-up message).
     const socket = new WatchedSocket(() => {
       state.waitingSince ??= performance.now();
     });
     this.watched.set(socket, state);
     socket.on('data', (data: Buffer) => {
-      state.spoke = true;
       if (endsWithReadyForQuery(data)) state.waitingSince = undefined;
       // Part of an answer: the database is talking, the wait starts again.
       else if (state.waitingSince !== undefined) state.waitingSince = performance.now();
     });
     socket.once('close', () => this.watched.delete(socket));
+    // Cut once the driver has had the socket and put its listeners on (it may await it first).
+    if (this.hung) setImmediate(() => this.cutWhileHung(socket));
     this.startTicking();
     return socket;
   }
@@ -145,7 +148,7 @@ export class HangWatch {
       if (waited >= this.options.deadlineMs) {
         socket.destroy(new DatabaseHung());
         this.options.onHang?.(1);
-      } else if (state.spoke && waited >= this.options.stallMs) stalled = true;
+      } else if (waited >= this.options.stallMs) stalled = true;
     }
     // One check at a time; a database that answered a check begun after the stall began is alive.
     if (stalled && !this.checking && now - this.aliveAt >= this.options.stallMs) {
@@ -155,8 +158,36 @@ export class HangWatch {
     }
   }
 
+  /**
+   * Checks the database; unanswered, cuts every connection and asks again every tick until it
+   * answers (connections made meanwhile are cut as they are made).
+   */
   private async check(): Promise<void> {
-    const startedAt = performance.now();
+    for (;;) {
+      const startedAt = performance.now();
+      if (await this.answers()) {
+        this.aliveAt = startedAt;
+        this.hung = false;
+        return;
+      }
+      if (this.closed) return;
+      await this.options.resetCheck().catch(() => {});
+      let dropped = 0;
+      for (const socket of this.watched.keys()) {
+        this.cut(socket);
+        dropped++;
+      }
+      if (!this.hung) {
+        this.hung = true;
+        this.options.onHang?.(dropped);
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.tickMs).unref());
+      if (this.closed) return;
+    }
+  }
+
+  /** Whether the check is answered within its wait (longer while the event loop is busy). */
+  private async answers(): Promise<boolean> {
     let answered = false;
     const asked = this.options.check().then(
       () => {
@@ -179,22 +210,17 @@ export class HangWatch {
       // A loop busy for most of the wait had little time to hear the answer (a check that must
       // connect first needs several turns of it): the API, not the database, was slow. It waits
       // again, a few times at most, before the database is called hung.
-      if (answered || waits >= BUSY_LOOP_WAITS) break;
-      if (performance.eventLoopUtilization(loopBefore).utilization < BUSY_LOOP) break;
+      if (answered || waits >= BUSY_LOOP_WAITS) return answered;
+      if (performance.eventLoopUtilization(loopBefore).utilization < BUSY_LOOP) return answered;
     }
-    if (answered) {
-      this.aliveAt = startedAt;
-      return;
-    }
-    if (this.closed) return;
-    await this.options.resetCheck().catch(() => {});
-    let dropped = 0;
-    for (const [socket, state] of this.watched) {
-      if (!state.spoke) continue;
-      socket.destroy(new DatabaseHung());
-      dropped++;
-    }
-    this.options.onHang?.(dropped);
+  }
+
+  private cut(socket: Socket): void {
+    socket.destroy(new DatabaseHung());
+  }
+
+  private cutWhileHung(socket: Socket): void {
+    if (this.hung && !socket.destroyed) this.cut(socket);
   }
 }
 

@@ -148,3 +148,58 @@ describe("the hang watch's check on a busy event loop", () => {
     await watch.close();
   });
 });
+
+describe('the hang watch while the database hangs', () => {
+  /** A watch whose check is answered only while `database.alive` (a frozen database: never answered). */
+  function switchedWatch(database: { alive: boolean }, hangs: number[]): HangWatch {
+    return new HangWatch({
+      check: async () => {
+        if (!database.alive) await new Promise(() => {});
+      },
+      resetCheck: async () => {},
+      stallMs: 50,
+      checkMs: 150,
+      deadlineMs: 60_000,
+      tickMs: 20,
+      onHang: (dropped) => hangs.push(dropped),
+    });
+  }
+
+  it('checks the database for a connection whose start-up gets no answer, and cuts it', async () => {
+    const hangs: number[] = [];
+    const watch = switchedWatch({ alive: false }, hangs);
+    // Never answered, as a frozen database's start-up: the connect timeout would hold it 2 s.
+    const { socket, errors } = await connected(watch);
+    socket.write('silent');
+    await settle(600);
+    expect(hangs).toEqual([1]);
+    expect(errors[0]).toBeInstanceOf(DatabaseHung);
+    await watch.close();
+  });
+
+  it('cuts each new connection at once until the database answers a check again', async () => {
+    const hangs: number[] = [];
+    const database = { alive: false };
+    const watch = switchedWatch(database, hangs);
+    const first = await connected(watch);
+    first.socket.write('silent');
+    while (hangs.length === 0) await settle(10);
+
+    // Made while the database hangs: cut before it can wait on anything.
+    const during = watch.socket({ host: ['127.0.0.1'], port: [port] });
+    const cut = await new Promise<unknown>((resolve) => during.once('error', resolve));
+    expect(cut).toBeInstanceOf(DatabaseHung);
+
+    // The database answers again: the next check (a tick later) says so, and connections live.
+    database.alive = true;
+    await settle(300);
+    const after = await connected(watch);
+    after.socket.write('query');
+    await settle(100);
+    expect(after.errors).toEqual([]);
+    expect(after.answers.length).toBeGreaterThan(0);
+    expect(hangs).toEqual([1]);
+    after.socket.destroy();
+    await watch.close();
+  });
+});
