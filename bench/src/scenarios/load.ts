@@ -4,7 +4,7 @@ import { onProcesses } from '../processes';
 import type { Row } from '../rows';
 import { describeStalls, watchForStalls } from '../stallWatch';
 import { summarize } from '../stats';
-import { type BenchContext, inParallel } from './context';
+import { type BenchContext, inParallel, sendBaseline } from './context';
 
 const SHORT_TURN = 'Quick one. [[words:5]] [[delay:0]]';
 const SLOW = 'A slow one to stop. [[words:400]] [[delay:50]]';
@@ -138,6 +138,25 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
   const count = mode.burst;
   context.log(`burst: preparing ${count} idle threads`);
   const threads = await idleThreads(context, count, Math.min(100, count));
+  // The floor: the same number of short chats at once against the bare baseline (one process, no
+  // auth, no database), each read to its end. It is what this machine and this client take for
+  // 1,000 requests at once before the app does anything.
+  context.log(`burst: ${count} bare sends at once`);
+  const bare = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const at = performance.now();
+      try {
+        const response = await sendBaseline(context.baseline.baseUrl, SHORT_TURN);
+        const headersMs = performance.now() - at;
+        await response.arrayBuffer();
+        return headersMs;
+      } catch {
+        return Number.NaN;
+      }
+    }),
+  );
+  const bareHeaders = summarize(bare.filter(Number.isFinite));
+
   const stopThread = await context.session.createThread();
   const slow = firstDeltaThenDrain(await context.session.send(stopThread, SLOW), performance.now());
   await slow.firstDelta;
@@ -193,7 +212,9 @@ export async function measureBurst(context: BenchContext): Promise<Row[]> {
       id: 'burst',
       figure: `${count} sends at once (${Math.min(100, count)} accounts, idle threads, ${onProcesses(context.api)}): time to response headers, all answers`,
       unit: 'ms',
+      baseline: bareHeaders,
       app: headers,
+      ratio: `max x${(headers.max / bareHeaders.max).toFixed(1)} (bare max ${bareHeaders.max.toFixed(0)} ms)`,
       target: 'every answer, 200 or 503, within 1 s (max); none lost',
       met: mode.quick ? undefined : headers.max < 1_000 && allStarted.every((result) => result.ok),
       note: `${countStatuses(first)}; 200s p99 ${p99Text(accepted)}, 503s p99 ${p99Text(shed)}; retried ${retries} times by Retry-After, all ${allStarted.filter((r) => r.ok).length} started within ${lastStartedS.toFixed(1)} s; ${describeStalls(stalls)}`,
