@@ -34,7 +34,7 @@ import { ShareService } from './chats/shareService';
 import { ThreadEvents } from './chats/threadEvents';
 import { ThreadService } from './chats/threadService';
 import { insertNoteForMemoryThread } from './chats/threads/notes';
-import { readToolModes } from './chats/threads/repository';
+import { claimWorkspace, readToolModes } from './chats/threads/repository';
 import { MastraTranscriptStore } from './chats/transcript/mastra/mastraTranscript';
 import type { TranscriptStore } from './chats/transcript/transcriptStore';
 import { TurnAcceptance } from './chats/turns/accepting/turnAcceptance';
@@ -196,7 +196,11 @@ export async function createRuntime(
             const checked = turn.workspace
               ? await workspaces.check(turn.workspace.id, turn.workspace.path).catch(() => undefined)
               : undefined;
-            if (!checked) throw new WordedFailure(turnErrorMessages.agentWorkspaceGone);
+            if (!checked || !turn.workspace) throw new WordedFailure(turnErrorMessages.agentWorkspaceGone);
+            // Still this account's (a chat made before workspaces were kept to one account may not be).
+            const owner = await claimWorkspace(db, turn.workspace.id, turn.conversation.ownerId);
+            if (owner !== turn.conversation.ownerId)
+              throw new WordedFailure(turnErrorMessages.agentWorkspaceTaken);
             return checked;
           },
           ...(config.AGENT_MODEL ? { model: config.AGENT_MODEL } : {}),

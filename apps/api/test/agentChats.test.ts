@@ -361,7 +361,8 @@ describe('the session pool (A2)', () => {
   }
 
   it('closes a session after its idle window; the next message resumes it', async () => {
-    const client = await signedUp(idling);
+    // The account that holds the workspace (A1: nobody else may start agent chats on it).
+    const client = person.via(idling.baseUrl);
     const chat = await chatIn(client, 'idle');
     await client.sendAndRead(chat.threadId, 'remember the orchard [[words:2]]');
     expect(processWorkingIn(chat.directory)).toBeDefined();
@@ -376,7 +377,7 @@ describe('the session pool (A2)', () => {
   }, 90_000);
 
   it('parks the least recently used idle session for a new one past the bound', async () => {
-    const client = await signedUp(bounded);
+    const client = person.via(bounded.baseUrl);
     const first = await chatIn(client, 'first');
     const second = await chatIn(client, 'second');
     await client.sendAndRead(first.threadId, 'remember the meadow [[words:2]]');

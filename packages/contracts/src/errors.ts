@@ -304,6 +304,9 @@ export const turnErrorMessages = {
   /** A1: an agent chat whose workspace this server no longer offers (removed, or agent chats off). */
   agentWorkspaceGone:
     "This agent chat's workspace is no longer offered on this server, so its agent cannot run.",
+  /** A1: the workspace belongs to another account (an agent chat made before workspaces were kept to one). */
+  agentWorkspaceTaken:
+    "This agent chat's workspace belongs to another account now, so its agent cannot run here.",
   agentApprovalLost:
     'The agent that asked for this approval is no longer running, so the tool call cannot go on. Send your message again.',
 } as const;

@@ -88,6 +88,20 @@ export const threads = pgTable(
 );
 
 /**
+ * A1: which account a workspace of `AGENT_WORKSPACES` belongs to. The first account to start an
+ * agent chat on it takes it; nobody else can start one there while that account exists (its
+ * agent's files stay its own). Moves with the account when a guest signs up; freed when the
+ * account is deleted.
+ */
+export const agentWorkspaceOwners = pgTable('agent_workspace_owners', {
+  workspaceId: text('workspace_id').primaryKey(),
+  ownerId: text('owner_id')
+    .notNull()
+    .references(() => user.id, { onDelete: 'cascade' }),
+  createdAt: createdAt(),
+});
+
+/**
  * A version of a thread's conversation. Each branch is its own Mastra memory thread, because
  * Mastra's recall knows nothing of branches: siblings sharing one would leak into each other's context.
  */

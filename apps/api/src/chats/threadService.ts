@@ -30,6 +30,7 @@ import { readAccountSettings, saveAccountSettings, setThreadChoices } from './th
 import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
 import { listNotes } from './threads/notes';
 import {
+  claimWorkspace,
   deleteThreadRow,
   insertThreadWithRootBranch,
   listThreadPage,
@@ -38,6 +39,7 @@ import {
   setDrainMode,
   setToolModes,
   updateThread,
+  workspacesTakenByOthers,
 } from './threads/repository';
 import { snippetAround } from './threads/search';
 import type { TranscriptStore } from './transcript/transcriptStore';
@@ -111,7 +113,7 @@ export class ThreadService {
     input: { title?: string; workspaceId?: string; directory?: string },
     account: { isGuest: boolean } = { isGuest: false },
   ): Promise<Thread> {
-    const agent = await this.agentWorkspace(input, account);
+    const agent = await this.agentWorkspace(ownerId, input, account);
     // M2: a new chat starts with the model its owner picked last, while it is still offered.
     const { lastModel } = await readAccountSettings(this.deps.db, ownerId);
     const { thread } = await insertThreadWithRootBranch(this.deps.db, {
@@ -125,19 +127,30 @@ export class ThreadService {
     return toThread(thread);
   }
 
-  /** The workspaces this account may start agent chats on (A1): none when off, or for a guest unless allowed. */
-  workspaces(account: { isGuest: boolean }): WorkspaceList {
+  /**
+   * The workspaces this account may start agent chats on (A1): none when off, or for a guest unless
+   * allowed; never one another account has taken.
+   */
+  async workspaces(ownerId: string, account: { isGuest: boolean }): Promise<WorkspaceList> {
     const { agents } = this.deps;
     if (!agents?.workspaces.enabled || (account.isGuest && !agents.allowGuests)) return { workspaces: [] };
-    return { workspaces: agents.workspaces.list() };
+    const offered = agents.workspaces.list();
+    const taken = await workspacesTakenByOthers(
+      this.deps.db,
+      offered.map((workspace) => workspace.id),
+      ownerId,
+    );
+    return { workspaces: offered.filter((workspace) => !taken.has(workspace.id)) };
   }
 
   /**
    * A1: where a new agent chat's agent works, or undefined for a plain chat. `403 forbidden` when
    * agent chats are off or the account is a guest the deployment does not let in; the workspace's
-   * own refusals otherwise (AgentWorkspaces.resolve).
+   * own refusals otherwise (AgentWorkspaces.resolve), and `422 workspace_refused` (`taken`) when
+   * another account has it. The account's first agent chat on a workspace takes it.
    */
   private async agentWorkspace(
+    ownerId: string,
     input: { workspaceId?: string; directory?: string },
     account: { isGuest: boolean },
   ) {
@@ -151,7 +164,13 @@ export class ThreadService {
     if (account.isGuest && !agents.allowGuests) {
       throw new ApiError('forbidden', 'Sign up or sign in to start an agent chat.');
     }
-    return await agents.workspaces.resolve(input.workspaceId, input.directory);
+    const resolved = await agents.workspaces.resolve(input.workspaceId, input.directory);
+    if ((await claimWorkspace(this.deps.db, resolved.workspace.id, ownerId)) !== ownerId) {
+      throw new ApiError('workspace_refused', 'That workspace belongs to another account on this server.', {
+        reason: 'taken',
+      });
+    }
+    return resolved;
   }
 
   /** One page of the owner's threads, newest activity first (`nextCursor` null on the last page). */

@@ -25,7 +25,11 @@ export function registerThreadRoutes(app: H3, services: ApiServices) {
     { limit: 'threads' },
   );
 
-  route('get', '/api/workspaces', (_event, _userId, signedIn): WorkspaceList => threads.workspaces(signedIn));
+  route(
+    'get',
+    '/api/workspaces',
+    (_event, userId, signedIn): Promise<WorkspaceList> => threads.workspaces(userId, signedIn),
+  );
 
   route('get', '/api/threads', (event, userId) => threads.list(userId, readQuery(event, threadListQuery)));
 

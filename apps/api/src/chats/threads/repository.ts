@@ -1,7 +1,7 @@
 import type { DrainMode, ToolMode } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { InvariantError, notFound } from '../../platform/errors';
 
 const { threads, branches, chatTurnRequests: turns } = schema;
@@ -249,3 +249,43 @@ const selectToolModes = preparedQuery('thread_tool_modes', (q) =>
     .from(threads)
     .where(eq(threads.id, sql.placeholder('threadId'))),
 );
+
+/**
+ * A1: the account `workspaceId` belongs to, taking it for `ownerId` when it is nobody's yet (one
+ * statement: two accounts taking it at once cannot both have it).
+ */
+export async function claimWorkspace(q: Queryable, workspaceId: string, ownerId: string): Promise<string> {
+  const owners = schema.agentWorkspaceOwners;
+  // A claim made by another transaction that committed after this statement began is not in its
+  // snapshot (the insert waited for it and did nothing): the second try's statement sees it.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const rows = await q.execute<{ owner_id: string }>(sql`
+      WITH taken AS (
+        INSERT INTO ${owners} (workspace_id, owner_id) VALUES (${workspaceId}, ${ownerId})
+        ON CONFLICT (workspace_id) DO NOTHING
+        RETURNING owner_id
+      )
+      SELECT owner_id FROM taken
+      UNION ALL
+      SELECT owner_id FROM ${owners} WHERE workspace_id = ${workspaceId}
+      LIMIT 1`);
+    const [row] = rows;
+    if (row) return row.owner_id;
+  }
+  throw new InvariantError('a workspace claim found no owner');
+}
+
+/** A1: of these workspaces, the ones another account has taken. */
+export async function workspacesTakenByOthers(
+  q: Queryable,
+  workspaceIds: string[],
+  ownerId: string,
+): Promise<Set<string>> {
+  if (workspaceIds.length === 0) return new Set();
+  const owners = schema.agentWorkspaceOwners;
+  const rows = await q
+    .select({ workspaceId: owners.workspaceId })
+    .from(owners)
+    .where(and(inArray(owners.workspaceId, workspaceIds), ne(owners.ownerId, ownerId)));
+  return new Set(rows.map((row) => row.workspaceId));
+}
