@@ -168,8 +168,10 @@ describe('a send while the event loop is behind (L1)', () => {
     const stopSaturating = saturateLoop();
     const clientRequestId = crypto.randomUUID();
     try {
-      // The first busy stretch runs before this request is read.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Busy stretches run before this request is read, and the loop's own delay timer has fired
+      // late after one of them (after only the first, the request can be read in the same turn of
+      // the loop, before the delay is measured: the send was then accepted on a busy machine).
+      await new Promise((resolve) => setTimeout(resolve, 500));
       const refused = await loadedClient.send(other, 'Second [[words:3]]', clientRequestId);
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('1');

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseHung, HangWatch } from '../src/hangWatch';
 
@@ -7,14 +10,20 @@ import { DatabaseHung, HangWatch } from '../src/hangWatch';
  * The hang watch's deadline against a busy event loop: a connection whose answer arrived while the
  * loop was blocked is not cut when the late timer fires first, and one that got no answer still is.
  * A server of the test's own, in a process of its own (so it answers while this loop is blocked),
- * plays PostgreSQL: it answers every write with a ReadyForQuery, except a write of 'silent'.
+ * plays PostgreSQL: it answers every write with a ReadyForQuery, except a write of 'silent'; after
+ * answering a write of 'query', it leaves a file (\`ANSWERED\`), so a test whose loop is blocked can
+ * tell that the answer is on its way without reading it.
  */
 const SERVER = `
 const net = require('node:net');
+const fs = require('node:fs');
 const server = net.createServer((socket) => {
   socket.on('error', () => {});
   socket.on('data', (data) => {
-    if (String(data) !== 'silent') socket.write(Buffer.from([0x5a, 0, 0, 0, 5, 0x49]));
+    if (String(data) === 'silent') return;
+    socket.write(Buffer.from([0x5a, 0, 0, 0, 5, 0x49]), () => {
+      if (String(data) === 'query') fs.writeFileSync(process.env.ANSWERED, '');
+    });
   });
 });
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
@@ -22,9 +31,14 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 
 let server: ChildProcess;
 let port = 0;
+const scratch = mkdtempSync(join(tmpdir(), 'hang-watch-'));
+const answered = join(scratch, 'answered');
 
 beforeAll(async () => {
-  server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  server = spawn(process.execPath, ['-e', SERVER], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ANSWERED: answered },
+  });
   port = await new Promise<number>((resolve) =>
     server.stdout?.once('data', (data) => resolve(Number(String(data)))),
   );
@@ -32,6 +46,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   server?.kill();
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 function watchOf(): HangWatch {
@@ -71,8 +86,14 @@ describe('the hang watch on a busy event loop', () => {
   it('keeps a connection whose answer arrived while the loop was blocked past the deadline', async () => {
     const watch = watchOf();
     const { socket, errors, answers } = await connected(watch);
+    rmSync(answered, { force: true });
     socket.write('query');
-    blockLoop(300);
+    // Blocked past the deadline, and until the server has answered: on a busy machine the server
+    // may get its turn late, and an answer that came after the block is rightly too late.
+    const blockedAt = performance.now();
+    while (performance.now() - blockedAt < 300 || !existsSync(answered)) {
+      if (performance.now() - blockedAt > 20_000) throw new Error('the server never answered');
+    }
     await settle(150);
     expect(answers.length).toBeGreaterThan(0);
     expect(errors).toEqual([]);
