@@ -186,7 +186,8 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(chunks)).toBe('You said: "hello agent". word1 word2 word3 word4');
     const detail = await untilIdle(person, threadId);
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-    expect((await turnRow(api, turnId))?.resumeToken).toMatch(/^[0-9a-f-]{36}$/);
+    // The session id, and the entry of its chain the reply ended at (A7).
+    expect((await turnRow(api, turnId))?.resumeToken).toMatch(/^[0-9a-f-]{36}@[0-9a-f-]{36}$/);
     const plain = await person.createThread();
     const local = await person.sendAndRead(plain, 'hello model [[words:3]]');
     expect(textOfChunks(local.chunks)).not.toContain('You said: "hello model". word1');
@@ -267,8 +268,64 @@ describe('an agent chat runs the Claude Code agent', () => {
     const second = await person.sendAndRead(threadId, 'what did I say? [[history]] [[words:2]]');
     expect(textOfChunks(second.chunks)).toContain('History: "remember the lighthouse"');
     const [one, two] = await Promise.all([turnRow(api, first.turnId), turnRow(api, second.turnId)]);
-    expect(two?.resumeToken).toBe(one?.resumeToken);
+    // The same session (the token's id), each reply ending at its own place in it (A7).
+    expect(two?.resumeToken?.split('@')[0]).toBe(one?.resumeToken?.split('@')[0]);
+    expect(two?.resumeToken).not.toBe(one?.resumeToken);
   }, 60_000);
+
+  it("edits fork the agent's session from before the message; the old version keeps its own (A7)", async () => {
+    const threadId = await agentChat(person);
+    const first = await person.sendAndRead(threadId, 'remember the lighthouse [[words:2]]');
+    await person.sendAndRead(threadId, 'then the old question [[words:2]]');
+    const before = await untilIdle(person, threadId);
+    const oldBranch = before.thread.activeBranchId;
+    const replaced = before.messages[2];
+    expect(replaced?.role).toBe('user');
+    const callsBefore = messages.calls.length;
+    const version = await person.fetch('POST', `/api/threads/${threadId}/messages/${replaced?.id}/versions`, {
+      clientRequestId: crypto.randomUUID(),
+      text: 'the new question [[history]] [[words:2]]',
+    });
+    expect(version.status).toBe(200);
+    const versionTurn = version.headers.get('x-turn-id') ?? '';
+    const forkedText = textOfChunks(await readChunks(version));
+    // The forked session has the history before the edited message, and nothing of it.
+    expect(forkedText).toContain('History: "remember the lighthouse"');
+    expect(forkedText).not.toContain('old question');
+    const forkedCalls = messages.calls.slice(callsBefore).map((call) => JSON.stringify(call.body.messages));
+    expect(forkedCalls.some((body) => body.includes('the new question'))).toBe(true);
+    expect(forkedCalls.some((body) => body.includes('remember the lighthouse'))).toBe(true);
+    expect(forkedCalls.filter((body) => body.includes('old question'))).toEqual([]);
+    const sessionOf = async (turnId: string) => (await turnRow(api, turnId))?.resumeToken?.split('@')[0];
+    const oldSession = await sessionOf(first.turnId);
+    expect(await sessionOf(versionTurn)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await sessionOf(versionTurn)).not.toBe(oldSession);
+    // A version of the version: its reply before is the first version's (a copy here), forked there.
+    const nested = await untilIdle(person, threadId);
+    const again = await person.fetch(
+      'POST',
+      `/api/threads/${threadId}/messages/${nested.messages[2]?.id}/versions`,
+      {
+        clientRequestId: crypto.randomUUID(),
+        text: 'a third question [[history]] [[words:2]]',
+      },
+    );
+    expect(textOfChunks(await readChunks(again))).toContain(
+      'History: "remember the lighthouse" You said: "a third question"',
+    );
+    await untilIdle(person, threadId);
+    // The old version, continued, still has its own history: the fork changed nothing of it.
+    const switched = await person.json('PUT', `/api/threads/${threadId}/active-branch`, {
+      branchId: oldBranch,
+    });
+    expect(switched.status).toBe(200);
+    const old = await person.sendAndRead(threadId, 'and now? [[history]] [[words:2]]');
+    expect(textOfChunks(old.chunks)).toContain(
+      'History: "remember the lighthouse" | "then the old question"',
+    );
+    expect(textOfChunks(old.chunks)).not.toContain('new question');
+    expect(await sessionOf(old.turnId)).toBe(oldSession);
+  }, 120_000);
 
   it('resumes the session from the kept token after the API restarts (A3, A8); an approval waiting then is lost, in words', async () => {
     const threadId = await agentChat(person);
@@ -281,8 +338,8 @@ describe('an agent chat runs the Claude Code agent', () => {
     person = client;
     const again = await client.sendAndRead(threadId, 'and before? [[history]] [[words:2]]');
     expect(textOfChunks(again.chunks)).toContain('History: "remember the harbour"');
-    expect((await turnRow(api, again.turnId))?.resumeToken).toBe(
-      (await turnRow(api, first.turnId))?.resumeToken,
+    expect((await turnRow(api, again.turnId))?.resumeToken?.split('@')[0]).toBe(
+      (await turnRow(api, first.turnId))?.resumeToken?.split('@')[0],
     );
     // Approvals of agent tools do not survive a restart (not built): the turn fails and says why.
     const late = await client.fetch('POST', `/api/threads/${asking.threadId}/hitl/${request?.id}`, {

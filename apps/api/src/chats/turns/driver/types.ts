@@ -96,6 +96,12 @@ export interface DriverTurn {
    */
   resumeFrom?: string;
   /**
+   * A7: for a version that kept no token of its own yet (`resumeFrom` absent), the token kept on
+   * the reply right before the message the version replaces: the agent's session forks from that
+   * point, and the session the token names is never changed. Left out when there is none.
+   */
+  forkFrom?: string;
+  /**
    * A1: an agent chat's workspace and the directory its agent works in, as the chat keeps them
    * (the driver checks the directory again before it starts an agent there). Absent: a plain chat.
    */

@@ -11,6 +11,7 @@ import { turnErrorMessages } from '@chat/contracts';
 import { steerReminder } from '../../../../agent/steerReminder';
 import { WordedFailure } from '../../../../platform/errors';
 import type { DriverEvent, DriverTurn, SteerMessage, SuspendedCall } from '../types';
+import { tokenOf } from './sessionToken';
 import { TurnStreamAdapter } from './streamAdapter';
 
 /**
@@ -28,8 +29,14 @@ export interface SessionStart {
   cwd: string;
   env: Record<string, string | undefined>;
   model?: string;
-  /** The session to resume (A3): the explicit token, else the newest kept one; none: fresh. */
+  /** The session to resume (A3): the explicit token's, else the newest kept one's; none: fresh. */
   resume?: string;
+  /**
+   * A7: the session `resume` names is forked at this chain entry (`forkSession` with
+   * `resumeSessionAt`): the new session has its history up to there, and `resume`'s is never
+   * changed.
+   */
+  forkAt?: string;
   /** The binary's stderr, one line at a time (for the log; never a person's text). */
   stderr?: (line: string) => void;
 }
@@ -105,6 +112,8 @@ export class AgentSession {
     | undefined;
   /** The session id the binary reported (the resume token); the one resumed until it reports. */
   sessionId: string | undefined;
+  /** The newest entry of the session's own chain (an SDK message uuid): where a reply ended (A7). */
+  private lastEntry: string | undefined;
   closed = false;
   /** When the session last ended a turn or took one (the pool parks the least recently used). */
   lastUsed = Date.now();
@@ -112,7 +121,8 @@ export class AgentSession {
 
   constructor(start: SessionStart, onEnd: () => void) {
     this.onEnd = onEnd;
-    this.sessionId = start.resume;
+    // A fork is a session of its own: its id is the one the binary reports.
+    this.sessionId = start.forkAt ? undefined : start.resume;
     const steerHook: HookCallback = async () => await this.steerAtToolBoundary();
     const options: Options = {
       cwd: start.cwd,
@@ -127,6 +137,7 @@ export class AgentSession {
       hooks: { PreToolUse: [{ hooks: [steerHook] }] },
       ...(start.model ? { model: start.model } : {}),
       ...(start.resume ? { resume: start.resume } : {}),
+      ...(start.resume && start.forkAt ? { forkSession: true, resumeSessionAt: start.forkAt } : {}),
       ...(start.stderr ? { stderr: start.stderr } : {}),
     };
     this.query = start.query({ prompt: this.input, options });
@@ -242,6 +253,7 @@ export class AgentSession {
     if (this.active?.turn !== turn) return;
     const active = this.active;
     active.steering = false;
+    this.sendEndToken(active);
     active.channel.end();
     this.active = undefined;
     // The interrupted turn's partial is the host's; the session resumes from its token next time.
@@ -262,11 +274,24 @@ export class AgentSession {
     active.channel.push({ type: 'resume-token', token });
   }
 
+  /**
+   * A7: the token again as the reply ends, with the chain entry it ended at, so a version made
+   * from the message after this reply forks the session there. The host keeps the newest one.
+   */
+  private sendEndToken(active: ActiveTurn) {
+    if (!this.sessionId || this.resuming) return;
+    active.channel.push({
+      type: 'resume-token',
+      token: tokenOf({ sessionId: this.sessionId, ...(this.lastEntry ? { at: this.lastEntry } : {}) }),
+    });
+  }
+
   private endActive(reason?: Error) {
     const active = this.active;
     this.active = undefined;
     if (!active) return;
     active.steering = false;
+    this.sendEndToken(active);
     if (reason) active.channel.push({ type: 'error', error: reason });
     active.channel.end();
   }
@@ -300,6 +325,9 @@ export class AgentSession {
           if (active) this.sendToken(active, message.session_id);
           continue;
         }
+        if ((message.type === 'assistant' || message.type === 'user') && !message.parent_tool_use_id) {
+          if (message.uuid) this.lastEntry = message.uuid;
+        }
         if (!active) continue;
         const adapted = active.adapter.adapt(message);
         if (adapted.kind === 'none' || adapted.kind === 'session') continue;
@@ -316,10 +344,12 @@ export class AgentSession {
         }
         for (const chunk of adapted.chunks) active.channel.push({ type: 'chunk', chunk });
         if (adapted.kind === 'done') {
+          this.sendEndToken(active);
           if (adapted.usage) active.channel.push({ type: 'usage', usage: adapted.usage });
           active.channel.push({ type: 'turn-complete', saved: true });
           this.finishTurn(active);
         } else if (adapted.kind === 'failed') {
+          this.sendEndToken(active);
           active.channel.push({ type: 'error', error: adapted.error });
           this.finishTurn(active);
         }

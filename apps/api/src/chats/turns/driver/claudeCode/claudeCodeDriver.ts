@@ -6,6 +6,7 @@ import type { Logger } from '../../../../platform/logger';
 import { hiddenInstructions } from '../hiddenInstructions';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
 import { AgentSession, AgentStopped } from './agentSession';
+import { pointOf } from './sessionToken';
 
 /** What the Claude Code driver is configured with (platform/config.ts: `AGENT_*`). */
 export interface ClaudeCodeDriverOptions {
@@ -134,7 +135,9 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     const running = this.sessions.get(key);
     // A session still busy with an earlier run (one given up on) is not shared: it is closed.
     if (running && !running.closed && !running.busy && sameSession(running, turn)) return running;
-    const resume = turn.resumeFrom ?? running?.sessionId;
+    // A7: a version with no token of its own forks the session of the reply before its message.
+    const fork = turn.resumeFrom ? undefined : pointOf(turn.forkFrom);
+    const resume = fork?.sessionId ?? pointOf(turn.resumeFrom ?? running?.sessionId)?.sessionId;
     running?.close();
     const cwd = await this.options.workspaceOf(turn);
     await mkdir(this.options.configDir, { recursive: true });
@@ -146,7 +149,8 @@ export class ClaudeCodeDriver implements RuntimeDriver {
         cwd,
         env: this.environment(),
         ...(this.options.model ? { model: this.options.model } : {}),
-        ...(resume && SESSION_ID.test(resume) ? { resume } : {}),
+        // A fork needs the entry its reply ended at; a token without one starts fresh.
+        ...(fork ? (fork.at ? { resume, forkAt: fork.at } : {}) : resume ? { resume } : {}),
         // Its words may quote the conversation: the log gets only that it wrote.
         stderr: (line) =>
           this.options.logger?.debug({ conversationId: key, bytes: line.length }, 'agent wrote to stderr'),
@@ -211,12 +215,13 @@ const agentSdk = () => {
   return sdk;
 };
 
-/** A Claude Code session id (a UUID); anything else kept on a reply (another driver's) starts fresh. */
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A running session serves the turn unless the turn asks to resume another session (a version). */
+/**
+ * A running session serves the turn unless the turn asks to resume another session, or to fork
+ * one (a version that kept no token yet).
+ */
 function sameSession(session: AgentSession, turn: DriverTurn): boolean {
-  return !turn.resumeFrom || !session.sessionId || turn.resumeFrom === session.sessionId;
+  if (!turn.resumeFrom) return !turn.forkFrom;
+  return !session.sessionId || pointOf(turn.resumeFrom)?.sessionId === session.sessionId;
 }
 
 /** The turn's message for the agent: the hidden instructions of this run first, then the person's text. */
