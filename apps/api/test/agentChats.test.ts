@@ -327,11 +327,13 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(await sessionOf(old.turnId)).toBe(oldSession);
   }, 120_000);
 
-  it('resumes the session from the kept token after the API restarts (A3, A8); an approval waiting then is lost, in words', async () => {
+  it('resumes the session from the kept token after the API restarts (A3, A8); approvals waiting then are carried out (A5)', async () => {
     const threadId = await agentChat(person);
     const first = await person.sendAndRead(threadId, 'remember the harbour [[words:2]]');
     const asking = await writingChat();
     const [request] = (await person.detail(asking.threadId)).hitl;
+    const refusing = await writingChat();
+    const [refused] = (await person.detail(refusing.threadId)).hitl;
     await api.close();
     api = await agentApi();
     const client = person.via(api.baseUrl);
@@ -341,14 +343,38 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect((await turnRow(api, again.turnId))?.resumeToken?.split('@')[0]).toBe(
       (await turnRow(api, first.turnId))?.resumeToken?.split('@')[0],
     );
-    // Approvals of agent tools do not survive a restart (not built): the turn fails and says why.
+    // Approved after the restart: the session that asked is resumed and makes the call again,
+    // allowed once; its output shows on the approved call's card, and the reply goes on.
     const late = await client.fetch('POST', `/api/threads/${asking.threadId}/hitl/${request?.id}`, {
       decision: 'approve',
     });
     expect(late.status).toBe(200);
-    expect(JSON.stringify(await readChunks(late))).toContain(turnErrorMessages.agentApprovalLost);
-    expect((await turnRow(api, asking.turnId))?.status).toBe('failed');
-    expect(existsSync(join(asking.directory, 'written.txt'))).toBe(false);
+    const rest = await readChunks(late);
+    expect(rest).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-available', toolCallId: request?.toolCallId }),
+    );
+    expect(rest.filter((chunk) => chunk.type === 'tool-input-start')).toEqual([]);
+    expect(textOfChunks(rest)).toContain('You said: "write it"');
+    expect(readFileSync(join(asking.directory, 'written.txt'), 'utf8')).toBe('written by the agent');
+    expect((await turnRow(api, asking.turnId))?.status).toBe('completed');
+    const approvedChat = await untilIdle(client, asking.threadId);
+    expect(approvedChat.hitl).toMatchObject([{ status: 'approved' }]);
+    expect(JSON.stringify(approvedChat.messages.at(-1)?.parts)).toContain('written.txt');
+    // Denied after the restart: the agent is told, the call never runs, the reply goes on.
+    const denied = await client.fetch('POST', `/api/threads/${refusing.threadId}/hitl/${refused?.id}`, {
+      decision: 'deny',
+    });
+    expect(denied.status).toBe(200);
+    const after = await readChunks(denied);
+    expect(after).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-denied', toolCallId: refused?.toolCallId }),
+    );
+    expect(textOfChunks(after)).toContain('You said: "write it"');
+    expect(existsSync(join(refusing.directory, 'written.txt'))).toBe(false);
+    expect((await turnRow(api, refusing.turnId))?.status).toBe('completed');
+    expect((await untilIdle(client, refusing.threadId)).hitl).toMatchObject([{ status: 'denied' }]);
+    const deniedCall = messages.calls.at(-1)?.body.messages;
+    expect(JSON.stringify(deniedCall)).toContain('The person denied your Write call');
   }, 120_000);
 
   it("ends the turn failed in the product's words when the agent dies mid-turn; the API goes on", async () => {

@@ -29,7 +29,12 @@ export interface SuspendedCall {
 /** What a run of a turn does: start it, or continue a suspended run once a person decided. */
 export type Segment =
   | { kind: 'start' }
-  | { kind: 'resume'; call: Pick<SuspendedCall, 'resumeToken' | 'toolCallId'>; decision: HitlDecision };
+  | {
+      kind: 'resume';
+      /** The call as the approval request keeps it (a driver that lost its run makes it again: A5). */
+      call: Pick<SuspendedCall, 'resumeToken' | 'toolCallId' | 'toolName' | 'args'>;
+      decision: HitlDecision;
+    };
 
 export type DriverEvent =
   /** A piece of the reply, in the AI SDK UI message stream shape. */

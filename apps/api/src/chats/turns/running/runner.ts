@@ -214,7 +214,12 @@ export class TurnRunner {
     decision: HitlDecision,
     branch?: BranchRow,
   ): Promise<TurnStream> {
-    const call = { resumeToken: request.runId, toolCallId: request.toolCallId };
+    const call = {
+      resumeToken: request.runId,
+      toolCallId: request.toolCallId,
+      toolName: request.toolName,
+      args: request.args,
+    };
     return await this.launch(turn, ownerId, { kind: 'resume', call, decision }, branch);
   }
 

@@ -11,8 +11,8 @@ import { turnErrorMessages } from '@chat/contracts';
 import { steerReminder } from '../../../../agent/steerReminder';
 import { WordedFailure } from '../../../../platform/errors';
 import type { DriverEvent, DriverTurn, SteerMessage, SuspendedCall } from '../types';
-import { tokenOf } from './sessionToken';
-import { TurnStreamAdapter } from './streamAdapter';
+import { pointOf, tokenOf } from './sessionToken';
+import { sameInput, TurnStreamAdapter } from './streamAdapter';
 
 /**
  * One long-lived Claude Code session of one conversation (A2): a `query` fed through the SDK's
@@ -110,6 +110,8 @@ export class AgentSession {
         decide(result: PermissionResult): void;
       }
     | undefined;
+  /** A5: the one call allowed without asking (approved before a restart), until it is made. */
+  private approved: { toolName: string; input: unknown } | undefined;
   /** The session id the binary reported (the resume token); the one resumed until it reports. */
   sessionId: string | undefined;
   /** The newest entry of the session's own chain (an SDK message uuid): where a reply ended (A7). */
@@ -197,8 +199,14 @@ export class AgentSession {
    */
   private readonly askPerson: CanUseTool = async (toolName, input, options) => {
     const active = this.active;
+    const approved = this.approved;
+    if (approved && approved.toolName === toolName && sameInput(input, approved.input)) {
+      // A5: the call a person approved before the restart, made again: allowed, once.
+      this.approved = undefined;
+      return { behavior: 'allow', updatedInput: input, toolUseID: options.toolUseID };
+    }
     if (!active || this.approval) return { behavior: 'deny', message: TOOL_DENIED_BY_PERSON };
-    const token = `${APPROVAL_TOKEN}${crypto.randomUUID()}`;
+    const token = approvalToken(this.sessionId);
     const decided = new Promise<PermissionResult>((resolve) => {
       this.approval = { token, toolCallId: options.toolUseID, adapter: active.adapter, decide: resolve };
       options.signal.addEventListener('abort', () =>
@@ -214,13 +222,42 @@ export class AgentSession {
     return await decided;
   };
 
+  /**
+   * A5, after a restart: the person decided on a call a session of an earlier process waited
+   * for. This session (resumed from the one that asked) is told the decision: approved, it is to
+   * make exactly that call again, and only that call is allowed without asking, once; denied, it
+   * goes on without it. The reply the host shows goes on, the call's card the approved one's.
+   */
+  decideAfterRestart(
+    turn: DriverTurn,
+    call: { toolCallId: string; toolName: string; args: unknown },
+    decision: 'approve' | 'deny',
+  ): TurnChannel {
+    const adapter = new TurnStreamAdapter({ continuing: true });
+    const channel = this.start(turn, adapter);
+    if (decision === 'approve') {
+      this.approved = { toolName: call.toolName, input: call.args };
+      adapter.expectApproved({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.args });
+    } else {
+      channel.push({ type: 'chunk', chunk: { type: 'tool-output-denied', toolCallId: call.toolCallId } });
+    }
+    this.input.push({ type: 'user', message: decisionMessage(call, decision), parent_tool_use_id: null });
+    return channel;
+  }
+
   /** Runs one turn on the session: its message goes into the agent's input queue. */
   run(turn: DriverTurn, message: SDKUserMessage['message']): TurnChannel {
+    const channel = this.start(turn, new TurnStreamAdapter());
+    this.input.push({ type: 'user', message, parent_tool_use_id: null });
+    return channel;
+  }
+
+  private start(turn: DriverTurn, adapter: TurnStreamAdapter): TurnChannel {
     const channel: TurnChannel = new AsyncChannel<DriverEvent>();
     const active: ActiveTurn = {
       turn,
       channel,
-      adapter: new TurnStreamAdapter(),
+      adapter,
       tokenSent: false,
       boundary: undefined,
       steering: true,
@@ -229,7 +266,6 @@ export class AgentSession {
     this.lastUsed = Date.now();
     // A running session already knows its id: the run's first event, as every driver's.
     if (this.sessionId && !this.resuming) this.sendToken(active, this.sessionId);
-    this.input.push({ type: 'user', message, parent_tool_use_id: null });
     return channel;
   }
 
@@ -369,8 +405,45 @@ export class AgentSession {
   }
 }
 
-/** A suspended call's resume token names the approval it waits on; another driver's is told apart. */
+/**
+ * A suspended call's resume token names the approval it waits on and the session that asked
+ * (`claude-code-approval:<approval>:<session id>`), so a decision after a restart resumes that
+ * session (A5); another driver's token is told apart.
+ */
 const APPROVAL_TOKEN = 'claude-code-approval:';
+
+function approvalToken(sessionId: string | undefined): string {
+  return `${APPROVAL_TOKEN}${crypto.randomUUID()}${sessionId ? `:${sessionId}` : ''}`;
+}
+
+/** The session an approval's token names; undefined for another driver's token or one without. */
+export function sessionOfApproval(token: string): string | undefined {
+  if (!token.startsWith(APPROVAL_TOKEN)) return undefined;
+  const sessionId = token.slice(APPROVAL_TOKEN.length).split(':')[1];
+  return pointOf(sessionId)?.sessionId;
+}
+
+/**
+ * What the agent reads of a decision made after its session was restarted (A5): the call's input
+ * as JSON after `Approved call:` (the one call it may then make without asking).
+ */
+function decisionMessage(
+  call: { toolName: string; args: unknown },
+  decision: 'approve' | 'deny',
+): SDKUserMessage['message'] {
+  const text =
+    decision === 'approve'
+      ? [
+          `The person approved your ${call.toolName} call. It did not run: your session was restarted while it waited for the decision.`,
+          'Make exactly that call again now, with the same input, then go on with what you were doing.',
+          `Approved call: ${JSON.stringify({ name: call.toolName, input: call.args })}`,
+        ].join('\n')
+      : `The person denied your ${call.toolName} call; it did not run. Go on without it.`;
+  return {
+    role: 'user',
+    content: [{ type: 'text', text: `<system-reminder>\n${text}\n</system-reminder>` }],
+  };
+}
 
 /** What the agent reads of a tool call the person denied (the same words as the chat's tools). */
 export const TOOL_DENIED_BY_PERSON = 'The person denied this tool call; it did not run.';

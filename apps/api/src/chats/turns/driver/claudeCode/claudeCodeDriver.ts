@@ -5,7 +5,7 @@ import { WordedFailure } from '../../../../platform/errors';
 import type { Logger } from '../../../../platform/logger';
 import { hiddenInstructions } from '../hiddenInstructions';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
-import { AgentSession, AgentStopped } from './agentSession';
+import { AgentSession, AgentStopped, sessionOfApproval } from './agentSession';
 import { pointOf } from './sessionToken';
 
 /** What the Claude Code driver is configured with (platform/config.ts: `AGENT_*`). */
@@ -101,9 +101,11 @@ export class ClaudeCodeDriver implements RuntimeDriver {
   }
 
   /**
-   * A5: the run after a person decided on the tool call a session waits for. Only this instance's
-   * running session waits: after a restart (or once the session ended) the turn fails in words
-   * that say so, and the chat goes on from the session's kept token.
+   * A5: the run after a person decided on the tool call a session waits for. This instance's
+   * running session, when it waits for it, takes the decision where it waits. Otherwise (a
+   * restart of the API, or the session ended meanwhile) the session that asked is resumed from
+   * the approval's token and told the decision (`decideAfterRestart`); a token that names no
+   * session fails the turn in words that say so.
    */
   private async *resumeAfterDecision(
     turn: DriverTurn,
@@ -112,8 +114,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     const key = turn.conversation.id;
     const session = this.sessions.get(key);
     if (!session?.awaits(segment.call.resumeToken)) {
-      if (session?.sessionId) yield { type: 'resume-token', token: session.sessionId };
-      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
+      yield* this.decideAfterRestart(turn, segment);
       return;
     }
     const stop = () => session.stopTurn(turn);
@@ -126,18 +127,50 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     }
   }
 
-  /** The conversation's running session, or a new one resumed from its kept token. */
-  private async sessionFor(turn: DriverTurn): Promise<AgentSession> {
+  private async *decideAfterRestart(
+    turn: DriverTurn,
+    segment: Extract<DriverTurn['segment'], { kind: 'resume' }>,
+  ): AsyncGenerator<DriverEvent> {
+    const asked = sessionOfApproval(segment.call.resumeToken);
+    if (!asked) {
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
+      return;
+    }
+    let session: AgentSession;
+    try {
+      session = await this.sessionFor(turn, asked);
+    } catch (error) {
+      yield {
+        type: 'error',
+        error: error instanceof WordedFailure ? error : new AgentStopped('no start', { cause: error }),
+      };
+      return;
+    }
+    const stop = () => session.stopTurn(turn);
+    turn.abortSignal.addEventListener('abort', stop, { once: true });
+    try {
+      yield* session.decideAfterRestart(turn, segment.call, segment.decision);
+    } finally {
+      turn.abortSignal.removeEventListener('abort', stop);
+      if (!session.closed) this.idleAfterTurn(turn.conversation.id, session);
+    }
+  }
+
+  /**
+   * The conversation's running session, or a new one resumed from its kept token. `asked`: the
+   * session a decision after a restart goes to (A5), resumed from its id whatever runs now.
+   */
+  private async sessionFor(turn: DriverTurn, asked?: string): Promise<AgentSession> {
     const key = turn.conversation.id;
     const timer = this.idleTimers.get(key);
     if (timer) clearTimeout(timer);
     this.idleTimers.delete(key);
     const running = this.sessions.get(key);
     // A session still busy with an earlier run (one given up on) is not shared: it is closed.
-    if (running && !running.closed && !running.busy && sameSession(running, turn)) return running;
+    if (running && !running.closed && !running.busy && !asked && sameSession(running, turn)) return running;
     // A7: a version with no token of its own forks the session of the reply before its message.
-    const fork = turn.resumeFrom ? undefined : pointOf(turn.forkFrom);
-    const resume = fork?.sessionId ?? pointOf(turn.resumeFrom ?? running?.sessionId)?.sessionId;
+    const fork = turn.resumeFrom || asked ? undefined : pointOf(turn.forkFrom);
+    const resume = asked ?? fork?.sessionId ?? pointOf(turn.resumeFrom ?? running?.sessionId)?.sessionId;
     running?.close();
     const cwd = await this.options.workspaceOf(turn);
     await mkdir(this.options.configDir, { recursive: true });
