@@ -5,10 +5,16 @@ import { join } from 'node:path';
 import type { Thread, WorkspaceList } from '@chat/contracts';
 import { turnErrorMessages } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOOL_OFF_REASON } from '../src/agent/toolPolicy';
 import { newEmail, type Refusal, signUp } from './support/accounts';
+import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import {
   type ApiClient,
+  iterateChunks,
   readChunks,
+  readChunksUntil,
+  readRest,
+  readUntilWords,
   textOfChunks,
   textOfMessage,
   untilIdle,
@@ -416,6 +422,130 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(await readChunks(claim))).toContain('You said: "are you back?"');
     expect(textOfMessage((await untilIdle(person, threadId)).messages.at(-1))).toContain('are you back?');
   }, 120_000);
+});
+
+describe("an agent chat's tool settings (A5)", () => {
+  async function settingsChat() {
+    const directory = join(root, `settings-${crypto.randomUUID()}`);
+    await mkdir(directory);
+    const created = await person.json<Thread>('POST', '/api/threads', {
+      workspaceId: await workspaceId(person),
+      directory,
+    });
+    return { directory, threadId: created.body.id };
+  }
+  const setTools = (threadId: string, tools: Record<string, string>) =>
+    person.json<Refusal>('PATCH', `/api/threads/${threadId}`, { tools });
+  /** The tools the agent offered the model on its last call. */
+  const offered = () =>
+    (messages.calls.at(-1)?.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+
+  it("lists the agent's own tools and takes settings for them only", async () => {
+    const { threadId } = await settingsChat();
+    const detail = await person.detail(threadId);
+    expect(detail.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['Read', 'Write', 'Bash']));
+    expect(detail.tools.find((tool) => tool.name === 'Bash')).toMatchObject({
+      mode: 'ask',
+      defaultMode: 'ask',
+    });
+    const refused = await setTools(threadId, { current_time: 'off' });
+    expect(refused.status).toBe(400);
+    expect((await setTools(threadId, { Bash: 'off' })).status).toBe(200);
+    expect((await person.detail(threadId)).tools.find((tool) => tool.name === 'Bash')?.mode).toBe('off');
+  });
+
+  it('an off tool is not offered and never runs; allow runs without asking; ask asks every call', async () => {
+    const { directory, threadId } = await settingsChat();
+    await setTools(threadId, { Bash: 'off', Write: 'allow', Read: 'ask' });
+    const off = await person.sendAndRead(threadId, 'run it [[tool:Bash]] [[words:2]]');
+    expect(offered()).not.toContain('Bash');
+    expect(off.chunks).not.toContainEqual(expect.objectContaining({ type: 'tool-output-available' }));
+    expect(off.chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-error' }));
+    const allowed = await person.sendAndRead(threadId, 'write it [[tool:Write]] [[words:2]]');
+    expect(allowed.chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-available' }));
+    expect(readFileSync(join(directory, 'written.txt'), 'utf8')).toBe('written by the agent');
+    expect((await turnRow(api, allowed.turnId))?.status).toBe('completed');
+    // Read runs without asking by the agent's own rules; set to ask, it waits for the person.
+    const asking = await person.sendAndRead(threadId, 'read it [[tool:Read]] [[words:2]]');
+    const waiting = await person.detail(threadId);
+    expect(waiting.turnQueue.activeTurn).toMatchObject({ id: asking.turnId, status: 'awaiting_approval' });
+    expect(waiting.hitl.at(-1)).toMatchObject({ status: 'pending', toolName: 'Read' });
+    // Following the settings: Read allowed now approves the waiting call, and the reply goes on.
+    expect((await setTools(threadId, { Read: 'allow', Bash: 'allow' })).status).toBe(200);
+    await untilIdle(person, threadId);
+    expect((await turnRow(api, asking.turnId))?.status).toBe('completed');
+    // Bash on again: the session started without it is replaced, and it is offered and runs.
+    const on = await person.sendAndRead(threadId, 'run it again [[tool:Bash]] [[words:2]]');
+    expect(offered()).toContain('Bash');
+    expect(on.chunks).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-available', output: 'step 1' }),
+    );
+  }, 120_000);
+
+  it('a tool switched off while the agent works is refused at its next call (applied live)', async () => {
+    const { threadId } = await settingsChat();
+    const reply = await person.send(threadId, 'walk [[steps:3]] [[delay:800]] [[words:3]]');
+    const stream = iterateChunks(reply);
+    const before = await readChunksUntil(stream, (chunk) => chunk.type === 'tool-output-available');
+    expect(before.at(-1)).toMatchObject({ output: 'step 1' });
+    expect((await setTools(threadId, { Bash: 'off' })).status).toBe(200);
+    const after = await readRest(stream);
+    expect(after.filter((chunk) => chunk.type === 'tool-output-available')).toEqual([]);
+    const refused = after.find((chunk) => chunk.type === 'tool-output-error') as
+      | { errorText: string }
+      | undefined;
+    expect(refused?.errorText).toContain(TOOL_OFF_REASON);
+    expect(textOfChunks(after)).toContain('You said: "walk"');
+  }, 60_000);
+});
+
+describe('a hard kill of the API mid agent turn (A8)', () => {
+  it('ends the turn through crash recovery like any turn; the next message resumes the kept session', async () => {
+    const env = {
+      DATABASE_URL: database.url,
+      AGENT_WORKSPACES: root,
+      AGENT_BASE_URL: messages.baseUrl,
+      AGENT_API_KEY: 'scripted',
+      DATA_DIR: dataDir,
+      TURN_LEASE_MS: '1500',
+    };
+    const first = await startApiProcess(env);
+    let second: ApiProcess | undefined;
+    try {
+      const client = person.via(first.baseUrl);
+      const directory = join(root, `killed-${crypto.randomUUID()}`);
+      await mkdir(directory);
+      const created = await client.json<Thread>('POST', '/api/threads', {
+        workspaceId: await workspaceId(client),
+        directory,
+      });
+      const threadId = created.body.id;
+      const kept = await client.sendAndRead(threadId, 'remember the lantern [[words:2]]');
+      const reply = await client.send(threadId, 'a long one [[words:400]] [[delay:30]]');
+      const turnId = reply.headers.get('x-turn-id') ?? '';
+      const seen = await readUntilWords(reply, 20);
+      expect(seen).toContain('You said: "a long one"');
+      await first.kill();
+      second = await startApiProcess(env);
+      const again = client.via(second.baseUrl);
+      const detail = await waitFor(
+        () => again.detail(threadId),
+        (d) => d.turnQueue.activeTurn === null,
+        30_000,
+      );
+      expect((await turnRow(api, turnId))?.status).toBe('interrupted');
+      expect(detail.messages.at(-1)?.metadata).toMatchObject({ interrupted: true, turnId });
+      expect(textOfMessage(detail.messages.at(-1))).toContain('You said: "a long one"');
+      const next = await again.sendAndRead(threadId, 'what came first? [[history]] [[words:2]]');
+      expect(textOfChunks(next.chunks)).toContain('History: "remember the lantern"');
+      // The same agent session, resumed from the token kept before the kill.
+      const sessionOf = async (id: string) => (await turnRow(api, id))?.resumeToken?.split('@')[0];
+      expect(await sessionOf(next.turnId)).toBe(await sessionOf(kept.turnId));
+    } finally {
+      await first.stop().catch(() => undefined);
+      await second?.stop();
+    }
+  }, 240_000);
 });
 
 describe('the session pool (A2)', () => {

@@ -127,7 +127,8 @@ export interface DriverTurn {
   /**
    * The chat's tool settings now (T1), every tool by name. A driver reads them before each model
    * call and each tool call, so a change reaches the running reply at its next step (T2): an `off`
-   * tool is no longer offered, an `ask` tool asks. Left out: each tool's own default.
+   * tool is no longer offered, an `ask` tool asks. Left out: each tool's own default. An agent
+   * chat's (A5) name only the tools its owner changed: the agent's own rules do the rest.
    */
   toolModes?(): Promise<Record<string, ToolMode>>;
 }

@@ -7,8 +7,9 @@ import type {
   query,
   SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
-import { turnErrorMessages } from '@chat/contracts';
+import { type ToolMode, turnErrorMessages } from '@chat/contracts';
 import { steerReminder } from '../../../../agent/steerReminder';
+import { TOOL_OFF_REASON } from '../../../../agent/toolPolicy';
 import { WordedFailure } from '../../../../platform/errors';
 import type { DriverEvent, DriverTurn, SteerMessage, SuspendedCall } from '../types';
 import { pointOf, tokenOf } from './sessionToken';
@@ -39,7 +40,31 @@ export interface SessionStart {
   forkAt?: string;
   /** The binary's stderr, one line at a time (for the log; never a person's text). */
   stderr?: (line: string) => void;
+  /** A5: the chat's tool settings as the agent starts (its `off` tools are not offered at all). */
+  policy: AgentPolicy;
 }
+
+/**
+ * A5: a chat's tool settings as the agent's permission rules, by tool name: `allow` runs without
+ * asking, `deny` (the person's `off`) never runs, `ask` asks the person every call. A tool the
+ * chat did not set is left to the agent's own rules.
+ */
+export interface AgentPolicy {
+  allow: string[];
+  deny: string[];
+  ask: string[];
+}
+
+export function policyOf(modes: Record<string, ToolMode>): AgentPolicy {
+  const named = (mode: ToolMode) =>
+    Object.entries(modes)
+      .filter(([, value]) => value === mode)
+      .map(([name]) => name)
+      .sort();
+  return { allow: named('allow'), deny: named('off'), ask: named('ask') };
+}
+
+const signatureOf = (policy: AgentPolicy) => JSON.stringify(policy);
 
 /** An unbounded async queue, read once: a turn's events, or the agent's streaming input. */
 export class AsyncChannel<T> implements AsyncIterable<T> {
@@ -120,12 +145,24 @@ export class AgentSession {
   /** When the session last ended a turn or took one (the pool parks the least recently used). */
   lastUsed = Date.now();
   private readonly onEnd: () => void;
+  /** A5: the tools the session was started without (`disallowedTools` cannot change live). */
+  readonly notOffered: string;
+  /** A5: the policy the agent runs under now (its signature). */
+  private applied: string;
 
   constructor(start: SessionStart, onEnd: () => void) {
     this.onEnd = onEnd;
+    this.notOffered = JSON.stringify(start.policy.deny);
+    this.applied = signatureOf(start.policy);
     // A fork is a session of its own: its id is the one the binary reports.
     this.sessionId = start.forkAt ? undefined : start.resume;
-    const steerHook: HookCallback = async () => await this.steerAtToolBoundary();
+    const toolCallHook: HookCallback = async (input) => {
+      const toolName = 'tool_name' in input ? input.tool_name : '';
+      const decision = await this.policyAtToolCall(toolName);
+      const steered = decision?.permissionDecision === 'deny' ? undefined : await this.steerAtToolBoundary();
+      if (!decision && !steered) return {};
+      return { hookSpecificOutput: { hookEventName: 'PreToolUse' as const, ...decision, ...steered } };
+    };
     const options: Options = {
       cwd: start.cwd,
       env: start.env,
@@ -136,7 +173,11 @@ export class AgentSession {
       // `.claude/` could run commands or allow tools); the product's policy is the only one.
       settingSources: [],
       canUseTool: this.askPerson,
-      hooks: { PreToolUse: [{ hooks: [steerHook] }] },
+      hooks: { PreToolUse: [{ hooks: [toolCallHook] }] },
+      // A5: an `off` tool is not offered; the rest of the chat's settings are permission rules,
+      // replaced live as they change (`applyPolicy`).
+      ...(start.policy.deny.length > 0 ? { disallowedTools: start.policy.deny } : {}),
+      settings: { permissions: { ...start.policy } },
       ...(start.model ? { model: start.model } : {}),
       ...(start.resume ? { resume: start.resume } : {}),
       ...(start.resume && start.forkAt ? { forkSession: true, resumeSessionAt: start.forkAt } : {}),
@@ -332,23 +373,55 @@ export class AgentSession {
     active.channel.end();
   }
 
+  /**
+   * A5: the chat's tool settings applied to the running agent (its permission rules replaced
+   * live). Throws when the agent refuses them: the caller ends the session, so nothing runs on
+   * under the old rules.
+   */
+  async applyPolicy(policy: AgentPolicy): Promise<void> {
+    const signature = signatureOf(policy);
+    if (signature === this.applied) return;
+    await this.query.applyFlagSettings({ permissions: { ...policy } });
+    this.applied = signature;
+  }
+
+  /**
+   * A5: at each tool call, the chat's tool settings of now, read again and applied, and this call
+   * decided by them (`off`: denied, `ask`: the person is asked, `allow`: it runs); a tool the chat
+   * did not set is left to the agent's rules. Settings that cannot be read or applied end the
+   * session (the turn fails): it never runs on under the old ones.
+   */
+  private async policyAtToolCall(toolName: string) {
+    const active = this.active;
+    if (!active?.turn.toolModes) return undefined;
+    let mode: ToolMode | undefined;
+    try {
+      const modes = await active.turn.toolModes();
+      await this.applyPolicy(policyOf(modes));
+      mode = modes[toolName];
+    } catch (error) {
+      this.close(new AgentStopped("the chat's tool settings could not be applied", { cause: error }));
+      return { permissionDecision: 'deny' as const, permissionDecisionReason: TOOL_DENIED_BY_PERSON };
+    }
+    if (mode === 'off')
+      return { permissionDecision: 'deny' as const, permissionDecisionReason: TOOL_OFF_REASON };
+    if (mode === 'allow') return { permissionDecision: 'allow' as const };
+    if (mode === 'ask') return { permissionDecision: 'ask' as const };
+    return undefined;
+  }
+
   /** A4: at each tool call, the steers of now, as the product's steer reminder for the agent. */
   private async steerAtToolBoundary() {
     const active = this.active;
-    if (!active?.steering) return {};
+    if (!active?.steering) return undefined;
     const steers = await active.turn.takeSteers();
-    if (steers.length === 0 || this.active !== active) return {};
+    if (steers.length === 0 || this.active !== active) return undefined;
     const known = active.boundary?.steers ?? [];
     active.boundary = {
       steers: [...known, ...steers],
       continuationMessageId: active.boundary?.continuationMessageId ?? crypto.randomUUID(),
     };
-    return {
-      hookSpecificOutput: {
-        hookEventName: 'PreToolUse' as const,
-        additionalContext: steerReminder(steers.map((steer) => steer.text)),
-      },
-    };
+    return { additionalContext: steerReminder(steers.map((steer) => steer.text)) };
   }
 
   private async pump(): Promise<void> {

@@ -5,7 +5,7 @@ import { WordedFailure } from '../../../../platform/errors';
 import type { Logger } from '../../../../platform/logger';
 import { hiddenInstructions } from '../hiddenInstructions';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
-import { AgentSession, AgentStopped, sessionOfApproval } from './agentSession';
+import { type AgentPolicy, AgentSession, AgentStopped, policyOf, sessionOfApproval } from './agentSession';
 import { pointOf } from './sessionToken';
 
 /** What the Claude Code driver is configured with (platform/config.ts: `AGENT_*`). */
@@ -82,7 +82,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     }
     let session: AgentSession;
     try {
-      session = await this.sessionFor(turn);
+      session = await this.sessionUnderPolicy(turn);
     } catch (error) {
       yield {
         type: 'error',
@@ -138,7 +138,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     }
     let session: AgentSession;
     try {
-      session = await this.sessionFor(turn, asked);
+      session = await this.sessionUnderPolicy(turn, asked);
     } catch (error) {
       yield {
         type: 'error',
@@ -157,17 +157,38 @@ export class ClaudeCodeDriver implements RuntimeDriver {
   }
 
   /**
-   * The conversation's running session, or a new one resumed from its kept token. `asked`: the
-   * session a decision after a restart goes to (A5), resumed from its id whatever runs now.
+   * The session for a run, under the chat's tool settings of now (A5): read as the run starts
+   * (and again at each tool call), so a change since the last run is applied before the agent
+   * reads the message. Settings that cannot be read start nothing; a running session that
+   * refuses them is closed: nothing runs on under the old ones (the run fails).
    */
-  private async sessionFor(turn: DriverTurn, asked?: string): Promise<AgentSession> {
+  private async sessionUnderPolicy(turn: DriverTurn, asked?: string): Promise<AgentSession> {
+    const policy = policyOf((await turn.toolModes?.()) ?? {});
+    const session = await this.sessionFor(turn, policy, asked);
+    try {
+      await session.applyPolicy(policy);
+    } catch (error) {
+      session.close();
+      throw new AgentStopped("the chat's tool settings could not be applied", { cause: error });
+    }
+    return session;
+  }
+
+  /**
+   * The conversation's running session, or a new one resumed from its kept token. `asked`: the
+   * session a decision after a restart goes to (A5), resumed from its id whatever runs now. A
+   * session started with other tools not offered is replaced (`disallowedTools` is fixed).
+   */
+  private async sessionFor(turn: DriverTurn, policy: AgentPolicy, asked?: string): Promise<AgentSession> {
     const key = turn.conversation.id;
     const timer = this.idleTimers.get(key);
     if (timer) clearTimeout(timer);
     this.idleTimers.delete(key);
     const running = this.sessions.get(key);
     // A session still busy with an earlier run (one given up on) is not shared: it is closed.
-    if (running && !running.closed && !running.busy && !asked && sameSession(running, turn)) return running;
+    const offersAsNow = running?.notOffered === JSON.stringify(policy.deny);
+    if (running && !running.closed && !running.busy && !asked && offersAsNow && sameSession(running, turn))
+      return running;
     // A7: a version with no token of its own forks the session of the reply before its message.
     const fork = turn.resumeFrom || asked ? undefined : pointOf(turn.forkFrom);
     const resume = asked ?? fork?.sessionId ?? pointOf(turn.resumeFrom ?? running?.sessionId)?.sessionId;
@@ -181,6 +202,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
         query,
         cwd,
         env: this.environment(),
+        policy,
         ...(this.options.model ? { model: this.options.model } : {}),
         // A fork needs the entry its reply ended at; a token without one starts fresh.
         ...(fork ? (fork.at ? { resume, forkAt: fork.at } : {}) : resume ? { resume } : {}),
