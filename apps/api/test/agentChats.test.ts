@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Thread, WorkspaceList } from '@chat/contracts';
-import { turnErrorMessages } from '@chat/contracts';
+import { COMPACTION_PART, turnErrorMessages } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_OFF_REASON } from '../src/agent/toolPolicy';
 import { newEmail, type Refusal, signUp } from './support/accounts';
@@ -226,6 +226,26 @@ describe('an agent chat runs the Claude Code agent', () => {
     const { turnId, chunks } = await person.sendAndRead(threadId, 'write it [[tool:Write]] [[words:3]]');
     return { directory, threadId, turnId, chunks };
   }
+
+  it("shows the agent compacting its conversation as the product's compaction notice (A6)", async () => {
+    const threadId = await agentChat(person);
+    // The model reports a full window: the agent compacts before its next call.
+    await person.sendAndRead(threadId, 'a full window [[usage:990000]] [[words:2]]');
+    const { chunks } = await person.sendAndRead(threadId, 'after it [[words:2]]');
+    const progress = chunks.filter((chunk) => chunk.type === COMPACTION_PART);
+    expect(progress.map((chunk) => (chunk as unknown as { data: { status: string } }).data.status)).toEqual([
+      'compacting',
+      'done',
+    ]);
+    expect(chunks.findIndex((chunk) => chunk.type === COMPACTION_PART)).toBeLessThan(
+      chunks.findIndex((chunk) => chunk.type === 'text-delta'),
+    );
+    expect(textOfChunks(chunks)).toContain('You said: "after it"');
+    // Not stored: the reply holds the agent's text only.
+    expect(JSON.stringify((await untilIdle(person, threadId)).messages.at(-1)?.parts)).not.toContain(
+      COMPACTION_PART,
+    );
+  }, 90_000);
 
   it('asks the person before a tool the agent may not run alone: the queue waits, approve runs it (A5)', async () => {
     const { directory, threadId, turnId, chunks } = await writingChat();

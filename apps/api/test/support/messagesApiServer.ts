@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
  *   - `[[fail]]` answers 500 before any text (a model call that fails);
  *   - `[[tool:NAME]]` calls tool NAME first (`Bash`, `Read`, ...) with a harmless input;
  *   - `[[steps:N]]` calls `Bash` (`echo step k`) N times, the words delay between calls;
- *   - `[[history]]` answers with the user texts of the conversation so far.
+ *   - `[[history]]` answers with the user texts of the conversation so far;
+ *   - `[[usage:N]]` reports N input tokens for the calls answering it (a full window: the agent
+ *     compacts its conversation before its next call).
  * A reminder after the prompt naming an approved call (`Approved call: {"name","input"}`, what the
  * driver tells a session resumed after a restart) makes the model make that call again, once.
  * The reply text quotes the user text: `You said: "<text>". word word ...`. A steer the agent took
@@ -145,6 +147,16 @@ function planOf(body: Record<string, unknown>): Plan {
   return { kind: 'text', words, delayMs };
 }
 
+/** The last text the person wrote in a request (the prompt its directives are read from). */
+function lastPersonText(body: Record<string, unknown>): string {
+  const messages = (body.messages as Message[] | undefined) ?? [];
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const texts = personTexts(messages[index] as Message);
+    if (texts.length > 0) return texts.at(-1) ?? '';
+  }
+  return '';
+}
+
 /** The call an approval reminder names, when no tool call came after it yet. */
 function approvedCallAgain(
   after: Message[],
@@ -213,6 +225,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, calls:
   const call: MessagesCall = { body, headers: request.headers, closedEarly: false };
   calls.push(call);
   const plan = planOf(body);
+  const inputTokens = directive(lastPersonText(body), 'usage') ?? MESSAGES_USAGE.input;
   const model = typeof body.model === 'string' ? body.model : 'scripted';
   if (plan.kind === 'fail') {
     // A 400 is not retried by the client: the call fails at once, before any text.
@@ -263,7 +276,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, calls:
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: MESSAGES_USAGE.input, output_tokens: 1 },
+      usage: { input_tokens: inputTokens, output_tokens: 1 },
     },
   });
   let index = 0;

@@ -1,5 +1,5 @@
 import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
-import type { TokenUsage } from '@chat/contracts';
+import { COMPACTION_PART, type CompactionProgress, type TokenUsage } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
 
 /**
@@ -75,6 +75,16 @@ export class TurnStreamAdapter {
   adapt(message: SDKMessage): AdaptedMessage {
     if (message.type === 'system' && message.subtype === 'init') {
       return { kind: 'session', sessionId: message.session_id };
+    }
+    // A6: the agent compacting its own conversation, as the product's compaction notice.
+    if (message.type === 'system' && message.subtype === 'status') {
+      if (message.status === 'compacting') return compaction({ status: 'compacting' });
+      if (message.compact_result === 'failed')
+        return compaction({ status: 'failed', error: AGENT_COMPACTION_FAILED });
+      return { kind: 'none' };
+    }
+    if (message.type === 'system' && message.subtype === 'compact_boundary') {
+      return compaction({ status: 'done' });
     }
     if ('parent_tool_use_id' in message && message.parent_tool_use_id) return { kind: 'none' };
     if (message.type === 'stream_event') return this.streamEvent(message.event);
@@ -222,6 +232,14 @@ export class TurnStreamAdapter {
     this.stepOpen = false;
     return [{ type: 'finish-step' }];
   }
+}
+
+/** What a person reads when the agent could not compact its conversation (it goes on as it can). */
+export const AGENT_COMPACTION_FAILED = 'The agent could not summarize the earlier conversation.';
+
+/** The compaction's progress, streamed to the reply's viewers and not stored (as the host's own, C3). */
+function compaction(progress: CompactionProgress): AdaptedMessage {
+  return { kind: 'chunks', chunks: [{ type: COMPACTION_PART, data: progress, transient: true }] };
 }
 
 /** Two tool inputs are the same call's: equal as JSON, whatever the order of their keys. */
