@@ -333,6 +333,7 @@ export class AgentSession {
     this.sendEndToken(active);
     active.channel.end();
     this.active = undefined;
+    this.approved = undefined;
     // The interrupted turn's partial is the host's; the session resumes from its token next time.
     void this.query.interrupt().catch(() => undefined);
     this.close();
@@ -366,6 +367,7 @@ export class AgentSession {
   private endActive(reason?: Error) {
     const active = this.active;
     this.active = undefined;
+    this.approved = undefined;
     if (!active) return;
     active.steering = false;
     this.sendEndToken(active);
@@ -472,6 +474,8 @@ export class AgentSession {
   private finishTurn(active: ActiveTurn) {
     if (this.active !== active) return;
     this.active = undefined;
+    // An approved call the agent did not make again in its run is not allowed later.
+    this.approved = undefined;
     this.lastUsed = Date.now();
     active.steering = false;
     active.channel.end();
