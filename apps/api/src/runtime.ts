@@ -238,7 +238,11 @@ export async function createRuntime(
     idleMs: config.TURN_IDLE_MS,
     settleGiveUpMs: config.SETTLE_GIVE_UP_MS,
     modelName: models.defaultId,
-    toolModes: async (threadId) => chatAgent.tools.modes(await readToolModes(db, threadId)),
+    // A5: an agent chat's run gets only what its owner changed; the agent's own rules do the rest.
+    toolModes: async (threadId) => {
+      const { modes, agentChat } = await readToolModes(db, threadId);
+      return agentChat ? modes : chatAgent.tools.modes(modes);
+    },
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,
   });
   const acceptance = new TurnAcceptance({ db, signals, runner });

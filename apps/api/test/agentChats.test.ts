@@ -3,12 +3,18 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Thread, WorkspaceList } from '@chat/contracts';
-import { turnErrorMessages } from '@chat/contracts';
+import { COMPACTION_PART, turnErrorMessages } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOOL_OFF_REASON } from '../src/agent/toolPolicy';
 import { newEmail, type Refusal, signUp } from './support/accounts';
+import { type ApiProcess, startApiProcess } from './support/apiProcess';
 import {
   type ApiClient,
+  iterateChunks,
   readChunks,
+  readChunksUntil,
+  readRest,
+  readUntilWords,
   textOfChunks,
   textOfMessage,
   untilIdle,
@@ -186,7 +192,8 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(chunks)).toBe('You said: "hello agent". word1 word2 word3 word4');
     const detail = await untilIdle(person, threadId);
     expect(detail.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-    expect((await turnRow(api, turnId))?.resumeToken).toMatch(/^[0-9a-f-]{36}$/);
+    // The session id, and the entry of its chain the reply ended at (A7).
+    expect((await turnRow(api, turnId))?.resumeToken).toMatch(/^[0-9a-f-]{36}@[0-9a-f-]{36}$/);
     const plain = await person.createThread();
     const local = await person.sendAndRead(plain, 'hello model [[words:3]]');
     expect(textOfChunks(local.chunks)).not.toContain('You said: "hello model". word1');
@@ -219,6 +226,26 @@ describe('an agent chat runs the Claude Code agent', () => {
     const { turnId, chunks } = await person.sendAndRead(threadId, 'write it [[tool:Write]] [[words:3]]');
     return { directory, threadId, turnId, chunks };
   }
+
+  it("shows the agent compacting its conversation as the product's compaction notice (A6)", async () => {
+    const threadId = await agentChat(person);
+    // The model reports a full window: the agent compacts before its next call.
+    await person.sendAndRead(threadId, 'a full window [[usage:990000]] [[words:2]]');
+    const { chunks } = await person.sendAndRead(threadId, 'after it [[words:2]]');
+    const progress = chunks.filter((chunk) => chunk.type === COMPACTION_PART);
+    expect(progress.map((chunk) => (chunk as unknown as { data: { status: string } }).data.status)).toEqual([
+      'compacting',
+      'done',
+    ]);
+    expect(chunks.findIndex((chunk) => chunk.type === COMPACTION_PART)).toBeLessThan(
+      chunks.findIndex((chunk) => chunk.type === 'text-delta'),
+    );
+    expect(textOfChunks(chunks)).toContain('You said: "after it"');
+    // Not stored: the reply holds the agent's text only.
+    expect(JSON.stringify((await untilIdle(person, threadId)).messages.at(-1)?.parts)).not.toContain(
+      COMPACTION_PART,
+    );
+  }, 90_000);
 
   it('asks the person before a tool the agent may not run alone: the queue waits, approve runs it (A5)', async () => {
     const { directory, threadId, turnId, chunks } = await writingChat();
@@ -267,31 +294,113 @@ describe('an agent chat runs the Claude Code agent', () => {
     const second = await person.sendAndRead(threadId, 'what did I say? [[history]] [[words:2]]');
     expect(textOfChunks(second.chunks)).toContain('History: "remember the lighthouse"');
     const [one, two] = await Promise.all([turnRow(api, first.turnId), turnRow(api, second.turnId)]);
-    expect(two?.resumeToken).toBe(one?.resumeToken);
+    // The same session (the token's id), each reply ending at its own place in it (A7).
+    expect(two?.resumeToken?.split('@')[0]).toBe(one?.resumeToken?.split('@')[0]);
+    expect(two?.resumeToken).not.toBe(one?.resumeToken);
   }, 60_000);
 
-  it('resumes the session from the kept token after the API restarts (A3, A8); an approval waiting then is lost, in words', async () => {
+  it("edits fork the agent's session from before the message; the old version keeps its own (A7)", async () => {
+    const threadId = await agentChat(person);
+    const first = await person.sendAndRead(threadId, 'remember the lighthouse [[words:2]]');
+    await person.sendAndRead(threadId, 'then the old question [[words:2]]');
+    const before = await untilIdle(person, threadId);
+    const oldBranch = before.thread.activeBranchId;
+    const replaced = before.messages[2];
+    expect(replaced?.role).toBe('user');
+    const callsBefore = messages.calls.length;
+    const version = await person.fetch('POST', `/api/threads/${threadId}/messages/${replaced?.id}/versions`, {
+      clientRequestId: crypto.randomUUID(),
+      text: 'the new question [[history]] [[words:2]]',
+    });
+    expect(version.status).toBe(200);
+    const versionTurn = version.headers.get('x-turn-id') ?? '';
+    const forkedText = textOfChunks(await readChunks(version));
+    // The forked session has the history before the edited message, and nothing of it.
+    expect(forkedText).toContain('History: "remember the lighthouse"');
+    expect(forkedText).not.toContain('old question');
+    const forkedCalls = messages.calls.slice(callsBefore).map((call) => JSON.stringify(call.body.messages));
+    expect(forkedCalls.some((body) => body.includes('the new question'))).toBe(true);
+    expect(forkedCalls.some((body) => body.includes('remember the lighthouse'))).toBe(true);
+    expect(forkedCalls.filter((body) => body.includes('old question'))).toEqual([]);
+    const sessionOf = async (turnId: string) => (await turnRow(api, turnId))?.resumeToken?.split('@')[0];
+    const oldSession = await sessionOf(first.turnId);
+    expect(await sessionOf(versionTurn)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await sessionOf(versionTurn)).not.toBe(oldSession);
+    // A version of the version: its reply before is the first version's (a copy here), forked there.
+    const nested = await untilIdle(person, threadId);
+    const again = await person.fetch(
+      'POST',
+      `/api/threads/${threadId}/messages/${nested.messages[2]?.id}/versions`,
+      {
+        clientRequestId: crypto.randomUUID(),
+        text: 'a third question [[history]] [[words:2]]',
+      },
+    );
+    expect(textOfChunks(await readChunks(again))).toContain(
+      'History: "remember the lighthouse" You said: "a third question"',
+    );
+    await untilIdle(person, threadId);
+    // The old version, continued, still has its own history: the fork changed nothing of it.
+    const switched = await person.json('PUT', `/api/threads/${threadId}/active-branch`, {
+      branchId: oldBranch,
+    });
+    expect(switched.status).toBe(200);
+    const old = await person.sendAndRead(threadId, 'and now? [[history]] [[words:2]]');
+    expect(textOfChunks(old.chunks)).toContain(
+      'History: "remember the lighthouse" | "then the old question"',
+    );
+    expect(textOfChunks(old.chunks)).not.toContain('new question');
+    expect(await sessionOf(old.turnId)).toBe(oldSession);
+  }, 120_000);
+
+  it('resumes the session from the kept token after the API restarts (A3, A8); approvals waiting then are carried out (A5)', async () => {
     const threadId = await agentChat(person);
     const first = await person.sendAndRead(threadId, 'remember the harbour [[words:2]]');
     const asking = await writingChat();
     const [request] = (await person.detail(asking.threadId)).hitl;
+    const refusing = await writingChat();
+    const [refused] = (await person.detail(refusing.threadId)).hitl;
     await api.close();
     api = await agentApi();
     const client = person.via(api.baseUrl);
     person = client;
     const again = await client.sendAndRead(threadId, 'and before? [[history]] [[words:2]]');
     expect(textOfChunks(again.chunks)).toContain('History: "remember the harbour"');
-    expect((await turnRow(api, again.turnId))?.resumeToken).toBe(
-      (await turnRow(api, first.turnId))?.resumeToken,
+    expect((await turnRow(api, again.turnId))?.resumeToken?.split('@')[0]).toBe(
+      (await turnRow(api, first.turnId))?.resumeToken?.split('@')[0],
     );
-    // Approvals of agent tools do not survive a restart (not built): the turn fails and says why.
+    // Approved after the restart: the session that asked is resumed and makes the call again,
+    // allowed once; its output shows on the approved call's card, and the reply goes on.
     const late = await client.fetch('POST', `/api/threads/${asking.threadId}/hitl/${request?.id}`, {
       decision: 'approve',
     });
     expect(late.status).toBe(200);
-    expect(JSON.stringify(await readChunks(late))).toContain(turnErrorMessages.agentApprovalLost);
-    expect((await turnRow(api, asking.turnId))?.status).toBe('failed');
-    expect(existsSync(join(asking.directory, 'written.txt'))).toBe(false);
+    const rest = await readChunks(late);
+    expect(rest).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-available', toolCallId: request?.toolCallId }),
+    );
+    expect(rest.filter((chunk) => chunk.type === 'tool-input-start')).toEqual([]);
+    expect(textOfChunks(rest)).toContain('You said: "write it"');
+    expect(readFileSync(join(asking.directory, 'written.txt'), 'utf8')).toBe('written by the agent');
+    expect((await turnRow(api, asking.turnId))?.status).toBe('completed');
+    const approvedChat = await untilIdle(client, asking.threadId);
+    expect(approvedChat.hitl).toMatchObject([{ status: 'approved' }]);
+    expect(JSON.stringify(approvedChat.messages.at(-1)?.parts)).toContain('written.txt');
+    // Denied after the restart: the agent is told, the call never runs, the reply goes on.
+    const denied = await client.fetch('POST', `/api/threads/${refusing.threadId}/hitl/${refused?.id}`, {
+      decision: 'deny',
+    });
+    expect(denied.status).toBe(200);
+    const after = await readChunks(denied);
+    expect(after).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-denied', toolCallId: refused?.toolCallId }),
+    );
+    expect(textOfChunks(after)).toContain('You said: "write it"');
+    expect(existsSync(join(refusing.directory, 'written.txt'))).toBe(false);
+    expect((await turnRow(api, refusing.turnId))?.status).toBe('completed');
+    expect((await untilIdle(client, refusing.threadId)).hitl).toMatchObject([{ status: 'denied' }]);
+    const deniedCall = messages.calls.at(-1)?.body.messages;
+    expect(JSON.stringify(deniedCall)).toContain('The person denied your Write call');
   }, 120_000);
 
   it("ends the turn failed in the product's words when the agent dies mid-turn; the API goes on", async () => {
@@ -333,6 +442,130 @@ describe('an agent chat runs the Claude Code agent', () => {
     expect(textOfChunks(await readChunks(claim))).toContain('You said: "are you back?"');
     expect(textOfMessage((await untilIdle(person, threadId)).messages.at(-1))).toContain('are you back?');
   }, 120_000);
+});
+
+describe("an agent chat's tool settings (A5)", () => {
+  async function settingsChat() {
+    const directory = join(root, `settings-${crypto.randomUUID()}`);
+    await mkdir(directory);
+    const created = await person.json<Thread>('POST', '/api/threads', {
+      workspaceId: await workspaceId(person),
+      directory,
+    });
+    return { directory, threadId: created.body.id };
+  }
+  const setTools = (threadId: string, tools: Record<string, string>) =>
+    person.json<Refusal>('PATCH', `/api/threads/${threadId}`, { tools });
+  /** The tools the agent offered the model on its last call. */
+  const offered = () =>
+    (messages.calls.at(-1)?.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+
+  it("lists the agent's own tools and takes settings for them only", async () => {
+    const { threadId } = await settingsChat();
+    const detail = await person.detail(threadId);
+    expect(detail.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['Read', 'Write', 'Bash']));
+    expect(detail.tools.find((tool) => tool.name === 'Bash')).toMatchObject({
+      mode: 'ask',
+      defaultMode: 'ask',
+    });
+    const refused = await setTools(threadId, { current_time: 'off' });
+    expect(refused.status).toBe(400);
+    expect((await setTools(threadId, { Bash: 'off' })).status).toBe(200);
+    expect((await person.detail(threadId)).tools.find((tool) => tool.name === 'Bash')?.mode).toBe('off');
+  });
+
+  it('an off tool is not offered and never runs; allow runs without asking; ask asks every call', async () => {
+    const { directory, threadId } = await settingsChat();
+    await setTools(threadId, { Bash: 'off', Write: 'allow', Read: 'ask' });
+    const off = await person.sendAndRead(threadId, 'run it [[tool:Bash]] [[words:2]]');
+    expect(offered()).not.toContain('Bash');
+    expect(off.chunks).not.toContainEqual(expect.objectContaining({ type: 'tool-output-available' }));
+    expect(off.chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-error' }));
+    const allowed = await person.sendAndRead(threadId, 'write it [[tool:Write]] [[words:2]]');
+    expect(allowed.chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-available' }));
+    expect(readFileSync(join(directory, 'written.txt'), 'utf8')).toBe('written by the agent');
+    expect((await turnRow(api, allowed.turnId))?.status).toBe('completed');
+    // Read runs without asking by the agent's own rules; set to ask, it waits for the person.
+    const asking = await person.sendAndRead(threadId, 'read it [[tool:Read]] [[words:2]]');
+    const waiting = await person.detail(threadId);
+    expect(waiting.turnQueue.activeTurn).toMatchObject({ id: asking.turnId, status: 'awaiting_approval' });
+    expect(waiting.hitl.at(-1)).toMatchObject({ status: 'pending', toolName: 'Read' });
+    // Following the settings: Read allowed now approves the waiting call, and the reply goes on.
+    expect((await setTools(threadId, { Read: 'allow', Bash: 'allow' })).status).toBe(200);
+    await untilIdle(person, threadId);
+    expect((await turnRow(api, asking.turnId))?.status).toBe('completed');
+    // Bash on again: the session started without it is replaced, and it is offered and runs.
+    const on = await person.sendAndRead(threadId, 'run it again [[tool:Bash]] [[words:2]]');
+    expect(offered()).toContain('Bash');
+    expect(on.chunks).toContainEqual(
+      expect.objectContaining({ type: 'tool-output-available', output: 'step 1' }),
+    );
+  }, 120_000);
+
+  it('a tool switched off while the agent works is refused at its next call (applied live)', async () => {
+    const { threadId } = await settingsChat();
+    const reply = await person.send(threadId, 'walk [[steps:3]] [[delay:800]] [[words:3]]');
+    const stream = iterateChunks(reply);
+    const before = await readChunksUntil(stream, (chunk) => chunk.type === 'tool-output-available');
+    expect(before.at(-1)).toMatchObject({ output: 'step 1' });
+    expect((await setTools(threadId, { Bash: 'off' })).status).toBe(200);
+    const after = await readRest(stream);
+    expect(after.filter((chunk) => chunk.type === 'tool-output-available')).toEqual([]);
+    const refused = after.find((chunk) => chunk.type === 'tool-output-error') as
+      | { errorText: string }
+      | undefined;
+    expect(refused?.errorText).toContain(TOOL_OFF_REASON);
+    expect(textOfChunks(after)).toContain('You said: "walk"');
+  }, 60_000);
+});
+
+describe('a hard kill of the API mid agent turn (A8)', () => {
+  it('ends the turn through crash recovery like any turn; the next message resumes the kept session', async () => {
+    const env = {
+      DATABASE_URL: database.url,
+      AGENT_WORKSPACES: root,
+      AGENT_BASE_URL: messages.baseUrl,
+      AGENT_API_KEY: 'scripted',
+      DATA_DIR: dataDir,
+      TURN_LEASE_MS: '1500',
+    };
+    const first = await startApiProcess(env);
+    let second: ApiProcess | undefined;
+    try {
+      const client = person.via(first.baseUrl);
+      const directory = join(root, `killed-${crypto.randomUUID()}`);
+      await mkdir(directory);
+      const created = await client.json<Thread>('POST', '/api/threads', {
+        workspaceId: await workspaceId(client),
+        directory,
+      });
+      const threadId = created.body.id;
+      const kept = await client.sendAndRead(threadId, 'remember the lantern [[words:2]]');
+      const reply = await client.send(threadId, 'a long one [[words:400]] [[delay:30]]');
+      const turnId = reply.headers.get('x-turn-id') ?? '';
+      const seen = await readUntilWords(reply, 20);
+      expect(seen).toContain('You said: "a long one"');
+      await first.kill();
+      second = await startApiProcess(env);
+      const again = client.via(second.baseUrl);
+      const detail = await waitFor(
+        () => again.detail(threadId),
+        (d) => d.turnQueue.activeTurn === null,
+        30_000,
+      );
+      expect((await turnRow(api, turnId))?.status).toBe('interrupted');
+      expect(detail.messages.at(-1)?.metadata).toMatchObject({ interrupted: true, turnId });
+      expect(textOfMessage(detail.messages.at(-1))).toContain('You said: "a long one"');
+      const next = await again.sendAndRead(threadId, 'what came first? [[history]] [[words:2]]');
+      expect(textOfChunks(next.chunks)).toContain('History: "remember the lantern"');
+      // The same agent session, resumed from the token kept before the kill.
+      const sessionOf = async (id: string) => (await turnRow(api, id))?.resumeToken?.split('@')[0];
+      expect(await sessionOf(next.turnId)).toBe(await sessionOf(kept.turnId));
+    } finally {
+      await first.stop().catch(() => undefined);
+      await second?.stop();
+    }
+  }, 240_000);
 });
 
 describe('the session pool (A2)', () => {

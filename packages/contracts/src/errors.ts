@@ -297,16 +297,16 @@ export const turnErrorMessages = {
   /** An agent chat's agent (A1) stopped or could not start while it worked on the reply. */
   agentStopped:
     'The agent stopped before it finished; the reply was cut off. Retry it, or send your message again.',
-  /**
-   * A5: a decision on an agent's tool call came after its session ended (the server restarted, or
-   * the session was closed): the call cannot go on.
-   */
   /** A1: an agent chat whose workspace this server no longer offers (removed, or agent chats off). */
   agentWorkspaceGone:
     "This agent chat's workspace is no longer offered on this server, so its agent cannot run.",
   /** A1: the workspace belongs to another account (an agent chat made before workspaces were kept to one). */
   agentWorkspaceTaken:
     "This agent chat's workspace belongs to another account now, so its agent cannot run here.",
+  /**
+   * A5: a decision on an agent's tool call whose session cannot be resumed (it asked before it
+   * reported its session id): the call cannot go on.
+   */
   agentApprovalLost:
     'The agent that asked for this approval is no longer running, so the tool call cannot go on. Send your message again.',
 } as const;

@@ -15,6 +15,7 @@ import {
   type WorkspaceList,
 } from '@chat/contracts';
 import type { Database, ThreadRow } from '@chat/db';
+import { agentTools } from '../agent/agentTools';
 import type { ModelRegistry } from '../agent/models';
 import type { ToolCatalog } from '../agent/toolCatalog';
 import type { AgentWorkspaces } from '../agent/workspaces';
@@ -254,7 +255,7 @@ export class ThreadService {
       hitl,
       notes,
       context,
-      tools: this.deps.tools.settings(thread.toolModes),
+      tools: this.catalogOf(thread).settings(thread.toolModes),
       toolServers: this.deps.tools.servers(),
     };
   }
@@ -270,9 +271,10 @@ export class ThreadService {
     // M2: only a configured model; refused before anything changes.
     if (model !== undefined && !this.deps.models.has(model))
       throw new ApiError('bad_request', refusalMessages.bad_request.unknownModel(model));
-    if (changes.tools) this.assertKnownTools(changes.tools);
     const row = await this.deps.db.transaction(async (tx) => {
       let thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
+      // Refused whole, before anything changes: the chat's tools are its runtime's (A5).
+      if (changes.tools) this.assertKnownTools(changes.tools, this.catalogOf(thread));
       if (changes.title !== undefined)
         thread = await updateThread(tx, threadId, { title: changes.title, titled: true });
       if (changes.drainMode !== undefined && changes.drainMode !== thread.drainMode)
@@ -295,9 +297,14 @@ export class ThreadService {
     return toThread(row, { withInstructions: true });
   }
 
+  /** A chat's tools: an agent chat's are the agent's own (A5), every other chat's the chat agent's. */
+  private catalogOf(thread: { workspaceId: string | null }): ToolCatalog {
+    return thread.workspaceId ? agentTools : this.deps.tools;
+  }
+
   /** Settings that name a tool the server does not have are refused whole (nothing changes). */
-  private assertKnownTools(changes: Record<string, ToolMode>): void {
-    const unknown = Object.keys(changes).find((name) => !this.deps.tools.has(name));
+  private assertKnownTools(changes: Record<string, ToolMode>, catalog: ToolCatalog): void {
+    const unknown = Object.keys(changes).find((name) => !catalog.has(name));
     if (unknown !== undefined) {
       throw new ApiError(
         'bad_request',

@@ -9,7 +9,11 @@ import type { AddressInfo } from 'node:net';
  *   - `[[fail]]` answers 500 before any text (a model call that fails);
  *   - `[[tool:NAME]]` calls tool NAME first (`Bash`, `Read`, ...) with a harmless input;
  *   - `[[steps:N]]` calls `Bash` (`echo step k`) N times, the words delay between calls;
- *   - `[[history]]` answers with the user texts of the conversation so far.
+ *   - `[[history]]` answers with the user texts of the conversation so far;
+ *   - `[[usage:N]]` reports N input tokens for the calls answering it (a full window: the agent
+ *     compacts its conversation before its next call).
+ * A reminder after the prompt naming an approved call (`Approved call: {"name","input"}`, what the
+ * driver tells a session resumed after a restart) makes the model make that call again, once.
  * The reply text quotes the user text: `You said: "<text>". word word ...`. A steer the agent took
  * in after a tool result (the product's steer reminder, as a hook's context) makes the
  * continuation open with `(steered) You added: "<steer>".`; a steer reminder or the interrupt
@@ -106,6 +110,8 @@ function planOf(body: Record<string, unknown>): Plan {
   ).length;
   const delayMs = directive(prompt, 'delay') ?? 5;
   if (prompt.includes('[[fail]]')) return { kind: 'fail' };
+  const again = approvedCallAgain(after);
+  if (again) return { ...again, preface: '', delayMs };
   const steps = directive(prompt, 'steps') ?? 0;
   const tool = /\[\[tool:(\w+)\]\]/.exec(prompt)?.[1];
   const wanted = Math.max(steps, tool ? 1 : 0);
@@ -140,6 +146,42 @@ function planOf(body: Record<string, unknown>): Plan {
   for (let index = 0; index < count; index += 1) words.push(`word${index + 1}`);
   return { kind: 'text', words, delayMs };
 }
+
+/** The last text the person wrote in a request (the prompt its directives are read from). */
+function lastPersonText(body: Record<string, unknown>): string {
+  const messages = (body.messages as Message[] | undefined) ?? [];
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const texts = personTexts(messages[index] as Message);
+    if (texts.length > 0) return texts.at(-1) ?? '';
+  }
+  return '';
+}
+
+/** The call an approval reminder names, when no tool call came after it yet. */
+function approvedCallAgain(
+  after: Message[],
+): { kind: 'tool'; name: string; input: Record<string, unknown> } | undefined {
+  const index = after.findLastIndex(
+    (message) =>
+      message.role !== 'assistant' && textsOf(message.content).some((text) => text.includes(APPROVED_CALL)),
+  );
+  if (index < 0) return undefined;
+  const calledSince = after
+    .slice(index + 1)
+    .some(
+      (message) =>
+        message.role === 'assistant' &&
+        typeof message.content !== 'string' &&
+        message.content.some((block) => block.type === 'tool_use'),
+    );
+  if (calledSince) return undefined;
+  const text = textsOf((after[index] as Message).content).find((item) => item.includes(APPROVED_CALL)) ?? '';
+  const line = text.slice(text.indexOf(APPROVED_CALL) + APPROVED_CALL.length).split('\n')[0] ?? '';
+  const call = JSON.parse(line) as { name: string; input: Record<string, unknown> };
+  return { kind: 'tool', name: call.name, input: call.input };
+}
+
+const APPROVED_CALL = 'Approved call: ';
 
 /** The agent's working directory, as its system prompt names it. */
 function workingDirectory(body: Record<string, unknown>): string {
@@ -183,6 +225,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, calls:
   const call: MessagesCall = { body, headers: request.headers, closedEarly: false };
   calls.push(call);
   const plan = planOf(body);
+  const inputTokens = directive(lastPersonText(body), 'usage') ?? MESSAGES_USAGE.input;
   const model = typeof body.model === 'string' ? body.model : 'scripted';
   if (plan.kind === 'fail') {
     // A 400 is not retried by the client: the call fails at once, before any text.
@@ -233,7 +276,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, calls:
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: MESSAGES_USAGE.input, output_tokens: 1 },
+      usage: { input_tokens: inputTokens, output_tokens: 1 },
     },
   });
   let index = 0;

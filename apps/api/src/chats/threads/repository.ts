@@ -236,16 +236,23 @@ export async function setToolModes(
   return row;
 }
 
-/** What a running reply reads before each step (T2): the chat's changed tool modes; `{}` once it is gone. */
-export async function readToolModes(q: Queryable, threadId: string): Promise<Record<string, ToolMode>> {
+/**
+ * The chat's tool settings as a run reads them (T2): what its owner changed, and whether it is an
+ * agent chat (A5: its tools are the agent's, and only what was changed overrides the agent's own
+ * rules).
+ */
+export async function readToolModes(
+  q: Queryable,
+  threadId: string,
+): Promise<{ modes: Record<string, ToolMode>; agentChat: boolean }> {
   const [row] = await selectToolModes(q, { threadId });
-  return row?.toolModes ?? {};
+  return { modes: row?.toolModes ?? {}, agentChat: row?.workspaceId != null };
 }
 
 /** Read before every step of every reply: built once (preparedQuery). */
 const selectToolModes = preparedQuery('thread_tool_modes', (q) =>
   q
-    .select({ toolModes: threads.toolModes })
+    .select({ toolModes: threads.toolModes, workspaceId: threads.workspaceId })
     .from(threads)
     .where(eq(threads.id, sql.placeholder('threadId'))),
 );

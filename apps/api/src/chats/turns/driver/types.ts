@@ -29,7 +29,12 @@ export interface SuspendedCall {
 /** What a run of a turn does: start it, or continue a suspended run once a person decided. */
 export type Segment =
   | { kind: 'start' }
-  | { kind: 'resume'; call: Pick<SuspendedCall, 'resumeToken' | 'toolCallId'>; decision: HitlDecision };
+  | {
+      kind: 'resume';
+      /** The call as the approval request keeps it (a driver that lost its run makes it again: A5). */
+      call: Pick<SuspendedCall, 'resumeToken' | 'toolCallId' | 'toolName' | 'args'>;
+      decision: HitlDecision;
+    };
 
 export type DriverEvent =
   /** A piece of the reply, in the AI SDK UI message stream shape. */
@@ -96,6 +101,12 @@ export interface DriverTurn {
    */
   resumeFrom?: string;
   /**
+   * A7: for a version that kept no token of its own yet (`resumeFrom` absent), the token kept on
+   * the reply right before the message the version replaces: the agent's session forks from that
+   * point, and the session the token names is never changed. Left out when there is none.
+   */
+  forkFrom?: string;
+  /**
    * A1: an agent chat's workspace and the directory its agent works in, as the chat keeps them
    * (the driver checks the directory again before it starts an agent there). Absent: a plain chat.
    */
@@ -116,7 +127,8 @@ export interface DriverTurn {
   /**
    * The chat's tool settings now (T1), every tool by name. A driver reads them before each model
    * call and each tool call, so a change reaches the running reply at its next step (T2): an `off`
-   * tool is no longer offered, an `ask` tool asks. Left out: each tool's own default.
+   * tool is no longer offered, an `ask` tool asks. Left out: each tool's own default. An agent
+   * chat's (A5) name only the tools its owner changed: the agent's own rules do the rest.
    */
   toolModes?(): Promise<Record<string, ToolMode>>;
 }

@@ -139,3 +139,46 @@ export async function newestResumeToken(q: Queryable, branchId: string): Promise
     .limit(1);
   return row?.token ?? null;
 }
+
+/**
+ * A7: where a version's agent session forks from, for a branch that kept no token of its own
+ * yet: the token kept on the reply right before the message the version replaces (the newest
+ * finished turn with a token before that message's turn, on the branch it ran on; through the
+ * versions it came from when that branch has none before it). Null when the message was the
+ * first (a fresh session is the fork), or was a steer taken into a reply (that reply's token is
+ * past it: the version starts fresh), or the lineage is gone. One small read per version level.
+ */
+export async function forkPointToken(q: Queryable, branchId: string): Promise<string | null> {
+  let current = branchId;
+  // Versions nest; each level is a branch made from the one before it.
+  for (let depth = 0; depth < 64; depth += 1) {
+    const [branch] = await q
+      .select({ forkMessageId: schema.branches.forkMessageId, threadId: schema.branches.threadId })
+      .from(schema.branches)
+      .where(eq(schema.branches.id, current))
+      .limit(1);
+    if (!branch?.forkMessageId) return null;
+    const [replaced] = await q
+      .select({ branchId: turns.branchId, position: turns.queuePosition, status: turns.status })
+      .from(turns)
+      .where(and(eq(turns.threadId, branch.threadId), eq(turns.userMessageId, branch.forkMessageId)))
+      .limit(1);
+    if (!replaced || replaced.status === 'delivered') return null;
+    const [before] = await q
+      .select({ token: turns.resumeToken })
+      .from(turns)
+      .where(
+        and(
+          eq(turns.branchId, replaced.branchId),
+          statusIn('ran'),
+          sql`${turns.resumeToken} is not null and ${turns.removedAt} is null`,
+          sql`${turns.queuePosition} < ${replaced.position}`,
+        ),
+      )
+      .orderBy(sql`${turns.queuePosition} desc`)
+      .limit(1);
+    if (before?.token) return before.token;
+    current = replaced.branchId;
+  }
+  return null;
+}

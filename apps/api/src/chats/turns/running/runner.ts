@@ -30,7 +30,7 @@ import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
-import { newestResumeToken } from './repository';
+import { forkPointToken, newestResumeToken } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 
 /**
@@ -214,7 +214,12 @@ export class TurnRunner {
     decision: HitlDecision,
     branch?: BranchRow,
   ): Promise<TurnStream> {
-    const call = { resumeToken: request.runId, toolCallId: request.toolCallId };
+    const call = {
+      resumeToken: request.runId,
+      toolCallId: request.toolCallId,
+      toolName: request.toolName,
+      args: request.args,
+    };
     return await this.launch(turn, ownerId, { kind: 'resume', call, decision }, branch);
   }
 
@@ -345,9 +350,14 @@ export class TurnRunner {
       const { workspace } = setup;
       const { toolModes } = this.deps;
       // A3: an agent that keeps its own session resumes it from the newest token kept on the branch.
-      const resumeFrom =
-        segment.kind === 'start' && (workspace || this.deps.driver.resumesSessions)
-          ? await this.waitingForDatabase(controller, () => newestResumeToken(this.deps.db, run.branch.id))
+      const resumesSession = segment.kind === 'start' && (workspace || this.deps.driver.resumesSessions);
+      const resumeFrom = resumesSession
+        ? await this.waitingForDatabase(controller, () => newestResumeToken(this.deps.db, run.branch.id))
+        : null;
+      // A7: a version that kept no token yet forks the session of the version it came from.
+      const forkFrom =
+        resumesSession && !resumeFrom
+          ? await this.waitingForDatabase(controller, () => forkPointToken(this.deps.db, run.branch.id))
           : null;
       // The steers this run was handed at its boundaries (by their turn ids).
       const heard = new Set<string>();
@@ -359,6 +369,7 @@ export class TurnRunner {
         ...(turn.model ? { model: turn.model } : {}),
         segment,
         ...(resumeFrom ? { resumeFrom } : {}),
+        ...(forkFrom ? { forkFrom } : {}),
         ...(workspace ? { workspace } : {}),
         history,
         abortSignal: controller.signal,

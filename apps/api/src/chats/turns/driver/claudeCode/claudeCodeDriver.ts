@@ -5,7 +5,8 @@ import { WordedFailure } from '../../../../platform/errors';
 import type { Logger } from '../../../../platform/logger';
 import { hiddenInstructions } from '../hiddenInstructions';
 import type { DriverEvent, DriverTurn, RuntimeConnection, RuntimeDriver } from '../types';
-import { AgentSession, AgentStopped } from './agentSession';
+import { type AgentPolicy, AgentSession, AgentStopped, policyOf, sessionOfApproval } from './agentSession';
+import { pointOf } from './sessionToken';
 
 /** What the Claude Code driver is configured with (platform/config.ts: `AGENT_*`). */
 export interface ClaudeCodeDriverOptions {
@@ -81,7 +82,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     }
     let session: AgentSession;
     try {
-      session = await this.sessionFor(turn);
+      session = await this.sessionUnderPolicy(turn);
     } catch (error) {
       yield {
         type: 'error',
@@ -100,9 +101,11 @@ export class ClaudeCodeDriver implements RuntimeDriver {
   }
 
   /**
-   * A5: the run after a person decided on the tool call a session waits for. Only this instance's
-   * running session waits: after a restart (or once the session ended) the turn fails in words
-   * that say so, and the chat goes on from the session's kept token.
+   * A5: the run after a person decided on the tool call a session waits for. This instance's
+   * running session, when it waits for it, takes the decision where it waits. Otherwise (a
+   * restart of the API, or the session ended meanwhile) the session that asked is resumed from
+   * the approval's token and told the decision (`decideAfterRestart`); a token that names no
+   * session fails the turn in words that say so.
    */
   private async *resumeAfterDecision(
     turn: DriverTurn,
@@ -111,8 +114,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     const key = turn.conversation.id;
     const session = this.sessions.get(key);
     if (!session?.awaits(segment.call.resumeToken)) {
-      if (session?.sessionId) yield { type: 'resume-token', token: session.sessionId };
-      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
+      yield* this.decideAfterRestart(turn, segment);
       return;
     }
     const stop = () => session.stopTurn(turn);
@@ -125,16 +127,71 @@ export class ClaudeCodeDriver implements RuntimeDriver {
     }
   }
 
-  /** The conversation's running session, or a new one resumed from its kept token. */
-  private async sessionFor(turn: DriverTurn): Promise<AgentSession> {
+  private async *decideAfterRestart(
+    turn: DriverTurn,
+    segment: Extract<DriverTurn['segment'], { kind: 'resume' }>,
+  ): AsyncGenerator<DriverEvent> {
+    const asked = sessionOfApproval(segment.call.resumeToken);
+    if (!asked) {
+      yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
+      return;
+    }
+    let session: AgentSession;
+    try {
+      session = await this.sessionUnderPolicy(turn, asked);
+    } catch (error) {
+      yield {
+        type: 'error',
+        error: error instanceof WordedFailure ? error : new AgentStopped('no start', { cause: error }),
+      };
+      return;
+    }
+    const stop = () => session.stopTurn(turn);
+    turn.abortSignal.addEventListener('abort', stop, { once: true });
+    try {
+      yield* session.decideAfterRestart(turn, segment.call, segment.decision);
+    } finally {
+      turn.abortSignal.removeEventListener('abort', stop);
+      if (!session.closed) this.idleAfterTurn(turn.conversation.id, session);
+    }
+  }
+
+  /**
+   * The session for a run, under the chat's tool settings of now (A5): read as the run starts
+   * (and again at each tool call), so a change since the last run is applied before the agent
+   * reads the message. Settings that cannot be read start nothing; a running session that
+   * refuses them is closed: nothing runs on under the old ones (the run fails).
+   */
+  private async sessionUnderPolicy(turn: DriverTurn, asked?: string): Promise<AgentSession> {
+    const policy = policyOf((await turn.toolModes?.()) ?? {});
+    const session = await this.sessionFor(turn, policy, asked);
+    try {
+      await session.applyPolicy(policy);
+    } catch (error) {
+      session.close();
+      throw new AgentStopped("the chat's tool settings could not be applied", { cause: error });
+    }
+    return session;
+  }
+
+  /**
+   * The conversation's running session, or a new one resumed from its kept token. `asked`: the
+   * session a decision after a restart goes to (A5), resumed from its id whatever runs now. A
+   * session started with other tools not offered is replaced (`disallowedTools` is fixed).
+   */
+  private async sessionFor(turn: DriverTurn, policy: AgentPolicy, asked?: string): Promise<AgentSession> {
     const key = turn.conversation.id;
     const timer = this.idleTimers.get(key);
     if (timer) clearTimeout(timer);
     this.idleTimers.delete(key);
     const running = this.sessions.get(key);
     // A session still busy with an earlier run (one given up on) is not shared: it is closed.
-    if (running && !running.closed && !running.busy && sameSession(running, turn)) return running;
-    const resume = turn.resumeFrom ?? running?.sessionId;
+    const offersAsNow = running?.notOffered === JSON.stringify(policy.deny);
+    if (running && !running.closed && !running.busy && !asked && offersAsNow && sameSession(running, turn))
+      return running;
+    // A7: a version with no token of its own forks the session of the reply before its message.
+    const fork = turn.resumeFrom || asked ? undefined : pointOf(turn.forkFrom);
+    const resume = asked ?? fork?.sessionId ?? pointOf(turn.resumeFrom ?? running?.sessionId)?.sessionId;
     running?.close();
     const cwd = await this.options.workspaceOf(turn);
     await mkdir(this.options.configDir, { recursive: true });
@@ -145,8 +202,10 @@ export class ClaudeCodeDriver implements RuntimeDriver {
         query,
         cwd,
         env: this.environment(),
+        policy,
         ...(this.options.model ? { model: this.options.model } : {}),
-        ...(resume && SESSION_ID.test(resume) ? { resume } : {}),
+        // A fork needs the entry its reply ended at; a token without one starts fresh.
+        ...(fork ? (fork.at ? { resume, forkAt: fork.at } : {}) : resume ? { resume } : {}),
         // Its words may quote the conversation: the log gets only that it wrote.
         stderr: (line) =>
           this.options.logger?.debug({ conversationId: key, bytes: line.length }, 'agent wrote to stderr'),
@@ -211,12 +270,13 @@ const agentSdk = () => {
   return sdk;
 };
 
-/** A Claude Code session id (a UUID); anything else kept on a reply (another driver's) starts fresh. */
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A running session serves the turn unless the turn asks to resume another session (a version). */
+/**
+ * A running session serves the turn unless the turn asks to resume another session, or to fork
+ * one (a version that kept no token yet).
+ */
 function sameSession(session: AgentSession, turn: DriverTurn): boolean {
-  return !turn.resumeFrom || !session.sessionId || turn.resumeFrom === session.sessionId;
+  if (!turn.resumeFrom) return !turn.forkFrom;
+  return !session.sessionId || pointOf(turn.resumeFrom)?.sessionId === session.sessionId;
 }
 
 /** The turn's message for the agent: the hidden instructions of this run first, then the person's text. */

@@ -1,5 +1,5 @@
 import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
-import type { TokenUsage } from '@chat/contracts';
+import { COMPACTION_PART, type CompactionProgress, type TokenUsage } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
 
 /**
@@ -25,6 +25,15 @@ interface OpenBlock {
   id: string;
   toolName?: string;
   json: string;
+  /** A call that may be the approved call made again (A5): its chunks wait for its input. */
+  held?: UIMessageChunk[];
+}
+
+/** A call a person approved that the agent is to make again (A5, after a restart): shown as the first. */
+export interface ApprovedCall {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
 }
 
 export class TurnStreamAdapter {
@@ -37,10 +46,45 @@ export class TurnStreamAdapter {
   private readonly denied = new Set<string>();
   /** An error a model call reported on its assistant message, for the result that follows. */
   private callError: string | undefined;
+  /** A5: the approved call the agent is to make again, until it does. */
+  private approved: ApprovedCall | undefined;
+  /** A call made again for an approved one: its result shows on the approved call's card. */
+  private readonly aliases = new Map<string, string>();
+
+  /**
+   * `continuing`: the run goes on with a reply the host already shows (a decision after a
+   * restart): no `start` again, and the step the call was in is open.
+   */
+  constructor(options: { continuing?: boolean } = {}) {
+    if (options.continuing) {
+      this.started = true;
+      this.stepOpen = true;
+    }
+  }
+
+  /**
+   * A5: the agent is to make this approved call again (its session was restarted while it
+   * waited): that call, when it comes with the same input, is the approved call's card, not a new
+   * one.
+   */
+  expectApproved(call: ApprovedCall): void {
+    this.approved = call;
+    this.tools.add(call.toolCallId);
+  }
 
   adapt(message: SDKMessage): AdaptedMessage {
     if (message.type === 'system' && message.subtype === 'init') {
       return { kind: 'session', sessionId: message.session_id };
+    }
+    // A6: the agent compacting its own conversation, as the product's compaction notice.
+    if (message.type === 'system' && message.subtype === 'status') {
+      if (message.status === 'compacting') return compaction({ status: 'compacting' });
+      if (message.compact_result === 'failed')
+        return compaction({ status: 'failed', error: AGENT_COMPACTION_FAILED });
+      return { kind: 'none' };
+    }
+    if (message.type === 'system' && message.subtype === 'compact_boundary') {
+      return compaction({ status: 'done' });
     }
     if ('parent_tool_use_id' in message && message.parent_tool_use_id) return { kind: 'none' };
     if (message.type === 'stream_event') return this.streamEvent(message.event);
@@ -92,12 +136,21 @@ export class TurnStreamAdapter {
           return { kind: 'chunks', chunks };
         }
         if (block.type === 'tool_use' || block.type === 'server_tool_use') {
-          this.blocks.set(event.index, { kind: 'tool', id: block.id, toolName: block.name, json: '' });
-          this.tools.add(block.id);
-          return {
-            kind: 'chunks',
-            chunks: [{ type: 'tool-input-start', toolCallId: block.id, toolName: block.name }],
+          const start: UIMessageChunk = {
+            type: 'tool-input-start',
+            toolCallId: block.id,
+            toolName: block.name,
           };
+          const held = this.approved?.toolName === block.name ? [start] : undefined;
+          this.blocks.set(event.index, {
+            kind: 'tool',
+            id: block.id,
+            toolName: block.name,
+            json: '',
+            ...(held ? { held } : {}),
+          });
+          this.tools.add(block.id);
+          return { kind: 'chunks', chunks: held ? [] : [start] };
         }
         return { kind: 'none' };
       }
@@ -109,12 +162,16 @@ export class TurnStreamAdapter {
         }
         if (event.delta.type === 'input_json_delta' && open.kind === 'tool') {
           open.json += event.delta.partial_json;
-          return {
-            kind: 'chunks',
-            chunks: [
-              { type: 'tool-input-delta', toolCallId: open.id, inputTextDelta: event.delta.partial_json },
-            ],
+          const delta: UIMessageChunk = {
+            type: 'tool-input-delta',
+            toolCallId: open.id,
+            inputTextDelta: event.delta.partial_json,
           };
+          if (open.held) {
+            open.held.push(delta);
+            return { kind: 'none' };
+          }
+          return { kind: 'chunks', chunks: [delta] };
         }
         return { kind: 'none' };
       }
@@ -123,17 +180,21 @@ export class TurnStreamAdapter {
         this.blocks.delete(event.index);
         if (!open) return { kind: 'none' };
         if (open.kind === 'text') return { kind: 'chunks', chunks: [{ type: 'text-end', id: open.id }] };
-        return {
-          kind: 'chunks',
-          chunks: [
-            {
-              type: 'tool-input-available',
-              toolCallId: open.id,
-              toolName: open.toolName ?? 'tool',
-              input: parsedInput(open.json),
-            },
-          ],
+        const input = parsedInput(open.json);
+        const approved = this.approved;
+        if (open.held && approved && sameInput(input, approved.input)) {
+          // The approved call made again: its card is the approved call's, already shown.
+          this.approved = undefined;
+          this.aliases.set(open.id, approved.toolCallId);
+          return { kind: 'none' };
+        }
+        const available: UIMessageChunk = {
+          type: 'tool-input-available',
+          toolCallId: open.id,
+          toolName: open.toolName ?? 'tool',
+          input,
         };
+        return { kind: 'chunks', chunks: [...(open.held ?? []), available] };
       }
       default:
         return { kind: 'none' };
@@ -149,7 +210,7 @@ export class TurnStreamAdapter {
     const chunks: UIMessageChunk[] = [];
     for (const block of content as Array<Record<string, unknown>>) {
       if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') continue;
-      const toolCallId = block.tool_use_id;
+      const toolCallId = this.aliases.get(block.tool_use_id) ?? block.tool_use_id;
       if (!this.tools.has(toolCallId)) continue;
       if (this.denied.has(toolCallId)) {
         chunks.push({ type: 'tool-output-denied', toolCallId });
@@ -171,6 +232,28 @@ export class TurnStreamAdapter {
     this.stepOpen = false;
     return [{ type: 'finish-step' }];
   }
+}
+
+/** What a person reads when the agent could not compact its conversation (it goes on as it can). */
+export const AGENT_COMPACTION_FAILED = 'The agent could not summarize the earlier conversation.';
+
+/** The compaction's progress, streamed to the reply's viewers and not stored (as the host's own, C3). */
+function compaction(progress: CompactionProgress): AdaptedMessage {
+  return { kind: 'chunks', chunks: [{ type: COMPACTION_PART, data: progress, transient: true }] };
+}
+
+/** Two tool inputs are the same call's: equal as JSON, whatever the order of their keys. */
+export function sameInput(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 function parsedInput(json: string): unknown {
