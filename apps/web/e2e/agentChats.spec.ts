@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, test } from './fixtures';
 import { agentTest } from './support/agentDeployment';
+import { seriousViolations } from './support/axe';
 
 /**
  * Agent chats (A1-A8) end to end: a deployment of its own whose API offers a workspace (a
@@ -55,6 +56,7 @@ agentTest.describe('agent chats on a workspace', () => {
 
       // A directory outside the workspace is refused in the API's words; nothing is lost.
       await agent.directory.fill(tmpdir());
+      expect(await seriousViolations(page)).toEqual([]);
       await chat.composerInput.fill('hello agent [[words:3]]');
       await chat.composerInput.press('Enter');
       await expect(page.getByTestId('error-banner')).toContainText(
@@ -79,6 +81,7 @@ agentTest.describe('agent chats on a workspace', () => {
         /^Agent chat in app: /,
       );
       await expect(page.getByTestId('model-picker')).toHaveCount(0);
+      expect(await seriousViolations(page)).toEqual([]);
     },
   );
 
@@ -94,6 +97,7 @@ agentTest.describe('agent chats on a workspace', () => {
       await expect(card.result).toHaveText('step 1');
       // The reply is the agent's, not the chat model's.
       await expect(chat.lastReply().getByTestId('message-model')).toHaveText('· Claude Code agent');
+      expect(await seriousViolations(chat.page)).toEqual([]);
     },
   );
 
