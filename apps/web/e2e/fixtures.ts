@@ -12,7 +12,7 @@ function isForeign(url: string): boolean {
   return !LOCAL_HOSTS.has(hostname);
 }
 
-interface Fixtures {
+export interface Fixtures {
   chat: ChatPage;
   dock: QueueDock;
   sidebar: Sidebar;

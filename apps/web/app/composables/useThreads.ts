@@ -1,4 +1,10 @@
-import { THREAD_PAGE_DEFAULT, THREAD_PAGE_MAX, type Thread, type ThreadPage } from '@chat/contracts';
+import {
+  type CreateThreadBody,
+  THREAD_PAGE_DEFAULT,
+  THREAD_PAGE_MAX,
+  type Thread,
+  type ThreadPage,
+} from '@chat/contracts';
 
 // One retry loop for the list, however many components ask for a refresh.
 const listBackoff = createBackoff();
@@ -69,11 +75,9 @@ export function useThreads() {
     }
   }
 
-  async function create(title?: string): Promise<Thread> {
-    const thread = await apiJson<Thread>('/api/threads', {
-      method: 'POST',
-      json: title ? { title } : {},
-    });
+  /** A new chat; with `workspaceId` an agent chat (A1), refused `422 workspace_refused` with why. */
+  async function create(body: CreateThreadBody = {}): Promise<Thread> {
+    const thread = await apiJson<Thread>('/api/threads', { method: 'POST', json: body });
     threads.value = [thread, ...threads.value.filter((existing) => existing.id !== thread.id)];
     return thread;
   }

@@ -96,3 +96,45 @@ export function toolErrorText(errorText: string): string {
   }
   return errorText.split('\n')[0]?.trim() || 'The tool call failed.';
 }
+
+/** The input key that says what an agent tool's call is about (A6): Claude Code's tool names. */
+const DETAIL_KEYS: Record<string, readonly string[]> = {
+  Bash: ['command'],
+  BashOutput: ['bash_id'],
+  Read: ['file_path'],
+  Write: ['file_path'],
+  Edit: ['file_path'],
+  MultiEdit: ['file_path'],
+  NotebookEdit: ['notebook_path'],
+  Glob: ['pattern'],
+  Grep: ['pattern'],
+  LS: ['path'],
+  WebFetch: ['url'],
+  WebSearch: ['query'],
+  Task: ['description'],
+  Agent: ['description'],
+};
+
+const DETAIL_MAX = 160;
+
+/**
+ * What one call is about, in one line beside its summary: the command a `Bash` call runs, the
+ * file a `Read`, `Edit` or `Write` works on, the pattern a `Grep` looks for (and where). Null for
+ * a tool without one (the built-in tools, an MCP server's), whose arguments stay in the details.
+ */
+export function toolCallDetail(toolName: string, input: unknown): string | null {
+  const keys = DETAIL_KEYS[toolName];
+  if (!keys || input === null || typeof input !== 'object') return null;
+  const values = input as Record<string, unknown>;
+  const value = keys.map((key) => values[key]).find((found) => typeof found === 'string' && found.trim());
+  if (typeof value !== 'string') return null;
+  let line = value.trim().split('\n')[0] ?? '';
+  if (value.trim().includes('\n')) line += ' …';
+  if (toolName === 'Grep' && typeof values.path === 'string' && values.path) line += ` in ${values.path}`;
+  return line.length > DETAIL_MAX ? `${line.slice(0, DETAIL_MAX - 1)}…` : line;
+}
+
+/** A call's result as shown: a text result (an agent tool's output) as the text, else as JSON. */
+export function toolResultText(output: unknown): string {
+  return typeof output === 'string' ? output : toolJson(output);
+}
