@@ -1,8 +1,8 @@
 # Agent chats (A1-A8), in Gherkin.
 # Automated in apps/web/e2e/agentChats.spec.ts (browser; an API of its own with a workspace
 # "projects", the real Claude Code binary and the project's scripted Messages API, whose replies
-# quote the message), apps/api/test/agentChats.test.ts and driverContract.test.ts (API), and
-# apps/web/test/toolCalls.test.ts (the tool card's line).
+# quote the message), apps/api/test/agentChats.test.ts, agentWorkspaceOwners.test.ts and
+# driverContract.test.ts (API), and apps/web/test/toolCalls.test.ts (the tool card's line).
 
 Feature: Agent chats on a workspace
   A deployment that lists workspaces lets a person start a chat whose replies come from the Claude
@@ -10,7 +10,7 @@ Feature: Agent chats on a workspace
 
   Background:
     Given the server offers the workspace "projects" with a directory "app" inside it
-    And a new visitor opens the start page
+    And a signed-up person opens the start page
 
   Scenario: No workspace configured, nothing of agent chats shows
     Given the server offers no workspace
@@ -80,3 +80,11 @@ Feature: Agent chats on a workspace
     And I send "and before? [[history]] [[words:2]]"
     Then the reply says "History: "remember the harbour""
     And the Messages API was sent the earlier exchange by the resumed session (the product sends only the new message)
+
+  Scenario: A workspace belongs to the first account that starts an agent chat on it
+    Given I have started an agent chat on "projects"
+    When another account opens the start page
+    Then it is not offered "Agent on projects"
+    And its request for an agent chat on "projects" is refused with 422 workspace_refused, reason "taken"
+    When my account is deleted
+    Then the other account is offered "Agent on projects"
