@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Thread, WorkspaceList } from '@chat/contracts';
-import { COMPACTION_PART, turnErrorMessages } from '@chat/contracts';
+import type { ChatMessage, ContextMarker, Thread, WorkspaceList } from '@chat/contracts';
+import { AGENT_COMPACTION_SUMMARY, COMPACTION_PART, turnErrorMessages } from '@chat/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_OFF_REASON } from '../src/agent/toolPolicy';
 import { newEmail, type Refusal, signUp } from './support/accounts';
@@ -241,10 +241,20 @@ describe('an agent chat runs the Claude Code agent', () => {
       chunks.findIndex((chunk) => chunk.type === 'text-delta'),
     );
     expect(textOfChunks(chunks)).toContain('You said: "after it"');
-    // Not stored: the reply holds the agent's text only.
-    expect(JSON.stringify((await untilIdle(person, threadId)).messages.at(-1)?.parts)).not.toContain(
-      COMPACTION_PART,
-    );
+    // Not stored in the reply: it holds the agent's text only.
+    const detail = await untilIdle(person, threadId);
+    expect(JSON.stringify(detail.messages.at(-1)?.parts)).not.toContain(COMPACTION_PART);
+    // The transcript keeps where it happened, for a page loaded later: a marker at that turn's
+    // message, saying the summary is the agent's own.
+    const markerOf = (message: ChatMessage) =>
+      (message.metadata as { compaction?: ContextMarker } | undefined)?.compaction;
+    const marked = detail.messages.filter((message) => markerOf(message));
+    expect(marked.map((message) => textOfMessage(message))).toEqual(['after it [[words:2]]']);
+    expect(marked[0] && markerOf(marked[0])).toMatchObject({
+      kind: 'summary',
+      summary: AGENT_COMPACTION_SUMMARY,
+      error: null,
+    });
   }, 90_000);
 
   it('asks the person before a tool the agent may not run alone: the queue waits, approve runs it (A5)', async () => {
@@ -458,7 +468,7 @@ describe("an agent chat's tool settings (A5)", () => {
     person.json<Refusal>('PATCH', `/api/threads/${threadId}`, { tools });
   /** The tools the agent offered the model on its last call. */
   const offered = () =>
-    (messages.calls.at(-1)?.body.tools as Array<{ name: string }>).map((tool) => tool.name);
+    ((messages.calls.at(-1)?.body.tools ?? []) as Array<{ name: string }>).map((tool) => tool.name);
 
   it("lists the agent's own tools and takes settings for them only", async () => {
     const { threadId } = await settingsChat();

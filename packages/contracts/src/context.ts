@@ -45,6 +45,13 @@ export interface CompactionProgress {
   error?: string;
 }
 
+/**
+ * A6: the summary a marker shows when an agent (Claude Code) compacted its own conversation: the
+ * agent keeps its summary in its session, so the marker says where and that it happened.
+ */
+export const AGENT_COMPACTION_SUMMARY =
+  'The agent summarized the conversation before this message itself, to fit its context window; its summary stays in its own session.';
+
 /** The chunk type of compaction progress in a turn's stream (a UI message stream data part). */
 export const COMPACTION_PART = 'data-compaction';
 

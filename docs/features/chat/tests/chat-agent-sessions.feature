@@ -61,6 +61,7 @@ Feature: Agent chats keep their sessions through versions, approvals, settings a
     Given the agent's last call reported a full window ("[[usage:990000]]")
     When I send "after it"
     Then the reply stream shows "compacting", then "done", before the reply's text
+    And after the reply the transcript shows the compaction row before "after it", saying the agent keeps its own summary
 
   Scenario: A hard kill of the API mid agent turn (A8)
     Given I sent "remember the lantern"

@@ -1,4 +1,4 @@
-import { type CompactionProgress, compactionMessages } from '@chat/contracts';
+import { AGENT_COMPACTION_SUMMARY, type CompactionProgress, compactionMessages } from '@chat/contracts';
 import type { BranchRow, ContextMarkerRow, Database } from '@chat/db';
 import { summaryForModel } from '../../../agent/contextSummary';
 import type { Logger } from '../../../platform/logger';
@@ -201,4 +201,29 @@ function plainText(content: unknown): string {
 function readableError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0]?.trim() || compactionMessages.failed;
+}
+
+/**
+ * A6: an agent that keeps its own session (Claude Code) compacted it during the turn of
+ * `userMessageId`: the branch gets a marker there, as a compaction of the host's would, so the
+ * transcript shows where and the meter counts from it. The summary is the agent's own and stays in
+ * its session; the marker's says so. Nothing when the message is not the branch's.
+ */
+export async function markAgentCompaction(
+  db: Database,
+  branch: BranchRow,
+  userMessageId: string,
+): Promise<void> {
+  const [message] = await transcriptTables.readMessagesFrom(db, branch.memoryThreadId, userMessageId);
+  if (!message) return;
+  const previous = await findLatestMarker(db, branch.id);
+  await insertMarker(db, {
+    threadId: branch.threadId,
+    branchId: branch.id,
+    previousId: previous?.id ?? null,
+    kind: 'summary',
+    summary: AGENT_COMPACTION_SUMMARY,
+    firstMessageId: message.id,
+    firstMessageAt: message.createdAt,
+  });
 }

@@ -54,6 +54,12 @@ export type DriverEvent =
    * the driver can tell (the host checks memory before it calls the turn done either way).
    */
   | { type: 'turn-complete'; saved: boolean }
+  /**
+   * A6: the agent compacted its own conversation during the run (Claude Code's compaction): the
+   * host marks the branch at the run's message as its own compaction would (the live notice is a
+   * `data-compaction` chunk of the driver's).
+   */
+  | { type: 'compacted' }
   /** The run's token usage as the model reported it (C1), summed over its model calls; before `turn-complete`. */
   | { type: 'usage'; usage: TokenUsage }
   /**

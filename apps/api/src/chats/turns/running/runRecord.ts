@@ -18,6 +18,8 @@ export interface RunRecord {
   resumeToken: string | null;
   /** The run's token usage as the model reported it (C1). */
   usage?: TokenUsage;
+  /** A6: the agent compacted its own conversation during the run. */
+  compacted?: boolean;
 }
 
 /**

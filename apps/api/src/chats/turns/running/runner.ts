@@ -9,7 +9,7 @@ import { findBranch } from '../../branches/repository';
 import { readRunSetup } from '../../threads/choices';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
-import { type ModelHistory, prepareHistory } from '../context/compaction';
+import { type ModelHistory, markAgentCompaction, prepareHistory } from '../context/compaction';
 import type { ContextWindows } from '../context/window';
 import type {
   DriverEvent,
@@ -554,6 +554,7 @@ export class TurnRunner {
     } else if (event.type === 'suspended') record.suspended = event.call;
     else if (event.type === 'resume-token') record.resumeToken = event.token;
     else if (event.type === 'usage') record.usage = event.usage;
+    else if (event.type === 'compacted') record.compacted = true;
     else if (event.type === 'error' || event.type === 'unavailable') {
       if (controller.signal.aborted) return;
       // `unavailable` after the first event breaks the driver's word: it ends the run as a failure.
@@ -617,8 +618,20 @@ export class TurnRunner {
           resumeToken: record.resumeToken,
         }),
     );
+    if (durable.kind === 'done' && record.compacted) await this.markAgentCompaction(run);
     if (durable.kind === 'failed') await this.endUnsettled(run, durable.turn);
     else await this.endStream(run, durable.kind === 'done' ? durable.value : undefined);
+  }
+
+  /**
+   * A6: the agent compacted its own conversation in this run: the branch is marked at the run's
+   * message, before the stream ends (a page that refetches on finish shows it). Best effort: the
+   * turn is settled already, and a marker lost to an outage here costs only the notice's row.
+   */
+  private async markAgentCompaction(run: Run): Promise<void> {
+    await markAgentCompaction(this.deps.db, run.branch, run.userMessageId).catch((error: unknown) =>
+      this.deps.logger.warn({ turnId: run.turn.id, err: error }, "could not mark the agent's compaction"),
+    );
   }
 
   /** F1: the stream of a turn that ended failed unsettled says so (the product's words), then ends. */

@@ -454,7 +454,8 @@ export class AgentSession {
           continue;
         }
         for (const chunk of adapted.chunks) active.channel.push({ type: 'chunk', chunk });
-        if (adapted.kind === 'done') {
+        if (adapted.kind === 'compacted') active.channel.push({ type: 'compacted' });
+        else if (adapted.kind === 'done') {
           this.sendEndToken(active);
           if (adapted.usage) active.channel.push({ type: 'usage', usage: adapted.usage });
           active.channel.push({ type: 'turn-complete', saved: true });

@@ -16,6 +16,8 @@ export type AdaptedMessage =
   /** A model call starts: the place a steer taken in at the tool boundary before it shows. */
   | { kind: 'call-start'; chunks: UIMessageChunk[] }
   | { kind: 'session'; sessionId: string }
+  /** A6: the agent compacted its conversation (the notice's chunks, then the host marks the branch). */
+  | { kind: 'compacted'; chunks: UIMessageChunk[] }
   | { kind: 'done'; chunks: UIMessageChunk[]; usage: TokenUsage | undefined }
   | { kind: 'failed'; chunks: UIMessageChunk[]; error: Error }
   | { kind: 'none' };
@@ -84,7 +86,7 @@ export class TurnStreamAdapter {
       return { kind: 'none' };
     }
     if (message.type === 'system' && message.subtype === 'compact_boundary') {
-      return compaction({ status: 'done' });
+      return { kind: 'compacted', chunks: compaction({ status: 'done' }).chunks };
     }
     if ('parent_tool_use_id' in message && message.parent_tool_use_id) return { kind: 'none' };
     if (message.type === 'stream_event') return this.streamEvent(message.event);
@@ -238,7 +240,7 @@ export class TurnStreamAdapter {
 export const AGENT_COMPACTION_FAILED = 'The agent could not summarize the earlier conversation.';
 
 /** The compaction's progress, streamed to the reply's viewers and not stored (as the host's own, C3). */
-function compaction(progress: CompactionProgress): AdaptedMessage {
+function compaction(progress: CompactionProgress): Extract<AdaptedMessage, { kind: 'chunks' }> {
   return { kind: 'chunks', chunks: [{ type: COMPACTION_PART, data: progress, transient: true }] };
 }
 
