@@ -189,6 +189,12 @@ export class ThreadService {
     const read = await db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId);
       const transcript = await activeTranscript(tx, thread);
+      // Outside the snapshot, beside it on a connection of its own: the meter counts (and stores)
+      // the tokens of messages not yet counted, a write the read-only snapshot refuses; it is a
+      // measure, not part of the moment. Started here, it no longer waits for the snapshot's reads.
+      const measured = this.deps.windows.forModel(thread.model).state(db, transcript.branch);
+      // Awaited below; a snapshot that fails first must not leave it unhandled.
+      measured.catch(() => {});
       const shownIds = transcript.messages.map((message) => transcript.originOf(message.id));
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
       // Best effort, beside the snapshot: the answer does not depend on it, and a later detail
@@ -204,13 +210,11 @@ export class ThreadService {
         readTurnQueue(tx, threadId),
         listNotes(tx, threadId),
       ]);
-      return { thread, transcript, marks, feedback, hitl, turnQueue, notes };
+      return { thread, transcript, marks, feedback, hitl, turnQueue, notes, measured };
     }, SNAPSHOT);
     await repair;
     const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
-    // After the snapshot, not in it: the meter counts (and stores) the tokens of messages not yet
-    // counted, a write the read-only snapshot refuses; it is a measure, not part of the moment.
-    const context = await this.deps.windows.forModel(thread.model).state(db, transcript.branch);
+    const context = await read.measured;
     const { messages: stored, originOf, versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
