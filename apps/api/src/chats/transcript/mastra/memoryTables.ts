@@ -51,13 +51,19 @@ const CREATED_AT = sql`to_char(coalesce("createdAtZ", "createdAt" at time zone '
 
 /** Every message of a branch's memory thread, oldest first. */
 export async function readBranchMessages(q: Queryable, memoryThreadId: string): Promise<StoredMessage[]> {
-  const rows = await q.execute<MessageRow>(sql`
-    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
-    from ${MESSAGES}
-    where thread_id = ${memoryThreadId}
-    order by "createdAt" asc, id asc`);
+  const rows = await selectBranchMessages(q, { memoryThreadId });
   return rows.map((row) => toStoredMessage(row, memoryThreadId));
 }
+
+/** Read by every thread detail: built once (preparedSql). */
+const selectBranchMessages = preparedSql<{ memoryThreadId: string }, MessageRow>(
+  'branch_messages',
+  sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${sql.placeholder('memoryThreadId')}
+    order by "createdAt" asc, id asc`,
+);
 
 /**
  * The newest `limit` messages of a branch's memory thread, oldest first: a run's window (C3: the
