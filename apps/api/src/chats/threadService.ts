@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import {
+  type ChatMessageMetadata,
   type ContextMarker,
   type ContextState,
   type DrainMode,
@@ -220,15 +221,15 @@ export class ThreadService {
     const messages = toChatMessages(stored, {
       idOf: originOf,
       metadataOf: (id) => {
+        // Built in place, not spread from small objects: this runs for every shown message.
+        const metadata: ChatMessageMetadata = { ...marks.get(id) };
         const version = versions.get(id);
+        if (version) metadata.version = version;
         const rating = feedback.get(id);
+        if (rating) metadata.feedback = rating;
         const { marker } = context;
-        return {
-          ...marks.get(id),
-          ...(version ? { version } : {}),
-          ...(rating ? { feedback: rating } : {}),
-          ...(marker?.messageId === id ? { compaction: toMessageMarker(marker) } : {}),
-        };
+        if (marker?.messageId === id) metadata.compaction = toMessageMarker(marker);
+        return metadata;
       },
       approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });
