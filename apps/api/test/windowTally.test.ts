@@ -72,6 +72,6 @@ describe('the model window tally of a long chat', () => {
     const shortMs = await fastestTally(short);
     const longMs = await fastestTally(long);
     // 16 times the messages: about 16 times the work when linear, 256 times when quadratic.
-    expect(longMs / Math.max(shortMs, 0.5)).toBeLessThan(60);
+    expect(longMs / Math.max(shortMs, 1)).toBeLessThan(100);
   }, 120_000);
 });
