@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import {
+  type ChatMessageMetadata,
   type ContextMarker,
   type ContextState,
   type DrainMode,
@@ -209,6 +210,12 @@ export class ThreadService {
     const read = await db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId);
       const transcript = await activeTranscript(tx, thread);
+      // Outside the snapshot, beside it on a connection of its own: the meter counts (and stores)
+      // the tokens of messages not yet counted, a write the read-only snapshot refuses; it is a
+      // measure, not part of the moment. Started here, it no longer waits for the snapshot's reads.
+      const measured = this.deps.windows.forModel(thread.model).state(db, transcript.branch);
+      // Awaited below; a snapshot that fails first must not leave it unhandled.
+      measured.catch(() => {});
       const shownIds = transcript.messages.map((message) => transcript.originOf(message.id));
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
       // Best effort, beside the snapshot: the answer does not depend on it, and a later detail
@@ -224,27 +231,25 @@ export class ThreadService {
         readTurnQueue(tx, threadId),
         listNotes(tx, threadId),
       ]);
-      return { thread, transcript, marks, feedback, hitl, turnQueue, notes };
+      return { thread, transcript, marks, feedback, hitl, turnQueue, notes, measured };
     }, SNAPSHOT);
     await repair;
     const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
-    // After the snapshot, not in it: the meter counts (and stores) the tokens of messages not yet
-    // counted, a write the read-only snapshot refuses; it is a measure, not part of the moment.
-    const context = await this.deps.windows.forModel(thread.model).state(db, transcript.branch);
+    const context = await read.measured;
     const { messages: stored, originOf, versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
     const messages = toChatMessages(stored, {
       idOf: originOf,
       metadataOf: (id) => {
+        // Built in place, not spread from small objects: this runs for every shown message.
+        const metadata: ChatMessageMetadata = { ...marks.get(id) };
         const version = versions.get(id);
+        if (version) metadata.version = version;
         const rating = feedback.get(id);
+        if (rating) metadata.feedback = rating;
         const { marker } = context;
-        return {
-          ...marks.get(id),
-          ...(version ? { version } : {}),
-          ...(rating ? { feedback: rating } : {}),
-          ...(marker?.messageId === id ? { compaction: toMessageMarker(marker) } : {}),
-        };
+        if (marker?.messageId === id) metadata.compaction = toMessageMarker(marker);
+        return metadata;
       },
       approvalIdOf: (toolCallId) => approvalIds.get(toolCallId),
     });

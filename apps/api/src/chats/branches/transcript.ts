@@ -28,24 +28,25 @@ export function toChatMessages(
     approvalIdOf?: (toolCallId: string) => string | undefined;
   },
 ): ChatMessage[] {
-  const byId = new Map(messages.map((message) => [message.id, message]));
-  return transcriptTables
-    .toUIMessages(messages)
-    .filter(
-      (message): message is typeof message & { role: 'user' | 'assistant' } =>
-        message.role === 'user' || message.role === 'assistant',
-    )
-    .map((message) => {
-      const id = options.idOf(message.id);
-      const createdAt = byId.get(message.id)?.createdAt.toISOString();
-      const metadata: ChatMessageMetadata = {
-        ...(createdAt ? { createdAt } : {}),
-        ...options.metadataOf(id),
-      };
-      const parts = visibleParts(message.parts, options.approvalIdOf ?? (() => undefined));
-      return { id, role: message.role, parts, metadata };
-    });
+  // One pass and one object per message and part where possible: a thread detail converts every
+  // shown message (thousands in a long chat), so what each one allocates is the detail's cost.
+  const createdAtOf = new Map<string, Date>();
+  for (const message of messages) createdAtOf.set(message.id, message.createdAt);
+  const approvalIdOf = options.approvalIdOf ?? noApproval;
+  const converted: ChatMessage[] = [];
+  for (const message of transcriptTables.toUIMessages(messages)) {
+    if (message.role !== 'user' && message.role !== 'assistant') continue;
+    const id = options.idOf(message.id);
+    const createdAt = createdAtOf.get(message.id)?.toISOString();
+    const metadata: ChatMessageMetadata = createdAt
+      ? { createdAt, ...options.metadataOf(id) }
+      : { ...options.metadataOf(id) };
+    converted.push({ id, role: message.role, parts: visibleParts(message.parts, approvalIdOf), metadata });
+  }
+  return converted;
 }
+
+const noApproval = (): string | undefined => undefined;
 
 type Part = { type: string; [key: string]: unknown };
 
@@ -58,16 +59,27 @@ function visibleParts(
   parts: readonly unknown[],
   approvalIdOf: (toolCallId: string) => string | undefined,
 ): ChatMessage['parts'] {
-  return (parts as Part[])
-    .filter((part) => part.type !== 'error')
-    .map(({ providerMetadata: _providerMetadata, createdAt: _createdAt, ...stored }) => {
-      // An image is a reference to the media route, never bytes.
-      const part = visibleFilePart(stored);
-      const approval = part.approval as { approved?: boolean; reason?: string } | undefined;
-      if (!approval || typeof part.toolCallId !== 'string') return part;
-      const id = approvalIdOf(part.toolCallId) ?? part.toolCallId;
-      return { ...part, approval: { ...approval, id } };
-    });
+  const visible: Part[] = [];
+  for (const stored of parts as Part[]) {
+    if (stored.type === 'error') continue;
+    // An image is a reference to the media route, never bytes.
+    const part = visibleFilePart(withoutBookkeeping(stored));
+    const approval = part.approval as { approved?: boolean; reason?: string } | undefined;
+    if (!approval || typeof part.toolCallId !== 'string') {
+      visible.push(part);
+      continue;
+    }
+    const id = approvalIdOf(part.toolCallId) ?? part.toolCallId;
+    visible.push({ ...part, approval: { ...approval, id } });
+  }
+  return visible as ChatMessage['parts'];
+}
+
+/** A part without Mastra's bookkeeping; copied only when it has some (a plain text part has none). */
+function withoutBookkeeping(part: Part): Part {
+  if (!('providerMetadata' in part) && !('createdAt' in part)) return part;
+  const { providerMetadata: _providerMetadata, createdAt: _createdAt, ...bare } = part;
+  return bare as Part;
 }
 
 /**

@@ -4,9 +4,9 @@ import {
   type MessageDocument,
   turnErrorMessages,
 } from '@chat/contracts';
-import type { Queryable, TurnRow } from '@chat/db';
+import type { Queryable } from '@chat/db';
 import { readDocumentCuts } from '../attachments/repository';
-import { listTurnsOfMessages } from './repository';
+import { listTurnMarksOfMessages, type TurnMarkRow } from './repository';
 
 /**
  * What the API knows of each message (it owns interrupt state, O2): the turn it belongs to, and
@@ -22,7 +22,7 @@ export async function readMessageMarks(
   messageIds: string[],
 ): Promise<Map<string, ChatMessageMetadata>> {
   const metadata = new Map<string, ChatMessageMetadata>();
-  const turns = await listTurnsOfMessages(q, threadId, messageIds);
+  const turns = await listTurnMarksOfMessages(q, threadId, messageIds);
   const documentsOf = await messageDocuments(q, turns);
   for (const turn of turns) {
     const failed =
@@ -53,7 +53,7 @@ export async function readMessageMarks(
 /** The documents each turn's user message carries, as their chips describe them. */
 async function messageDocuments(
   q: Queryable,
-  turns: readonly TurnRow[],
+  turns: readonly TurnMarkRow[],
 ): Promise<Map<string, MessageDocument[]>> {
   const documents = turns.flatMap((turn) =>
     turn.userMessageId

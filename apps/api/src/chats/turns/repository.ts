@@ -81,6 +81,44 @@ export async function listTurnsOfMessages(
     );
 }
 
+/** What a message's marks are made of (marks.ts): the few columns of a turn they read. */
+export type TurnMarkRow = Pick<
+  TurnRow,
+  'id' | 'status' | 'error' | 'userMessageId' | 'assistantMessageId' | 'model' | 'usage' | 'attachments'
+>;
+
+/**
+ * `listTurnsOfMessages` with only the columns marks read: a thread detail names every shown
+ * message, and whole rows (their text, replies' snapshots, timestamps) cost more to send and map
+ * than the marks they make.
+ */
+export async function listTurnMarksOfMessages(
+  q: Queryable,
+  threadId: string,
+  messageIds: string[],
+): Promise<TurnMarkRow[]> {
+  if (messageIds.length === 0) return [];
+  const ids = textArray(messageIds);
+  return await q
+    .select({
+      id: turns.id,
+      status: turns.status,
+      error: turns.error,
+      userMessageId: turns.userMessageId,
+      assistantMessageId: turns.assistantMessageId,
+      model: turns.model,
+      usage: turns.usage,
+      attachments: turns.attachments,
+    })
+    .from(turns)
+    .where(
+      and(
+        eq(turns.threadId, threadId),
+        or(sql`${turns.userMessageId} = any(${ids})`, sql`${turns.assistantMessageId} = any(${ids})`),
+      ),
+    );
+}
+
 /** Another turn ran on `turn`'s branch before it (the branch is not a version fresh from an edit). */
 export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promise<boolean> {
   const [row] = await q

@@ -51,13 +51,19 @@ const CREATED_AT = sql`to_char(coalesce("createdAtZ", "createdAt" at time zone '
 
 /** Every message of a branch's memory thread, oldest first. */
 export async function readBranchMessages(q: Queryable, memoryThreadId: string): Promise<StoredMessage[]> {
-  const rows = await q.execute<MessageRow>(sql`
-    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
-    from ${MESSAGES}
-    where thread_id = ${memoryThreadId}
-    order by "createdAt" asc, id asc`);
+  const rows = await selectBranchMessages(q, { memoryThreadId });
   return rows.map((row) => toStoredMessage(row, memoryThreadId));
 }
+
+/** Read by every thread detail: built once (preparedSql). */
+const selectBranchMessages = preparedSql<{ memoryThreadId: string }, MessageRow>(
+  'branch_messages',
+  sql`
+    select id, content, role, type, ${CREATED_AT} as created_at, "resourceId"
+    from ${MESSAGES}
+    where thread_id = ${sql.placeholder('memoryThreadId')}
+    order by "createdAt" asc, id asc`,
+);
 
 /**
  * The newest `limit` messages of a branch's memory thread, oldest first: a run's window (C3: the
@@ -195,8 +201,14 @@ function windowFrom(since: boolean): SQL {
   return sql`
     from ${MESSAGES} m
     left join message_origins o on o.branch_id = ${sql.placeholder('branchId')} and o.message_id = m.id
-    left join message_token_counts c
-      on c.thread_id = ${sql.placeholder('threadId')} and c.message_id = coalesce(o.origin_id, m.id) and c.encoding = ${sql.placeholder('encoding')}
+    -- Each message's count by its key (limit 1 keeps the lookup a subquery the planner cannot
+    -- flatten): a plain join is planned from statistics that lag behind a chat that grew, and on
+    -- them compared every message with every count of the chat (quadratic; windowTally.test.ts).
+    left join lateral (
+      select tokens from message_token_counts
+      where thread_id = ${sql.placeholder('threadId')} and message_id = coalesce(o.origin_id, m.id)
+        and encoding = ${sql.placeholder('encoding')}
+      limit 1) c on true
     where m.thread_id = ${memoryThreadId} and m.role <> 'system' ${from}`;
 }
 
