@@ -80,24 +80,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
       yield* this.resumeAfterDecision(turn, turn.segment);
       return;
     }
-    let session: AgentSession;
-    try {
-      session = await this.sessionUnderPolicy(turn);
-    } catch (error) {
-      yield {
-        type: 'error',
-        error: error instanceof WordedFailure ? error : new AgentStopped('no start', { cause: error }),
-      };
-      return;
-    }
-    const stop = () => session.stopTurn(turn);
-    turn.abortSignal.addEventListener('abort', stop, { once: true });
-    try {
-      yield* session.run(turn, userMessage(turn));
-    } finally {
-      turn.abortSignal.removeEventListener('abort', stop);
-      if (!session.closed) this.idleAfterTurn(turn.conversation.id, session);
-    }
+    yield* this.underPolicy(turn, undefined, (session) => session.run(turn, userMessage(turn)));
   }
 
   /**
@@ -117,14 +100,7 @@ export class ClaudeCodeDriver implements RuntimeDriver {
       yield* this.decideAfterRestart(turn, segment);
       return;
     }
-    const stop = () => session.stopTurn(turn);
-    turn.abortSignal.addEventListener('abort', stop, { once: true });
-    try {
-      yield* session.resume(turn, segment.decision);
-    } finally {
-      turn.abortSignal.removeEventListener('abort', stop);
-      if (!session.closed) this.idleAfterTurn(key, session);
-    }
+    yield* this.onSession(turn, session, () => session.resume(turn, segment.decision));
   }
 
   private async *decideAfterRestart(
@@ -136,6 +112,20 @@ export class ClaudeCodeDriver implements RuntimeDriver {
       yield { type: 'error', error: new WordedFailure(turnErrorMessages.agentApprovalLost) };
       return;
     }
+    yield* this.underPolicy(turn, asked, (session) =>
+      session.decideAfterRestart(turn, segment.call, segment.decision),
+    );
+  }
+
+  /**
+   * A run on the session for `turn` under the chat's tool settings (`sessionUnderPolicy`; `asked`:
+   * the session an approval named), or the error the run ends with when none could be had.
+   */
+  private async *underPolicy(
+    turn: DriverTurn,
+    asked: string | undefined,
+    run: (session: AgentSession) => AsyncIterable<DriverEvent>,
+  ): AsyncGenerator<DriverEvent> {
     let session: AgentSession;
     try {
       session = await this.sessionUnderPolicy(turn, asked);
@@ -146,10 +136,19 @@ export class ClaudeCodeDriver implements RuntimeDriver {
       };
       return;
     }
+    yield* this.onSession(turn, session, run);
+  }
+
+  /** A run on `session`: Stop stops the turn there; after it, a session still open idles for the next. */
+  private async *onSession(
+    turn: DriverTurn,
+    session: AgentSession,
+    run: (session: AgentSession) => AsyncIterable<DriverEvent>,
+  ): AsyncGenerator<DriverEvent> {
     const stop = () => session.stopTurn(turn);
     turn.abortSignal.addEventListener('abort', stop, { once: true });
     try {
-      yield* session.decideAfterRestart(turn, segment.call, segment.decision);
+      yield* run(session);
     } finally {
       turn.abortSignal.removeEventListener('abort', stop);
       if (!session.closed) this.idleAfterTurn(turn.conversation.id, session);
