@@ -147,7 +147,9 @@ test.describe('a long chat', () => {
     expect(rendered).toBeLessThan(LONG_CHAT_MESSAGES / 2);
     const top = chat.userMessages.first();
     const topText = (await chat.messageText(top).textContent()) ?? '';
-    await top.scrollIntoViewIfNeeded();
+    // Into the middle of the view, not to its edge: a message left at the very edge could leave
+    // the view by a pixel of the anchoring and the test would fail on that alone.
+    await top.evaluate((element) => element.scrollIntoView({ block: 'center' }));
     await expect.poll(() => chat.userMessages.count()).toBeGreaterThan(rendered);
     await expect(chat.userMessages.filter({ hasText: topText })).toBeInViewport();
     await expect(page.getByTestId('show-earlier')).toBeVisible();
