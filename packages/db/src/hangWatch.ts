@@ -133,7 +133,23 @@ export class HangWatch {
     // already arrived and only waits to be read.
     if (this.judging) return;
     this.judging = true;
+    this.judgeAfterReads(performance.now());
+  }
+
+  /**
+   * Judges in this turn's check phase, after its sockets were read; but when the loop stalled
+   * since `scheduledAt` (the judgement was scheduled before a long stretch of other work), the
+   * answers that came in meanwhile are read only in the next turn's poll, after this check phase:
+   * the judgement then waits one more turn (a few at most, so a loop that stays saturated is
+   * still judged).
+   */
+  private judgeAfterReads(scheduledAt: number, waits = 0): void {
     setImmediate(() => {
+      const now = performance.now();
+      if (now - scheduledAt > this.tickMs && waits < BUSY_LOOP_WAITS) {
+        this.judgeAfterReads(now, waits + 1);
+        return;
+      }
       this.judging = false;
       if (!this.closed) this.judge();
     });
