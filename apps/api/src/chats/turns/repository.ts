@@ -60,6 +60,15 @@ export async function hasActiveTurn(q: Queryable, threadId: string): Promise<boo
   return (await findActiveTurn(q, threadId)) !== undefined;
 }
 
+/** The turns of `threadId` whose user message or reply is among `messageIds` (one array, sent once). */
+function ofMessages(threadId: string, messageIds: string[]) {
+  const ids = textArray(messageIds);
+  return and(
+    eq(turns.threadId, threadId),
+    or(sql`${turns.userMessageId} = any(${ids})`, sql`${turns.assistantMessageId} = any(${ids})`),
+  );
+}
+
 /** Turns whose user message or reply is among `messageIds`. */
 export async function listTurnsOfMessages(
   q: Queryable,
@@ -67,18 +76,7 @@ export async function listTurnsOfMessages(
   messageIds: string[],
 ): Promise<TurnRow[]> {
   if (messageIds.length === 0) return [];
-  return await q
-    .select()
-    .from(turns)
-    .where(
-      and(
-        eq(turns.threadId, threadId),
-        or(
-          sql`${turns.userMessageId} = any(${textArray(messageIds)})`,
-          sql`${turns.assistantMessageId} = any(${textArray(messageIds)})`,
-        ),
-      ),
-    );
+  return await q.select().from(turns).where(ofMessages(threadId, messageIds));
 }
 
 /** What a message's marks are made of (marks.ts): the few columns of a turn they read. */
@@ -98,7 +96,6 @@ export async function listTurnMarksOfMessages(
   messageIds: string[],
 ): Promise<TurnMarkRow[]> {
   if (messageIds.length === 0) return [];
-  const ids = textArray(messageIds);
   return await q
     .select({
       id: turns.id,
@@ -111,12 +108,7 @@ export async function listTurnMarksOfMessages(
       attachments: turns.attachments,
     })
     .from(turns)
-    .where(
-      and(
-        eq(turns.threadId, threadId),
-        or(sql`${turns.userMessageId} = any(${ids})`, sql`${turns.assistantMessageId} = any(${ids})`),
-      ),
-    );
+    .where(ofMessages(threadId, messageIds));
 }
 
 /** Another turn ran on `turn`'s branch before it (the branch is not a version fresh from an edit). */
