@@ -12,6 +12,9 @@ import { createRuntime } from './runtime';
  */
 export const SHUTDOWN_BOUND_MS = 10_000;
 
+/** The listen queue's length: a burst of connections at once waits in it instead of being dropped. */
+const LISTEN_BACKLOG = 4096;
+
 /**
  * Says the process is shutting down and holds it to the bound: past SHUTDOWN_BOUND_MS it exits,
  * whatever is left. Returns the deadline (epoch ms) for the steps to share.
@@ -36,9 +39,15 @@ export async function serveApi(config: Config, logger: Logger): Promise<void> {
     port: config.API_PORT,
     hostname: config.API_HOST,
     silent: true,
-    // Under the supervisor: take the port's one socket from it (cluster's shared handle) instead
-    // of binding our own, which srvx asks for by default and which a second process cannot have.
-    ...(cluster.isWorker ? { node: { exclusive: false } } : {}),
+    node: {
+      // Connections that arrive together wait in the kernel's queue until the loop takes them; past
+      // Node's default of 511 the kernel drops them and a client tries again only a second later
+      // (then 3 s). The kernel caps it at its own limit (`net.core.somaxconn`).
+      backlog: LISTEN_BACKLOG,
+      // Under the supervisor: take the port's one socket from it (cluster's shared handle) instead
+      // of binding our own, which srvx asks for by default and which a second process cannot have.
+      ...(cluster.isWorker ? { exclusive: false } : {}),
+    },
   });
   await server.ready();
   logger.info(

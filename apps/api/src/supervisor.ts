@@ -14,8 +14,8 @@ const HEALTHY_AFTER_MS = 10_000;
 const DATABASE_STOP_MS = 3_000;
 
 /**
- * L2: API_PROCESSES API processes sharing API_PORT (Node's cluster: this process accepts, each
- * child serves), each a full instance: every rule that spans instances already lives in
+ * L2: API_PROCESSES API processes sharing API_PORT (Node's cluster: this process holds the port's
+ * socket, each child accepts from it and serves), each a full instance: every rule that spans instances already lives in
  * PostgreSQL (claims, leases, limits, LISTEN/NOTIFY), so nothing here coordinates requests.
  *
  * This process holds what must exist once: the embedded PostgreSQL (started, migrated and stopped
@@ -32,8 +32,21 @@ export async function superviseApiProcesses(config: Config, logger: Logger): Pro
   });
   // The schema is up to date now; the children open their own connections.
   await database.sql.end({ timeout: 5 });
-  const childEnv = { DATABASE_URL: database.url, BETTER_AUTH_SECRET: authSecret(config) };
+  const childEnv = {
+    DATABASE_URL: database.url,
+    BETTER_AUTH_SECRET: authSecret(config),
+    // libuv takes one waiting connection per wake-up, not all of them, so connections arriving
+    // together are spread over the children instead of going to whichever woke first.
+    UV_TCP_SINGLE_ACCEPT: '1',
+  };
 
+  // Each child accepts from the port's one socket itself. Round robin (cluster's default) has this
+  // process accept and hand each connection to a child, one at a time per child, waiting for the
+  // child's loop to take it: under a burst the children's loops are busy, so connections trickle
+  // in one per turn of a busy loop (1,000 at once: answers after 2 to 3 s, while the loops had
+  // time). Taken by the children, a loop that is free takes what waits, and a busy one leaves it
+  // to the other.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   let starting = true;
   let quickDeaths = 0;
