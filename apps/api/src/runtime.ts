@@ -171,7 +171,7 @@ export async function createRuntime(
     },
   });
   const circuit = new DatabaseCircuit({ probe: () => database.sql`select 1`, logger });
-  const loopDelay = new LoopDelay(config.SEND_LOOP_DELAY_MS);
+  const loopDelay = new LoopDelay();
   const signals = new Signals(database.sql, () => createSql(database.url, { max: 1 }), logger, {
     onCheckFailed: (error) => circuit.recordFailure(error),
   });
@@ -355,6 +355,8 @@ export async function createRuntime(
           atOnce: config.SENDS_AT_ONCE,
           maxWaiting: config.SENDS_WAITING,
           maxWaitMs: config.SEND_WAIT_MS,
+          maxLoopDelayMs: config.SEND_LOOP_DELAY_MS,
+          maxLoopDelayBesideSendsMs: config.SEND_LOOP_DELAY_BESIDE_SENDS_MS,
         },
         loopDelay,
       ),

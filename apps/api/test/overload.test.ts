@@ -206,9 +206,11 @@ describe('a send while the event loop is behind (L1)', () => {
   });
 });
 
+const NO_LOOP_BOUNDS = { maxLoopDelayMs: 0, maxLoopDelayBesideSendsMs: 0 };
+
 describe('start slots', () => {
   it('lets a waiting request go on when a slot frees, and refuses one that waited too long or found the line full', async () => {
-    const slots = new StartSlots({ atOnce: 1, maxWaiting: 1, maxWaitMs: 60_000 });
+    const slots = new StartSlots({ ...NO_LOOP_BOUNDS, atOnce: 1, maxWaiting: 1, maxWaitMs: 60_000 });
     const release = await slots.acquire();
     const waiting = slots.acquire();
     expect(slots.load).toEqual({ running: 1, waiting: 1 });
@@ -220,7 +222,7 @@ describe('start slots', () => {
     next();
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
 
-    const quick = new StartSlots({ atOnce: 1, maxWaiting: 5, maxWaitMs: 20 });
+    const quick = new StartSlots({ ...NO_LOOP_BOUNDS, atOnce: 1, maxWaiting: 5, maxWaitMs: 20 });
     const held = await quick.acquire();
     await expect(quick.acquire()).rejects.toMatchObject({
       code: 'overloaded',
@@ -228,5 +230,43 @@ describe('start slots', () => {
     });
     expect(quick.load).toEqual({ running: 1, waiting: 0 });
     held();
+  });
+
+  it('refuse a lone send only when the loop is far behind, but one beside other sends (or waiting for them) when it is a little behind', async () => {
+    const loop = { delayMs: 0 };
+    const slots = new StartSlots(
+      { atOnce: 1, maxWaiting: 5, maxWaitMs: 60_000, maxLoopDelayMs: 300, maxLoopDelayBesideSendsMs: 50 },
+      loop,
+    );
+    // A lone send: only the far bound holds.
+    loop.delayMs = 120;
+    const first = await slots.acquire();
+    // Beside it, the same delay refuses the next.
+    await expect(slots.acquire()).rejects.toMatchObject({ code: 'overloaded', status: 503 });
+    expect(slots.load).toEqual({ running: 1, waiting: 0 });
+
+    // Caught up: two wait in line; the loop falls behind before their turn, so neither starts.
+    loop.delayMs = 0;
+    const waiting = [slots.acquire(), slots.acquire()];
+    expect(slots.load).toEqual({ running: 1, waiting: 2 });
+    loop.delayMs = 80;
+    first();
+    for (const refused of waiting) await expect(refused).rejects.toMatchObject({ code: 'overloaded' });
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+
+    // Alone again and under the far bound: taken.
+    const alone = await slots.acquire();
+    alone();
+    loop.delayMs = 301;
+    await expect(slots.acquire()).rejects.toMatchObject({ code: 'overloaded' });
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+
+    // With the loop on time, a waiting send starts when the slot frees, as before.
+    loop.delayMs = 0;
+    const holder = await slots.acquire();
+    const next = slots.acquire();
+    holder();
+    (await next)();
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
   });
 });

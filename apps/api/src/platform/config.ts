@@ -201,8 +201,10 @@ const configSchema = z.object({
   /**
    * How far behind (ms) this process's event loop may be before a send is answered `503
    * overloaded` at once, every start slot free or not (platform/loopDelay.ts); `0` turns it off.
+   * The second, lower bound holds while other sends are starting or waiting (a burst).
    */
   SEND_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(300),
+  SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(50),
   /** Where image bytes are stored: `postgres` (the only storage so far; the interface allows others). */
   ATTACHMENT_STORAGE: z.enum(['postgres']).default('postgres'),
   /** How many of the most recent messages with images the model gets the bytes of; older ones become a note. */

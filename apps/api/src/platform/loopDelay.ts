@@ -6,7 +6,7 @@ const WINDOW_MS = 500;
 /**
  * How far behind this process's event loop is: the longest delay of a timer the runtime itself
  * samples (`monitorEventLoopDelay`, no work of ours per tick), over the last whole window and the
- * one running now. A send is refused while it is past the bound (`StartSlots`): a saturated
+ * one running now. A send is refused while it is past a bound (`StartSlots`): a saturated
  * process would otherwise take on more work than it can answer in time, and every request already
  * in the loop, Stop and reads included, would answer later for it. Counting starts alone does not
  * see this: a few long streams, a big import or a neighbour on the same cores saturate the loop
@@ -17,7 +17,7 @@ export class LoopDelay {
   private lastWindowMs = 0;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly boundMs: number) {
+  constructor() {
     this.histogram.enable();
     this.timer = setInterval(() => {
       this.lastWindowMs = this.currentMs();
@@ -29,11 +29,6 @@ export class LoopDelay {
   /** The longest delay seen over the last window and this one, in milliseconds. */
   get delayMs(): number {
     return Math.max(this.lastWindowMs, this.currentMs());
-  }
-
-  /** Past the bound (never when the bound is 0: the check is off). */
-  get behind(): boolean {
-    return this.boundMs > 0 && this.delayMs > this.boundMs;
   }
 
   stop(): void {

@@ -8,11 +8,18 @@ export interface StartSlotLimits {
   maxWaiting: number;
   /** The longest a request waits in line before it is refused. */
   maxWaitMs: number;
+  /** How far behind (ms) the event loop may be before any send is refused; `0`: no bound. */
+  maxLoopDelayMs: number;
+  /**
+   * The lower bound that holds while other sends are starting or waiting (and for a waiting send
+   * whose turn comes); `0`: no bound.
+   */
+  maxLoopDelayBesideSendsMs: number;
 }
 
-/** Whether this process's event loop is too far behind to take on a send (`LoopDelay`). */
+/** How far behind this process's event loop is, in milliseconds (`LoopDelay`). */
 export interface LoopPressure {
-  readonly behind: boolean;
+  readonly delayMs: number;
 }
 
 /** Seconds a refused send is told to wait before it tries again. */
@@ -30,18 +37,26 @@ export const overloadedSends = () =>
  * in a short line. Past that the box is starting turns as fast as it can, and a request that waited
  * would only wait longer the more arrive: it is answered `503 overloaded` with `Retry-After` at
  * once, before its session is even looked up, and nothing of it is recorded (a retry with the same
- * `clientRequestId` is safe). The same answer, with every slot free, while the process's event
- * loop is too far behind (`loop`): a send then would only slow every answer already in the loop.
+ * `clientRequestId` is safe).
+ *
+ * The same answer, with slots free, while the process's event loop is behind (`loop`): a send then
+ * would only slow every answer already in the loop. Two bounds: a lone send is refused only when
+ * the loop is far behind (`maxLoopDelayMs`: a big upload or one long read must not turn away the
+ * next message), but beside other sends starting or waiting a much smaller delay is enough
+ * (`maxLoopDelayBesideSendsMs`): that is a burst, and each send it takes on costs the loop more
+ * than the one before it. A waiting send whose turn comes while the loop is past that bound is
+ * refused too, and so is the rest of the line: they arrived with the burst.
+ *
  * Reads, Stop, Stop & send and approvals never pass here: they keep working while sends are shed.
  * In this process's memory: it is this instance's capacity.
  */
 export class StartSlots {
   private running = 0;
-  private readonly line: Array<{ start: () => void }> = [];
+  private readonly line: Array<{ start: () => void; refuse: () => void }> = [];
 
   constructor(
     private readonly limits: StartSlotLimits,
-    private readonly loop: LoopPressure = { behind: false },
+    private readonly loop: LoopPressure = { delayMs: 0 },
   ) {}
 
   /** How many requests hold a slot now, and how many wait. */
@@ -55,23 +70,35 @@ export class StartSlots {
    * full or the wait too long.
    */
   async acquire(): Promise<() => void> {
-    if (this.loop.behind) throw overloadedSends();
+    if (this.behind(this.running + this.line.length > 0)) throw overloadedSends();
     if (this.running < this.limits.atOnce) return this.start();
     if (this.line.length >= this.limits.maxWaiting) throw overloadedSends();
     return await new Promise<() => void>((resolve, reject) => {
-      const waiter = {
-        start: () => {
-          clearTimeout(timer);
-          resolve(this.start());
-        },
-      };
-      const timer = setTimeout(() => {
+      const leave = () => {
+        clearTimeout(timer);
         const at = this.line.indexOf(waiter);
         if (at >= 0) this.line.splice(at, 1);
-        reject(overloadedSends());
-      }, this.limits.maxWaitMs);
+      };
+      const waiter = {
+        start: () => {
+          leave();
+          resolve(this.start());
+        },
+        refuse: () => {
+          leave();
+          reject(overloadedSends());
+        },
+      };
+      const timer = setTimeout(waiter.refuse, this.limits.maxWaitMs);
       this.line.push(waiter);
     });
+  }
+
+  /** Past the bound that holds now: the lower one when other sends are starting or waiting. */
+  private behind(besideSends: boolean): boolean {
+    const { maxLoopDelayMs, maxLoopDelayBesideSendsMs } = this.limits;
+    const bound = besideSends && maxLoopDelayBesideSendsMs > 0 ? maxLoopDelayBesideSendsMs : maxLoopDelayMs;
+    return bound > 0 && this.loop.delayMs > bound;
   }
 
   private start(): () => void {
@@ -81,7 +108,11 @@ export class StartSlots {
       if (released) return;
       released = true;
       this.running -= 1;
-      this.line.shift()?.start();
+      if (this.line.length > 0 && this.behind(true)) {
+        for (const waiter of [...this.line]) waiter.refuse();
+        return;
+      }
+      this.line[0]?.start();
     };
   }
 }

@@ -68,6 +68,7 @@ export const TEST_ENV: Record<string, string> = {
   // No refusal for a busy event loop: suites run beside each other on a busy machine, where the
   // loop falls behind for reasons of the machine's (overload.test.ts turns it on).
   SEND_LOOP_DELAY_MS: '0',
+  SEND_LOOP_DELAY_BESIDE_SENDS_MS: '0',
   // Never a developer's own Ollama: models.test.ts points it at a scripted one.
   OLLAMA_BASE_URL: 'off',
   // The runtime driver of the run (`CHAT_RUNTIME=ai-sdk pnpm test` runs every suite on it).

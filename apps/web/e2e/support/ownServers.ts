@@ -91,6 +91,8 @@ export class OwnServers {
         LOG_LEVEL: 'warn',
         // A fresh install as on a machine without Ollama, even where one runs (a test gives its own).
         OLLAMA_BASE_URL: 'off',
+        // As the suite's own API: no refusal of a send beside others on a busy machine.
+        SEND_LOOP_DELAY_BESIDE_SENDS_MS: '0',
         ...this.apiEnv,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
