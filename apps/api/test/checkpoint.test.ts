@@ -3,6 +3,7 @@ import type { TestDatabase } from '@chat/db/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ReplyRecord } from '../src/chats/turns/replyRecord';
 import { TurnCheckpoints } from '../src/chats/turns/running/checkpoint';
+import { TextAppends } from '../src/chats/turns/running/textAppends';
 import { createLogger } from '../src/platform/logger';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 
@@ -34,6 +35,17 @@ afterAll(async () => {
   await api?.close();
   await database?.drop();
 });
+
+/** What a runner gives its replies' checkpoints (its appends written together, as a runner's are). */
+function deps(appends = new TextAppends(createDatabase(sql), RUNNER, 3_600_000)) {
+  return {
+    db: createDatabase(sql),
+    runnerId: RUNNER,
+    leaseMs: 3_600_000,
+    logger: createLogger('silent'),
+    appends,
+  };
+}
 
 /** A turn held by this test's runner (a queued turn of a paused queue, marked running for it). */
 async function heldTurn(): Promise<string> {
@@ -90,13 +102,7 @@ describe('text checkpoints', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
     const reply = ReplyRecord.empty();
     const lost = vi.fn();
-    const checkpoints = new TurnCheckpoints(
-      { db: createDatabase(sql), runnerId: RUNNER, leaseMs: 3_600_000, logger: createLogger('silent') },
-      turnId,
-      reply,
-      lost,
-      { id: null, text: '' },
-    );
+    const checkpoints = new TurnCheckpoints(deps(), turnId, reply, lost, { id: null, text: '' });
     const grow = (delta: string) => {
       reply.take({ type: 'text-delta', id: 'text', delta });
       checkpoints.textGrew();
@@ -133,5 +139,66 @@ describe('text checkpoints', () => {
     await checkpoints.release();
     vi.useRealTimers();
     expect(lost).not.toHaveBeenCalled();
+  }, 60_000);
+
+  it('of several replies go out together: one statement in flight for all, the next with every append that came meanwhile', async () => {
+    // A pool of several connections, as a runner's: a statement each could go out at once.
+    const pool = createSql(database.url, { max: 4 });
+    const appends = new TextAppends(createDatabase(pool), RUNNER, 3_600_000);
+    const replies = await Promise.all(
+      ['a', 'b', 'c'].map(async (name) => {
+        const turnId = await heldTurn();
+        const reply = ReplyRecord.empty();
+        const checkpoints = new TurnCheckpoints(
+          { ...deps(appends), db: createDatabase(pool) },
+          turnId,
+          reply,
+          () => {},
+          {
+            id: null,
+            text: '',
+          },
+        );
+        reply.take({ type: 'start', messageId: `reply-${name}` });
+        const grow = (delta: string) => {
+          reply.take({ type: 'text-delta', id: 'text', delta });
+          checkpoints.textGrew();
+        };
+        return { name, turnId, checkpoints, grow };
+      }),
+    );
+    const [a, b, c] = replies as [(typeof replies)[0], (typeof replies)[0], (typeof replies)[0]];
+    // Each reply's first write is its whole text; from then on, appends.
+    for (const reply of replies) reply.grow(`${reply.name}0 `);
+    for (const reply of replies)
+      expect(
+        await until(
+          () => storedText(reply.turnId),
+          (text) => text === `${reply.name}0 `,
+        ),
+      ).toBe(`${reply.name}0 `);
+
+    await watch.begin(async (hold) => {
+      await hold`select id from chat_turn_requests where id = ${a.turnId} for update`;
+      a.grow('a1 ');
+      expect(await until(waitingWrites, (count) => count > 0)).toBe(1);
+      // The other replies' text waits for the statement in flight instead of a statement each.
+      b.grow('b1 ');
+      c.grow('c1 ');
+      for (let probe = 0; probe < 20; probe += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(await waitingWrites()).toBe(1);
+      }
+      expect([await storedText(b.turnId), await storedText(c.turnId)]).toEqual(['b0 ', 'c0 ']);
+    });
+    for (const reply of replies)
+      expect(
+        await until(
+          () => storedText(reply.turnId),
+          (text) => text === `${reply.name}0 ${reply.name}1 `,
+        ),
+      ).toBe(`${reply.name}0 ${reply.name}1 `);
+    for (const reply of replies) await reply.checkpoints.release();
+    await pool.end({ timeout: 5 });
   }, 60_000);
 });

@@ -1,7 +1,8 @@
 import type { Database } from '@chat/db';
 import type { Logger } from '../../../platform/logger';
 import type { ReplyRecord } from '../replyRecord';
-import { appendCheckpointText, checkpointRunningTurn, renewLease } from './repository';
+import { checkpointRunningTurn, renewLease } from './repository';
+import type { TextAppends } from './textAppends';
 
 /** While the database refuses checkpoints, the next try waits this long. */
 const RETRY_MS = 500;
@@ -11,6 +12,8 @@ export interface CheckpointDeps {
   runnerId: string;
   leaseMs: number;
   logger: Logger;
+  /** Where the text appends of this runner's replies are written together. */
+  appends: TextAppends;
 }
 
 /**
@@ -19,7 +22,8 @@ export interface CheckpointDeps {
  * write is in flight, and when one completes and more text came meanwhile, the next starts at
  * once with all of it (only the new text is sent). So at most one text write is in flight, and
  * what the row lacks of the stream is what streamed while that one write was under way: no timer
- * sets the pace, the database's answers do. The reply's messages are written at each step end
+ * sets the pace, the database's answers do. The appends of all the runner's replies go out
+ * together (`TextAppends`), one statement for all that grew meanwhile. The reply's messages are written at each step end
  * (`stepEnded`, awaited by the runner before it passes the step's end on), and the lease is
  * renewed every third of its length for as long as the runner holds the turn (running, and
  * settling its reply). A checkpoint or renewal that finds the turn no longer this runner's calls
@@ -114,12 +118,7 @@ export class TurnCheckpoints {
       let ours: boolean;
       if (!withParts && known && known.id === id && text.startsWith(known.text)) {
         const delta = text.slice(known.text.length);
-        ours =
-          delta === '' ||
-          (await appendCheckpointText(db, this.turnId, runnerId, leaseMs, {
-            delta,
-            knownBytes: known.bytes,
-          }));
+        ours = delta === '' || (await this.deps.appends.append(this.turnId, delta, known.bytes));
         // Not appended: the row holds something else than this runner knows (a write whose answer
         // was lost), or the turn is no longer its own; the whole text says which.
         if (ours) this.written = { id, text, bytes: known.bytes + Buffer.byteLength(delta) };

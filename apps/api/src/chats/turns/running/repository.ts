@@ -1,6 +1,7 @@
 import type { Queryable, ReplySnapshot } from '@chat/db';
-import { preparedQuery, schema } from '@chat/db';
+import { preparedQuery, preparedSql, schema } from '@chat/db';
 import { and, eq, sql } from 'drizzle-orm';
+import { textArrayLiteral } from '../../../platform/sqlArrays';
 import { leaseFromNow, leaseFromNowPlaceholder, leaseInterval } from '../lease';
 import { statusIn } from '../lifecycle';
 
@@ -58,15 +59,52 @@ export async function appendCheckpointText(
   leaseMs: number,
   text: { delta: string; knownBytes: number },
 ): Promise<boolean> {
-  const rows = await appendText(q, {
-    turnId,
-    runnerId,
-    delta: text.delta,
-    knownBytes: text.knownBytes,
-    lease: leaseInterval(leaseMs),
-  });
-  return rows.length > 0;
+  const appended = await appendCheckpointTexts(q, runnerId, leaseMs, [{ turnId, ...text }]);
+  return appended.has(turnId);
 }
+
+/** One running turn's text append (`appendCheckpointText`). */
+export interface TextAppend {
+  turnId: string;
+  delta: string;
+  knownBytes: number;
+}
+
+/**
+ * `appendCheckpointText` for several running turns of this runner in one statement (one round
+ * trip, one commit, whatever their number). Returns the ids of the turns whose text it appended;
+ * the others are as they were (no longer this runner's, or holding another text than it knows).
+ */
+export async function appendCheckpointTexts(
+  q: Queryable,
+  runnerId: string,
+  leaseMs: number,
+  appends: readonly TextAppend[],
+): Promise<Set<string>> {
+  if (appends.length === 0) return new Set();
+  const rows = await appendTexts(q, {
+    runnerId,
+    lease: leaseInterval(leaseMs),
+    turnIds: textArrayLiteral(appends.map((append) => append.turnId)),
+    deltas: textArrayLiteral(appends.map((append) => append.delta)),
+    knownBytes: `{${appends.map((append) => append.knownBytes).join(',')}}`,
+  });
+  return new Set(rows.map((row) => row.id));
+}
+
+const appendTexts = preparedSql<
+  { runnerId: string; lease: string; turnIds: string; deltas: string; knownBytes: string },
+  { id: string }
+>(
+  'checkpoint_appends',
+  sql`update "chat_turn_requests" as t
+    set partial_text = t.partial_text || d.delta, lease_expires_at = now() + ${sql.placeholder('lease')}::interval
+    from unnest(${sql.placeholder('turnIds')}::text[], ${sql.placeholder('deltas')}::text[], ${sql.placeholder('knownBytes')}::int[])
+      as d(id, delta, known_bytes)
+    where t.id::text = d.id and t.status = 'running' and t.runner_id = ${sql.placeholder('runnerId')}
+      and octet_length(t.partial_text) = d.known_bytes
+    returning t.id`,
+);
 
 // The checkpoint writes of every streaming reply: built once (preparedQuery).
 /** This runner's running turn (the condition of every checkpoint write). */
@@ -90,17 +128,6 @@ const checkpointWithParts = preparedQuery('checkpoint_parts', (q) =>
     .where(ownRunning)
     .returning({ id: turns.id }),
 );
-const appendText = preparedQuery('checkpoint_append', (q) =>
-  q
-    .update(turns)
-    .set({
-      partialText: sql`${turns.partialText} || ${sql.placeholder('delta')}::text`,
-      leaseExpiresAt: leaseFromNowPlaceholder,
-    })
-    .where(and(ownRunning, sql`octet_length(${turns.partialText}) = ${sql.placeholder('knownBytes')}::int`))
-    .returning({ id: turns.id }),
-);
-
 /**
  * Renews the lease of a turn this runner holds (running, or settling its reply). Returns false
  * when it no longer holds it.

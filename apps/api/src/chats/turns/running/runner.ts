@@ -32,6 +32,7 @@ import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
 import { forkPointToken, newestResumeToken } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
+import { TextAppends } from './textAppends';
 
 /**
  * How a run that stopped on a tool call hands its turn over to the approval lifecycle (which
@@ -153,7 +154,11 @@ export class TurnRunner {
   /** Aborted by `stop`: retries stop waiting and leave their turns to crash recovery. */
   private readonly shutdown = new AbortController();
 
+  /** The text appends of every reply this runner streams, written together. */
+  private readonly appends: TextAppends;
+
   constructor(private readonly deps: TurnRunnerDeps) {
+    this.appends = new TextAppends(deps.db, deps.runnerId, deps.leaseMs);
     // Interrupts may arrive from any instance (S1); only the one running the turn acts.
     this.stopListening = deps.signals.subscribe((signal) => {
       if (signal.kind === 'interrupt') this.abort(signal.turnId);
@@ -303,7 +308,7 @@ export class TurnRunner {
     if (segment.kind === 'resume') reply.decide(segment.call.toolCallId, segment.decision === 'approve');
     const held = { value: true };
     const checkpoints = new TurnCheckpoints(
-      this.deps,
+      { ...this.deps, appends: this.appends },
       turn.id,
       reply,
       () => {
