@@ -35,6 +35,11 @@ export class Session {
     return await Session.guest(this.baseUrl, this.origin);
   }
 
+  /** The headers a request of this person carries (its session cookie and its origin). */
+  requestHeaders(): Record<string, string> {
+    return { cookie: this.cookie, origin: this.origin };
+  }
+
   /** POSTs a multipart body built by hand (`boundary` names its separator); the answer is read. */
   async upload(threadId: string, body: Uint8Array<ArrayBuffer>, boundary: string): Promise<number> {
     const response = await fetch(`${this.baseUrl}/api/threads/${threadId}/attachments`, {
