@@ -75,6 +75,9 @@ describe('a send past what the instance can start (L1)', () => {
     const refused = await client.send(other, 'Second [[words:3]]', clientRequestId);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
+    // Answered as every other answer is: the security headers too.
+    expect(refused.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(refused.headers.get('content-type')).toMatch(/application\/json/);
     const body = (await refused.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('overloaded');
     expect(body.error.message).toMatch(/busy/);

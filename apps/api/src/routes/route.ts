@@ -1,7 +1,8 @@
 import type { H3, H3Event } from 'h3';
 import type { SignedIn } from '../auth/signedIn';
-import { ApiError } from '../platform/errors';
+import { ApiError, refusalResponse } from '../platform/errors';
 import type { RateLimitRule } from '../platform/rateLimit';
+import { applySecurityHeaders } from '../platform/securityHeaders';
 import { stepTimesOf } from '../platform/serverTiming';
 import type { ApiServices } from './services';
 
@@ -33,9 +34,21 @@ export function authedRoutes(app: H3, services: ApiServices) {
   return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
     app[method](path, async (event) => {
       const times = stepTimesOf(event);
-      const release = options.startsTurn
-        ? await times.measure('wait', () => services.http.starts.acquire())
-        : undefined;
+      let release: (() => void) | undefined;
+      if (options.startsTurn) {
+        try {
+          release = await times.measure('wait', () => services.http.starts.acquire());
+        } catch (error) {
+          // Shed (`503 overloaded`): answered here, the cheapest way, as it is the one answer a
+          // burst gets most of (the error path would wrap it, and take and format a stack).
+          if (error instanceof ApiError) {
+            const response = refusalResponse(error);
+            applySecurityHeaders(response.headers);
+            return response;
+          }
+          throw error;
+        }
+      }
       try {
         const signedIn = await times.measure('auth', () => services.accounts.signedIn(event.req.headers));
         if (!signedIn) throw new ApiError('unauthorized');
