@@ -201,4 +201,31 @@ describe('text checkpoints', () => {
     for (const reply of replies) await reply.checkpoints.release();
     await pool.end({ timeout: 5 });
   }, 60_000);
+
+  it('of one reply the database refuses (a NUL character) hold back no other reply written with it', async () => {
+    const pool = createSql(database.url, { max: 4 });
+    const appends = new TextAppends(createDatabase(pool), RUNNER, 3_600_000);
+    const [first, good, bad] = [await heldTurn(), await heldTurn(), await heldTurn()];
+    await watch
+      .begin(async (hold) => {
+        // One append in flight (held), so the next two go out together after it.
+        await hold`select id from chat_turn_requests where id = ${first} for update`;
+        const held = appends.append(first, 'first', 0);
+        expect(await until(waitingWrites, (count) => count > 0)).toBe(1);
+        const together = [appends.append(good, 'fine text', 0), appends.append(bad, 'bad \u0000 text', 0)];
+        await hold`select 1`;
+        return { held, together };
+      })
+      .then(async ({ held, together }) => {
+        expect(await held).toBe(true);
+        expect(await together[0]).toBe(true);
+        await expect(together[1]).rejects.toThrow();
+      });
+    expect([await storedText(first), await storedText(good), await storedText(bad)]).toEqual([
+      'first',
+      'fine text',
+      '',
+    ]);
+    await pool.end({ timeout: 5 });
+  }, 60_000);
 });

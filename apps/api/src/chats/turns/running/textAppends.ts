@@ -1,4 +1,5 @@
 import type { Database } from '@chat/db';
+import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { appendCheckpointTexts, type TextAppend } from './repository';
 
 interface Waiting extends TextAppend {
@@ -45,11 +46,25 @@ export class TextAppends {
           const ours = await appendCheckpointTexts(this.db, this.runnerId, this.leaseMs, batch);
           for (const append of batch) append.appended(ours.has(append.turnId));
         } catch (error) {
-          for (const append of batch) append.failed(error);
+          // The database away: every append failed alike (each reply retries behind its stream).
+          // Anything else may be one reply's text the database refuses (a NUL character): each
+          // goes alone then, so one reply's bad text never holds back the others'.
+          if (batch.length === 1 || isDatabaseUnavailable(error))
+            for (const append of batch) append.failed(error);
+          else await Promise.all(batch.map((append) => this.writeAlone(append)));
         }
       }
     } finally {
       this.writing = false;
+    }
+  }
+
+  private async writeAlone(append: Waiting): Promise<void> {
+    try {
+      const ours = await appendCheckpointTexts(this.db, this.runnerId, this.leaseMs, [append]);
+      append.appended(ours.has(append.turnId));
+    } catch (error) {
+      append.failed(error);
     }
   }
 }
