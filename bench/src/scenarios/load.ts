@@ -1,6 +1,5 @@
-import { request } from 'undici';
 import { describeError } from '../errors';
-import { firstDeltaThenDrain, type Session } from '../http';
+import { firstDeltaThenDrain, lightRequest, type Session } from '../http';
 import { Probe } from '../probe';
 import { onProcesses } from '../processes';
 import type { Row } from '../rows';
@@ -20,10 +19,7 @@ interface SendResult {
 
 /**
  * One send, timed to its response headers; its answer is then read to its end in the background.
- * Sent with undici's own request API rather than `fetch`: the rate and the burst make hundreds of
- * requests at once from this one process, on the cores the API runs on, and `fetch` (WHATWG
- * streams) costs this client about twice the CPU per request: CPU the API's answers then wait
- * behind, which is not the API's.
+ * Through `lightRequest`, not `fetch`: the rate and the burst make hundreds of requests at once.
  */
 async function timedSend(
   session: Session,
@@ -32,14 +28,14 @@ async function timedSend(
 ): Promise<SendResult & { done: Promise<void> }> {
   const startedAt = performance.now();
   try {
-    const response = await request(`${session.baseUrl}/api/threads/${threadId}/turns`, {
+    const response = await lightRequest(`${session.baseUrl}/api/threads/${threadId}/turns`, {
       method: 'POST',
       headers: { ...session.requestHeaders(), 'content-type': 'application/json' },
       body: JSON.stringify({ clientRequestId, text: SHORT_TURN }),
     });
     const headersMs = performance.now() - startedAt;
-    const done = response.body.text().then(() => undefined);
-    return { status: response.statusCode, headersMs, done: done.catch(() => undefined) };
+    const done = response.text().then(() => undefined);
+    return { status: response.status, headersMs, done: done.catch(() => undefined) };
   } catch (error) {
     return { status: 0, headersMs: Number.NaN, error: describeError(error), done: Promise.resolve() };
   }
@@ -49,13 +45,13 @@ async function timedSend(
 async function timedBareSend(baseUrl: string): Promise<number> {
   const at = performance.now();
   try {
-    const response = await request(`${baseUrl}/chat`, {
+    const response = await lightRequest(`${baseUrl}/chat`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ text: SHORT_TURN }),
     });
     const headersMs = performance.now() - at;
-    await response.body.text();
+    await response.text();
     return headersMs;
   } catch {
     return Number.NaN;

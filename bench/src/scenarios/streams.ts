@@ -1,5 +1,5 @@
 import { describeError } from '../errors';
-import { readStream, type StreamTiming } from '../http';
+import { lightRequest, readStream, type StreamAnswer, type StreamTiming } from '../http';
 import { onProcesses, type ServerProcess } from '../processes';
 import { MB, type Row } from '../rows';
 import {
@@ -12,7 +12,7 @@ import {
   sumShares,
 } from '../stallWatch';
 import { type Summary, summarize } from '../stats';
-import { type BenchContext, inParallel, sendBaseline } from './context';
+import { type BenchContext, inParallel } from './context';
 
 /** 20 words a second: one word every 50 ms. */
 const NOMINAL_GAP_MS = 50;
@@ -32,7 +32,7 @@ async function runStreams(
   server: ServerProcess,
   count: number,
   words: number,
-  open: (index: number) => Promise<Response>,
+  open: (index: number) => Promise<StreamAnswer>,
 ): Promise<StreamsResult> {
   const timings: StreamTiming[] = [];
   const errors = new Map<string, number>();
@@ -82,8 +82,13 @@ export async function measureStreams(context: BenchContext): Promise<Row[]> {
   const rows: Row[] = [];
   for (const count of mode.streams) {
     context.log(`streams: ${count} on the baseline`);
+    // Both read through `lightRequest`: a thousand answers open at once in this one process.
     const baseline = await runStreams(context.baseline, count, words, (index) =>
-      sendBaseline(context.baseline.baseUrl, text(index)),
+      lightRequest(`${context.baseline.baseUrl}/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: text(index) }),
+      }),
     );
     context.log(`streams: creating ${count} threads`);
     const threads: string[] = [];
@@ -99,7 +104,7 @@ export async function measureStreams(context: BenchContext): Promise<Row[]> {
     // app does; a stream's gaps are timed from its answer, whenever it started.
     let shed = 0;
     const app = await runStreams(context.api, count, words, async (index) => {
-      const { response, retries } = await session.sendUntilStarted(threads[index] ?? '', text(index));
+      const { response, retries } = await session.lightSendUntilStarted(threads[index] ?? '', text(index));
       shed += retries;
       return response;
     });
