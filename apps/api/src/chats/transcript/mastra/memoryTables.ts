@@ -78,8 +78,11 @@ const selectBranchMessages = preparedSql<{ memoryThreadId: string }, MessageRow>
 const ROW_MARK = sql`hashtextextended(m.id || ':' || m.xmin::text, 0)`;
 const MARKED_COLUMNS = sql`m.id, m.content, m.role, m.type, ${CREATED_AT} as created_at, m."resourceId",
   o.origin_id, ${ROW_MARK}::text as mark`;
-const WITH_ORIGIN = sql`left join message_origins o
-  on o.branch_id = ${sql.placeholder('branchId')} and o.message_id = m.id`;
+/** Each message's origin by its key (see windowFrom). */
+const WITH_ORIGIN = sql`left join lateral (
+    select origin_id from message_origins
+    where branch_id = ${sql.placeholder('branchId')} and message_id = m.id
+    limit 1) o on true`;
 
 interface MarkedRow extends MessageRow {
   origin_id: string | null;
@@ -299,7 +302,13 @@ function windowFrom(since: boolean): SQL {
     : sql``;
   return sql`
     from ${MESSAGES} m
-    left join message_origins o on o.branch_id = ${sql.placeholder('branchId')} and o.message_id = m.id
+    -- Each message's origin by its key, as its count below: a join planned on statistics from when
+    -- the chat was short (a prepared statement keeps its plan) compared every message with every
+    -- origin of the branch (ADR-051).
+    left join lateral (
+      select origin_id from message_origins
+      where branch_id = ${sql.placeholder('branchId')} and message_id = m.id
+      limit 1) o on true
     -- Each message's count by its key (limit 1 keeps the lookup a subquery the planner cannot
     -- flatten): a plain join is planned from statistics that lag behind a chat that grew, and on
     -- them compared every message with every count of the chat (quadratic; windowTally.test.ts).
