@@ -27,7 +27,7 @@ import { repairBranchLineage } from './branches/lineageRepository';
 import { listBranches } from './branches/repository';
 import { readShownTranscript, readShownTurnRows, toShownChatMessages } from './branches/shownTranscript';
 import { TranscriptCache } from './branches/transcriptCache';
-import { feedbackOfMessages } from './feedback/repository';
+import { feedbackOfThread } from './feedback/repository';
 import { readAccountSettings, saveAccountSettings, setThreadChoices } from './threads/choices';
 import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
 import { listNotes } from './threads/notes';
@@ -222,7 +222,6 @@ export class ThreadService {
       const measured = this.deps.windows.forModel(thread.model).state(db, transcript.branch);
       // Awaited below; a snapshot that fails first must not leave it unhandled.
       measured.catch(() => {});
-      const shownIds = transcript.messages.map((message) => message.originId);
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
       // Best effort, beside the snapshot: the answer does not depend on it, and a later detail
       // repairs again.
@@ -234,7 +233,8 @@ export class ThreadService {
         readShownTurnRows(tx, threadId, transcript, this.transcriptCache).then((rows) =>
           marksOfTurns(tx, rows),
         ),
-        feedbackOfMessages(tx, ownerId, threadId, shownIds),
+        // Looked up by shown id below: a rating of a message not shown is never read out.
+        feedbackOfThread(tx, ownerId, threadId),
         listRequests(tx, threadId),
         readTurnQueue(tx, threadId),
         listNotes(tx, threadId),
