@@ -208,7 +208,9 @@ export class ThreadService {
    * The thread as one moment of it: the transcript and the queue are read in one snapshot, so a
    * turn that settles meanwhile (its messages into memory, then its final state) shows either in
    * the queue or in the transcript, never in neither; read one after the other, a transcript read
-   * before the messages landed and a queue read after the settle lost it from both.
+   * before the messages landed and a queue read after the settle lost it from both. The branch's
+   * messages before its latest turn come from this process's transcript cache when the snapshot
+   * still holds their rows as cached (ADR-051, branches/shownTranscript.ts).
    */
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
     const { db } = this.deps;
