@@ -25,6 +25,7 @@ import { withAttachmentContext } from './chats/attachments/modelContext';
 import { describeAttachments } from './chats/attachments/repository';
 import { postgresAttachmentStorage } from './chats/attachments/storage';
 import { startAttachmentSweeper } from './chats/attachments/sweep';
+import { TranscriptCache } from './chats/branches/transcriptCache';
 import { BranchService } from './chats/branchService';
 import { ContextService } from './chats/contextService';
 import { FeedbackService } from './chats/feedbackService';
@@ -306,6 +307,7 @@ export async function createRuntime(
     models,
     approvals,
     ...(workspaces.enabled ? { agents: { workspaces, allowGuests: config.AGENT_GUESTS } } : {}),
+    transcriptCache: new TranscriptCache(Math.round(config.DETAIL_CACHE_MB * 1024 * 1024)),
   });
   const origins = trustedOrigins(config);
   auth = createAuth({

@@ -23,11 +23,11 @@ import type { AgentWorkspaces } from '../agent/workspaces';
 import { ApiError } from '../platform/errors';
 import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
-import { activeTranscript } from './branches/activeTranscript';
 import { repairBranchLineage } from './branches/lineageRepository';
 import { listBranches } from './branches/repository';
-import { toChatMessages } from './branches/transcript';
-import { feedbackOfMessages } from './feedback/repository';
+import { readShownTranscript, readShownTurnRows, toShownChatMessages } from './branches/shownTranscript';
+import { TranscriptCache } from './branches/transcriptCache';
+import { feedbackOfThread } from './feedback/repository';
 import { readAccountSettings, saveAccountSettings, setThreadChoices } from './threads/choices';
 import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
 import { listNotes } from './threads/notes';
@@ -49,7 +49,7 @@ import type { ApprovalService } from './turns/approval/approvalService';
 import { listRequests } from './turns/approval/repository';
 import type { ContextWindows } from './turns/context/window';
 import type { InterruptService } from './turns/interrupt/interruptService';
-import { readMessageMarks } from './turns/marks';
+import { marksOfTurns } from './turns/marks';
 import { readTurnQueue } from './turns/queue/turnQueue';
 import { hasActiveTurn } from './turns/repository';
 
@@ -74,6 +74,8 @@ export interface ThreadServiceDeps {
   approvals?: Pick<ApprovalService, 'followToolSettings'>;
   /** A1: the workspaces agent chats may work in, and whether guests may start them. Absent: off. */
   agents?: { workspaces: AgentWorkspaces; allowGuests: boolean };
+  /** The detail's cache of converted transcripts (ADR-051); one of its own when absent. */
+  transcriptCache?: TranscriptCache;
 }
 
 /**
@@ -108,7 +110,11 @@ function toMessageMarker({ messageId: _, ...marker }: NonNullable<ContextState['
 
 /** Threads of one owner: every lookup is by (id, owner), so a foreign thread is simply not found (O3). */
 export class ThreadService {
-  constructor(private readonly deps: ThreadServiceDeps) {}
+  private readonly transcriptCache: TranscriptCache;
+
+  constructor(private readonly deps: ThreadServiceDeps) {
+    this.transcriptCache = deps.transcriptCache ?? new TranscriptCache();
+  }
 
   async create(
     ownerId: string,
@@ -202,21 +208,22 @@ export class ThreadService {
    * The thread as one moment of it: the transcript and the queue are read in one snapshot, so a
    * turn that settles meanwhile (its messages into memory, then its final state) shows either in
    * the queue or in the transcript, never in neither; read one after the other, a transcript read
-   * before the messages landed and a queue read after the settle lost it from both.
+   * before the messages landed and a queue read after the settle lost it from both. The branch's
+   * messages before its latest turn come from this process's transcript cache when the snapshot
+   * still holds their rows as cached (ADR-051, branches/shownTranscript.ts).
    */
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
     const { db } = this.deps;
     let repair: Promise<void> = Promise.resolve();
     const read = await db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId);
-      const transcript = await activeTranscript(tx, thread);
+      const transcript = await readShownTranscript(tx, thread, this.transcriptCache);
       // Outside the snapshot, beside it on a connection of its own: the meter counts (and stores)
       // the tokens of messages not yet counted, a write the read-only snapshot refuses; it is a
       // measure, not part of the moment. Started here, it no longer waits for the snapshot's reads.
       const measured = this.deps.windows.forModel(thread.model).state(db, transcript.branch);
       // Awaited below; a snapshot that fails first must not leave it unhandled.
       measured.catch(() => {});
-      const shownIds = transcript.messages.map((message) => transcript.originOf(message.id));
       // The shown transcript is the truth of its own lineage rows: any missing one is written.
       // Best effort, beside the snapshot: the answer does not depend on it, and a later detail
       // repairs again.
@@ -225,8 +232,11 @@ export class ThreadService {
           this.deps.logger.warn({ err: error, threadId }, 'could not repair the lineage rows of a branch'),
       );
       const [marks, feedback, hitl, turnQueue, notes] = await Promise.all([
-        readMessageMarks(tx, threadId, shownIds),
-        feedbackOfMessages(tx, ownerId, threadId, shownIds),
+        readShownTurnRows(tx, threadId, transcript, this.transcriptCache).then((rows) =>
+          marksOfTurns(tx, rows),
+        ),
+        // Looked up by shown id below: a rating of a message not shown is never read out.
+        feedbackOfThread(tx, ownerId, threadId),
         listRequests(tx, threadId),
         readTurnQueue(tx, threadId),
         listNotes(tx, threadId),
@@ -236,10 +246,9 @@ export class ThreadService {
     await repair;
     const { thread, transcript, marks, feedback, hitl, turnQueue, notes } = read;
     const context = await read.measured;
-    const { messages: stored, originOf, versions } = transcript;
+    const { versions } = transcript;
     const approvalIds = new Map(hitl.map((request) => [request.toolCallId, request.id]));
-    const messages = toChatMessages(stored, {
-      idOf: originOf,
+    const messages = toShownChatMessages(transcript, {
       metadataOf: (id) => {
         // Built in place, not spread from small objects: this runs for every shown message.
         const metadata: ChatMessageMetadata = { ...marks.get(id) };

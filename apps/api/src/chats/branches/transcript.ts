@@ -46,7 +46,15 @@ export function toChatMessages(
   return converted;
 }
 
-const noApproval = (): string | undefined => undefined;
+export const noApproval = (): string | undefined => undefined;
+
+/** Whether a converted message's parts carry an approval (whose id is the API's request's). */
+export function carriesApproval(parts: readonly unknown[]): boolean {
+  return (parts as Part[]).some(
+    // As visibleParts decides (a file part's url is all the part loses or gains on the way).
+    (part) => part.type !== 'error' && Boolean(part.approval) && typeof part.toolCallId === 'string',
+  );
+}
 
 type Part = { type: string; [key: string]: unknown };
 
@@ -55,7 +63,7 @@ type Part = { type: string; [key: string]: unknown };
  * metadata) and stores model errors as parts; those stay on the server. A tool part's approval is
  * named by the API's request id, never by Mastra's run id.
  */
-function visibleParts(
+export function visibleParts(
   parts: readonly unknown[],
   approvalIdOf: (toolCallId: string) => string | undefined,
 ): ChatMessage['parts'] {

@@ -69,3 +69,24 @@ export async function feedbackOfMessages(
     );
   return new Map(rows.map((row) => [row.messageId, toMessageFeedback(row)]));
 }
+
+/**
+ * The person's feedback on every message of a thread they rated (a row per rated message, of any
+ * version), by message id: what a thread detail looks its shown messages up in, without sending
+ * their ids (thousands in a long chat) to the database.
+ */
+export async function feedbackOfThread(
+  q: Queryable,
+  userId: string,
+  threadId: string,
+): Promise<Map<string, MessageFeedback>> {
+  const rows = await q
+    .select({
+      messageId: messageFeedback.messageId,
+      rating: messageFeedback.rating,
+      comment: messageFeedback.comment,
+    })
+    .from(messageFeedback)
+    .where(and(eq(messageFeedback.userId, userId), eq(messageFeedback.threadId, threadId)));
+  return new Map(rows.map((row) => [row.messageId, toMessageFeedback(row)]));
+}

@@ -116,12 +116,37 @@ export interface WindowMessage {
   content: StoredContent;
 }
 
+/** A stored message of a branch with what a cache of the branch keeps of its row (ADR-051). */
+export interface MarkedMessage {
+  message: StoredMessage;
+  /** The id the person sees: its origin's when it is a copy (message_origins), its own otherwise. */
+  originId: string;
+  /** Changes whenever the stored row does (any write, by any process): see readMarkedMessagesAfter. */
+  mark: bigint;
+  /** The stored content's length: what the message weighs in a cache. */
+  bytes: number;
+}
+
 /** Statements on the caller's connection or transaction, and the stored shape's conversions. */
 export interface TranscriptTables {
   /** Every message of a branch, oldest first (the order the store's own recall gives). */
   readBranchMessages(q: Queryable, memoryThreadId: string): Promise<StoredMessage[]>;
   /** The newest `limit` messages of a branch (no system messages), oldest first: a run's window. */
   readNewestMessages(q: Queryable, memoryThreadId: string, limit: number): Promise<StoredMessage[]>;
+  /** Every message of a branch, oldest first, with its origin and row version mark (ADR-051). */
+  readMarkedBranchMessages(
+    q: Queryable,
+    branch: { id: string; memoryThreadId: string },
+  ): Promise<MarkedMessage[]>;
+  /**
+   * The messages of a branch after its stored message `afterId` (none when that one is gone), with
+   * the count and the sum of the row version marks of the messages up to it, included.
+   */
+  readMarkedMessagesAfter(
+    q: Queryable,
+    branch: { id: string; memoryThreadId: string },
+    afterId: string,
+  ): Promise<{ after: MarkedMessage[]; prefix: { messages: number; marks: bigint } }>;
   /** A stored message and every message after it, oldest first (empty when it is not the branch's). */
   readMessagesFrom(q: Queryable, memoryThreadId: string, messageId: string): Promise<StoredMessage[]>;
   /**

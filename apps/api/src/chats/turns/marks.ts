@@ -21,8 +21,15 @@ export async function readMessageMarks(
   threadId: string,
   messageIds: string[],
 ): Promise<Map<string, ChatMessageMetadata>> {
+  return await marksOfTurns(q, await listTurnMarksOfMessages(q, threadId, messageIds));
+}
+
+/** The marks of messages from their turns' rows (listTurnMarksOfMessages); documents read fresh. */
+export async function marksOfTurns(
+  q: Queryable,
+  turns: readonly TurnMarkRow[],
+): Promise<Map<string, ChatMessageMetadata>> {
   const metadata = new Map<string, ChatMessageMetadata>();
-  const turns = await listTurnMarksOfMessages(q, threadId, messageIds);
   const documentsOf = await messageDocuments(q, turns);
   for (const turn of turns) {
     const failed =

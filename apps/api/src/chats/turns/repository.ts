@@ -1,5 +1,5 @@
 import type { Queryable, TurnRow } from '@chat/db';
-import { preparedQuery, schema } from '@chat/db';
+import { preparedQuery, preparedSql, schema } from '@chat/db';
 import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import { textArray } from '../../platform/sqlArrays';
 import { statusIn } from './lifecycle';
@@ -110,6 +110,25 @@ export async function listTurnMarksOfMessages(
     .from(turns)
     .where(ofMessages(threadId, messageIds));
 }
+
+/**
+ * The count and the sum of the row version marks (a hash of each row's id and `xmin`) of a
+ * thread's turns: they change whenever any turn of the thread is added, changed (by any process)
+ * or deleted, so marks read from the turns stay right while they do not (ADR-051).
+ */
+export async function turnRowsMark(q: Queryable, threadId: string): Promise<string> {
+  const [row] = await selectTurnRowsMark(q, { threadId });
+  return `${row?.turns ?? 0}:${row?.marks ?? '0'}`;
+}
+
+/** Read by every thread detail: built once (preparedSql). */
+const selectTurnRowsMark = preparedSql<{ threadId: string }, { turns: number; marks: string }>(
+  'turn_rows_mark',
+  sql`
+    select count(*)::int as turns,
+      coalesce(sum(hashtextextended(t.id::text || ':' || t.xmin::text, 0)), 0)::text as marks
+    from ${turns} t where t.thread_id = ${sql.placeholder('threadId')}`,
+);
 
 /** Another turn ran on `turn`'s branch before it (the branch is not a version fresh from an edit). */
 export async function hasEarlierTurnOnBranch(q: Queryable, turn: TurnRow): Promise<boolean> {

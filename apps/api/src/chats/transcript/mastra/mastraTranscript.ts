@@ -19,6 +19,8 @@ import {
   moveMemoryRowsOfUser,
   readBranchMessages,
   readBranchTail,
+  readMarkedBranchMessages,
+  readMarkedMessagesAfter,
   readMessageIdsBefore,
   readMessageRole,
   readMessagesFrom,
@@ -41,6 +43,8 @@ import { toUIMessages } from './uiMessages';
 /** Statements on Mastra's tables in the caller's transaction (memoryTables.ts), and its format. */
 export const mastraTranscriptTables: TranscriptTables = {
   readBranchMessages,
+  readMarkedBranchMessages,
+  readMarkedMessagesAfter,
   readNewestMessages,
   readMessagesFrom,
   readBranchTail,

@@ -2,6 +2,7 @@ import { preparedSql, type Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../../../platform/sqlArrays';
 import type {
+  MarkedMessage,
   ModelWindowScope,
   ModelWindowTally,
   NewStoredMessage,
@@ -64,6 +65,107 @@ const selectBranchMessages = preparedSql<{ memoryThreadId: string }, MessageRow>
     where thread_id = ${sql.placeholder('memoryThreadId')}
     order by "createdAt" asc, id asc`,
 );
+
+// --- A branch's messages with their row versions (the thread detail's cache, ADR-051) -----------
+
+/**
+ * Each row's version mark: a 64-bit hash of its id and `xmin` (the transaction that wrote this
+ * version of the row). Every UPDATE writes a new row version with a new `xmin`, whatever path wrote
+ * it (Mastra's own saves, ours, another API process); a DELETE removes the row. So the count and
+ * sum of the marks of a branch's messages up to one of them change when any of those rows changed,
+ * went, or was added among them, and stay put while messages are only appended after it.
+ */
+const ROW_MARK = sql`hashtextextended(m.id || ':' || m.xmin::text, 0)`;
+const MARKED_COLUMNS = sql`m.id, m.content, m.role, m.type, ${CREATED_AT} as created_at, m."resourceId",
+  o.origin_id, ${ROW_MARK}::text as mark`;
+/** Each message's origin by its key (see windowFrom). */
+const WITH_ORIGIN = sql`left join lateral (
+    select origin_id from message_origins
+    where branch_id = ${sql.placeholder('branchId')} and message_id = m.id
+    limit 1) o on true`;
+
+interface MarkedRow extends MessageRow {
+  origin_id: string | null;
+  mark: string;
+}
+
+/** Read by a thread detail without a cached prefix: built once (preparedSql). */
+const selectMarkedMessages = preparedSql<{ memoryThreadId: string; branchId: string }, MarkedRow>(
+  'branch_messages_marked',
+  sql`
+    select ${MARKED_COLUMNS}
+    from ${MESSAGES} m ${WITH_ORIGIN}
+    where m.thread_id = ${sql.placeholder('memoryThreadId')}
+    order by m."createdAt" asc, m.id asc`,
+);
+
+/** The stored message `afterId` of the branch, as the rows sort (a row value; null when absent). */
+const AFTER = sql`(select "createdAt", id from ${MESSAGES}
+  where id = ${sql.placeholder('afterId')} and thread_id = ${sql.placeholder('memoryThreadId')})`;
+
+/** Read by a thread detail with a cached prefix: built once (preparedSql). */
+const selectMarkedMessagesAfter = preparedSql<
+  { memoryThreadId: string; branchId: string; afterId: string },
+  MarkedRow
+>(
+  'branch_messages_marked_after',
+  sql`
+    select ${MARKED_COLUMNS}
+    from ${MESSAGES} m ${WITH_ORIGIN}
+    where m.thread_id = ${sql.placeholder('memoryThreadId')} and (m."createdAt", m.id) > ${AFTER}
+    order by m."createdAt" asc, m.id asc`,
+);
+
+/** Read beside it: the marks of the cached prefix as they are now. Built once (preparedSql). */
+const selectPrefixMarks = preparedSql<
+  { memoryThreadId: string; afterId: string },
+  { messages: number; marks: string }
+>(
+  'branch_prefix_marks',
+  sql`
+    select count(*)::int as messages, coalesce(sum(${ROW_MARK}), 0)::text as marks
+    from ${MESSAGES} m
+    where m.thread_id = ${sql.placeholder('memoryThreadId')} and (m."createdAt", m.id) <= ${AFTER}`,
+);
+
+/** Every message of a branch, oldest first, with its origin (null: its own) and version mark. */
+export async function readMarkedBranchMessages(
+  q: Queryable,
+  branch: { id: string; memoryThreadId: string },
+): Promise<MarkedMessage[]> {
+  const rows = await selectMarkedMessages(q, { memoryThreadId: branch.memoryThreadId, branchId: branch.id });
+  return rows.map((row) => toMarkedMessage(row, branch.memoryThreadId));
+}
+
+/**
+ * The messages of a branch after its stored message `afterId` (none when that one is gone), and
+ * the count and sum of the version marks of the messages up to it, included: one moment when read
+ * in one snapshot.
+ */
+export async function readMarkedMessagesAfter(
+  q: Queryable,
+  branch: { id: string; memoryThreadId: string },
+  afterId: string,
+): Promise<{ after: MarkedMessage[]; prefix: { messages: number; marks: bigint } }> {
+  const { memoryThreadId } = branch;
+  const [rows, [prefix]] = await Promise.all([
+    selectMarkedMessagesAfter(q, { memoryThreadId, branchId: branch.id, afterId }),
+    selectPrefixMarks(q, { memoryThreadId, afterId }),
+  ]);
+  return {
+    after: rows.map((row) => toMarkedMessage(row, memoryThreadId)),
+    prefix: { messages: Number(prefix?.messages ?? 0), marks: BigInt(prefix?.marks ?? '0') },
+  };
+}
+
+function toMarkedMessage(row: MarkedRow, memoryThreadId: string): MarkedMessage {
+  return {
+    message: toStoredMessage(row, memoryThreadId),
+    originId: row.origin_id ?? row.id,
+    mark: BigInt(row.mark),
+    bytes: row.content.length,
+  };
+}
 
 /**
  * The newest `limit` messages of a branch's memory thread, oldest first: a run's window (C3: the
@@ -200,7 +302,13 @@ function windowFrom(since: boolean): SQL {
     : sql``;
   return sql`
     from ${MESSAGES} m
-    left join message_origins o on o.branch_id = ${sql.placeholder('branchId')} and o.message_id = m.id
+    -- Each message's origin by its key, as its count below: a join planned on statistics from when
+    -- the chat was short (a prepared statement keeps its plan) compared every message with every
+    -- origin of the branch (ADR-051).
+    left join lateral (
+      select origin_id from message_origins
+      where branch_id = ${sql.placeholder('branchId')} and message_id = m.id
+      limit 1) o on true
     -- Each message's count by its key (limit 1 keeps the lookup a subquery the planner cannot
     -- flatten): a plain join is planned from statistics that lag behind a chat that grew, and on
     -- them compared every message with every count of the chat (quadratic; windowTally.test.ts).
