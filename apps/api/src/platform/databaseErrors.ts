@@ -90,5 +90,8 @@ function isConnectionError(error: { code?: unknown; message?: unknown }): boolea
   const code = codeOf(error);
   // SQLSTATE class 08: connection exception.
   if (CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+  // A Unix socket whose server stopped is gone: connecting to it fails with ENOENT (a server that
+  // crashed leaves it behind, ECONNREFUSED). Only a connect says so: a missing file is no outage.
+  if (code === 'ENOENT' && (error as { syscall?: unknown }).syscall === 'connect') return true;
   return typeof error.message === 'string' && CONNECTION_MESSAGES.test(error.message);
 }

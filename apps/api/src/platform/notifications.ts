@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable, Sql } from '@chat/db';
+import { preparedSql, type Queryable, type Sql } from '@chat/db';
 import { sql } from 'drizzle-orm';
 import type { Logger } from './logger';
 
@@ -121,7 +121,7 @@ export class Signals {
    */
   async publishWith(tx: Queryable, ...signals: Signal[]): Promise<void> {
     await Promise.all(
-      signals.map((signal) => tx.execute(sql`select pg_notify(${CHANNEL}, ${JSON.stringify(signal)})`)),
+      signals.map((signal) => notifyWith(tx, { channel: CHANNEL, payload: JSON.stringify(signal) })),
     );
   }
 
@@ -208,3 +208,9 @@ export class Signals {
     }
   }
 }
+
+/** Sent with every accepted turn and every settle: built once (preparedSql). */
+const notifyWith = preparedSql<{ channel: string; payload: string }>(
+  'notify_with',
+  sql`select pg_notify(${sql.placeholder('channel')}, ${sql.placeholder('payload')})`,
+);

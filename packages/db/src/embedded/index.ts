@@ -3,5 +3,7 @@ export {
   type EmbeddedServer,
   freePort,
   leaveShutdownSignalsToCaller,
+  socketDirFor,
   startEmbeddedPostgres,
+  throughSocket,
 } from './server';

@@ -2,6 +2,7 @@ import type { Queryable, ThreadRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
+import type { ChatToolModes } from './repository';
 
 const { threads, accountSettings } = schema;
 
@@ -40,6 +41,7 @@ const selectRunInstructions = preparedQuery('run_instructions', (q) =>
       account: accountSettings.instructions,
       workspaceId: threads.workspaceId,
       workspacePath: threads.workspacePath,
+      toolModes: threads.toolModes,
     })
     .from(threads)
     .leftJoin(accountSettings, eq(accountSettings.ownerId, threads.ownerId))
@@ -62,17 +64,28 @@ export async function readRunInstructions(
 }
 
 /**
- * What a started run of the chat reads of it: the custom instructions (M4), and an agent chat's
- * workspace (A1; null on a plain chat). One read.
+ * What a started run of the chat reads of it: the custom instructions (M4), an agent chat's
+ * workspace (A1; null on a plain chat), and the tool settings its first step goes by (T2, as
+ * `readToolModes` reads them before each later step). One read.
  */
 export async function readRunSetup(
   q: Queryable,
   threadId: string,
-): Promise<{ account: string; chat: string; workspace: { id: string; path: string } | null }> {
+): Promise<{
+  account: string;
+  chat: string;
+  workspace: { id: string; path: string } | null;
+  toolModes: ChatToolModes;
+}> {
   const [row] = await selectRunInstructions(q, { threadId });
   const workspace =
     row?.workspaceId && row.workspacePath ? { id: row.workspaceId, path: row.workspacePath } : null;
-  return { account: row?.account ?? '', chat: row?.chat ?? '', workspace };
+  return {
+    account: row?.account ?? '',
+    chat: row?.chat ?? '',
+    workspace,
+    toolModes: { modes: row?.toolModes ?? {}, agentChat: row?.workspaceId != null },
+  };
 }
 
 export async function readAccountSettings(

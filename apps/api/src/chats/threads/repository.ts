@@ -236,15 +236,18 @@ export async function setToolModes(
   return row;
 }
 
+/** A chat's tool settings as read: what its owner changed, and whether it is an agent chat. */
+export interface ChatToolModes {
+  modes: Record<string, ToolMode>;
+  agentChat: boolean;
+}
+
 /**
  * The chat's tool settings as a run reads them (T2): what its owner changed, and whether it is an
  * agent chat (A5: its tools are the agent's, and only what was changed overrides the agent's own
  * rules).
  */
-export async function readToolModes(
-  q: Queryable,
-  threadId: string,
-): Promise<{ modes: Record<string, ToolMode>; agentChat: boolean }> {
+export async function readToolModes(q: Queryable, threadId: string): Promise<ChatToolModes> {
   const [row] = await selectToolModes(q, { threadId });
   return { modes: row?.toolModes ?? {}, agentChat: row?.workspaceId != null };
 }

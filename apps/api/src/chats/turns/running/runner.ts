@@ -7,6 +7,7 @@ import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { readRunSetup } from '../../threads/choices';
+import type { ChatToolModes } from '../../threads/repository';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, markAgentCompaction, prepareHistory } from '../context/compaction';
@@ -73,8 +74,11 @@ export interface TurnRunnerDeps {
   settleGiveUpMs?: number;
   /** What the replies it runs are written by (`CHAT_MODEL`), recorded on each turn. */
   modelName: string;
-  /** The chat's tool settings (T1), read by a run before each step (T2). */
-  toolModes?: (threadId: string) => Promise<Record<string, ToolMode>>;
+  /**
+   * The chat's tool settings (T1), read by a run before each step (T2); `read`: the settings as
+   * the run's setup read them (its first step goes by those, with no read of its own).
+   */
+  toolModes?: (threadId: string, read?: ChatToolModes) => Promise<Record<string, ToolMode>>;
   /** Most turns one account may have running at once, across threads and instances; 0: no limit. */
   maxRunningTurnsPerAccount?: number;
   /**
@@ -354,6 +358,7 @@ export class TurnRunner {
       const custom = segment.kind === 'start' ? customInstructions(setup) : '';
       const { workspace } = setup;
       const { toolModes } = this.deps;
+      let firstModes: ChatToolModes | undefined = setup.toolModes;
       // A3: an agent that keeps its own session resumes it from the newest token kept on the branch.
       const resumesSession = segment.kind === 'start' && (workspace || this.deps.driver.resumesSessions);
       const resumeFrom = resumesSession
@@ -395,7 +400,16 @@ export class TurnRunner {
               return [];
             },
           ),
-        ...(toolModes ? { toolModes: () => toolModes(turn.threadId) } : {}),
+        ...(toolModes
+          ? {
+              toolModes: () => {
+                // The first step's settings came with the setup's read (one statement fewer).
+                const read = firstModes;
+                firstModes = undefined;
+                return toolModes(turn.threadId, read);
+              },
+            }
+          : {}),
       }).catch((error: unknown) => {
         // The database stayed away past the wait: failed as a turn whose context could not be read.
         if (!isDatabaseUnavailable(error) || controller.signal.aborted) throw error;

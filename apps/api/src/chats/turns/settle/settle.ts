@@ -62,21 +62,20 @@ export async function settleTurn(
           ? [transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId)]
           : [],
       ),
+      announceSettled(deps, tx, turn),
     ]);
     return ended;
   });
-  // Committed: the turn has settled whatever happens to the signal (receivers read the database,
-  // and tabs refetch on their next event).
-  if (settled) await publishSettled(deps, settled);
   return settled;
 }
 
-async function publishSettled(deps: { signals: Signals; logger: Logger }, turn: TurnRow): Promise<void> {
-  await deps.signals
-    .publish({ kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id })
-    .catch((error: unknown) =>
-      deps.logger.warn({ err: error, turnId: turn.id }, 'could not announce a settle'),
-    );
+/**
+ * `turn.settled`, sent with the transaction that settles the turn: PostgreSQL delivers it to every
+ * instance when that commits (never after a rollback), and it goes out with the transaction's last
+ * statements instead of a statement and a round trip of its own after the commit.
+ */
+async function announceSettled(deps: { signals: Signals }, tx: Queryable, turn: TurnRow): Promise<void> {
+  await deps.signals.publishWith(tx, { kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
 }
 
 /**
@@ -100,21 +99,24 @@ export async function failUnsettledTurn(
     const turn = thread ? await current(tx) : undefined;
     if (!thread || !turn) return null;
     await requeueSteers(tx, threadId);
-    return await transitionTurn(tx, turn, 'failed', {
-      error: turnErrorMessages.notSaved,
-      ...(keep
-        ? {
-            assistantMessageId: keep.currentId,
-            partialText: keep.currentText,
-            partialParts: keep.snapshot(),
-          }
-        : {}),
-      outcome: null,
-      leaseExpiresAt: null,
-      finishedAt: new Date(),
-    });
+    const [ended] = await Promise.all([
+      transitionTurn(tx, turn, 'failed', {
+        error: turnErrorMessages.notSaved,
+        ...(keep
+          ? {
+              assistantMessageId: keep.currentId,
+              partialText: keep.currentText,
+              partialParts: keep.snapshot(),
+            }
+          : {}),
+        outcome: null,
+        leaseExpiresAt: null,
+        finishedAt: new Date(),
+      }),
+      announceSettled(deps, tx, turn),
+    ]);
+    return ended;
   });
-  if (failed) await publishSettled(deps, failed);
   return failed;
 }
 
