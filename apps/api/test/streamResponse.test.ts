@@ -1,6 +1,6 @@
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { turnStreamResponse } from '../src/platform/http';
+import { STREAM_OPENING_MS, turnStreamResponse } from '../src/platform/http';
 
 function chunksOf(words: number): UIMessageChunk[] {
   return [
@@ -95,5 +95,33 @@ describe('a turn stream response', () => {
       rest += new TextDecoder().decode(value);
     }
     expect(rest.endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+
+  it('writes a comment line when the run has said nothing yet, so the accepted send is answered', async () => {
+    let emit: (chunk: UIMessageChunk) => void = () => {};
+    let close = () => {};
+    const source = new ReadableStream<UIMessageChunk>({
+      start(controller) {
+        emit = (chunk) => controller.enqueue(chunk);
+        close = () => controller.close();
+      },
+    });
+    const reader = (turnStreamResponse('turn-1', source).body as ReadableStream<Uint8Array>).getReader();
+    const startedAt = performance.now();
+    const first = await reader.read();
+    // The first write (with it, over HTTP, the headers) comes while the run is still silent.
+    expect(new TextDecoder().decode(first.value)).toBe(': accepted\n\n');
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(STREAM_OPENING_MS - 20);
+    emit({ type: 'start', messageId: 'm1' });
+    close();
+    const rest: string[] = [];
+    for (let next = await reader.read(); !next.done; next = await reader.read())
+      rest.push(new TextDecoder().decode(next.value));
+    expect(rest.join('')).toBe('data: {"type":"start","messageId":"m1"}\n\ndata: [DONE]\n\n');
+  });
+
+  it('writes no comment line when the run speaks in time', async () => {
+    const parts = await reads(turnStreamResponse('turn-1', streamOf(chunksOf(3))));
+    expect(parts.join('')).not.toContain(': accepted');
   });
 });

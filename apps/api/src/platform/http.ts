@@ -72,6 +72,14 @@ const UI_MESSAGE_STREAM_HEADERS = {
 export const STREAM_BATCH_MS = 8;
 
 /**
+ * A response's headers go out with its first write. A run that has nothing to say yet (its start
+ * waits for a database that stopped answering just after the send was accepted) would leave the
+ * sender without even a status for as long: past this, a comment line (which SSE readers skip) is
+ * written so the accepted send is answered.
+ */
+export const STREAM_OPENING_MS = 250;
+
+/**
  * A turn's reply as an AI SDK UI message stream (SSE: `data: <chunk>` events, then `[DONE]`, as
  * `createUIMessageStreamResponse` writes it), with its id in `x-turn-id`. Chunks are batched
  * (`STREAM_BATCH_MS`): one write for what arrives together, instead of one per chunk through three
@@ -96,11 +104,18 @@ function batchedSse(chunks: ReadableStream<UIMessageChunk>): ReadableStream<Uint
   let sentText = false;
   let finished = false;
   let cancelled = false;
+  let opening: NodeJS.Timeout | undefined;
   return new ReadableStream<Uint8Array>({
     start: (controller) => {
+      opening = setTimeout(() => {
+        opening = undefined;
+        if (!cancelled && !finished) controller.enqueue(encoder.encode(': accepted\n\n'));
+      }, STREAM_OPENING_MS);
       const write = () => {
         clearTimeout(timer);
         timer = undefined;
+        clearTimeout(opening);
+        opening = undefined;
         if (cancelled) return;
         if (pending) controller.enqueue(encoder.encode(pending));
         pending = '';
@@ -125,12 +140,14 @@ function batchedSse(chunks: ReadableStream<UIMessageChunk>): ReadableStream<Uint
       };
       pump().catch((error: unknown) => {
         clearTimeout(timer);
+        clearTimeout(opening);
         if (!cancelled) controller.error(error);
       });
     },
     cancel: async (reason) => {
       cancelled = true;
       clearTimeout(timer);
+      clearTimeout(opening);
       await reader.cancel(reason);
     },
   });
