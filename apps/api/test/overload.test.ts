@@ -257,7 +257,8 @@ describe('start slots', () => {
     for (const refused of waiting) await expect(refused).rejects.toMatchObject({ code: 'overloaded' });
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
 
-    // Alone again and under the far bound: taken.
+    // Alone again (no burst of arrivals either: a while later) and under the far bound: taken.
+    await new Promise((resolve) => setTimeout(resolve, 600));
     const alone = await slots.acquire();
     alone();
     loop.delayMs = 301;
@@ -270,6 +271,24 @@ describe('start slots', () => {
     const next = slots.acquire();
     holder();
     (await next)();
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('take more sends than the slots hold, arriving within half a second, as a burst: the lower bound holds with none starting', async () => {
+    const loop = { delayMs: 0 };
+    const slots = new StartSlots(
+      { atOnce: 2, maxWaiting: 0, maxWaitMs: 60_000, maxLoopDelayMs: 300, maxLoopDelayBesideSendsMs: 50 },
+      loop,
+    );
+    // Two arrive and start one after the other, each done at once: none is starting afterwards.
+    for (let index = 0; index < 2; index++) (await slots.acquire())();
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+    // The third within the same half second, with the loop a little behind: a burst, refused.
+    loop.delayMs = 120;
+    await expect(slots.acquire()).rejects.toMatchObject({ code: 'overloaded', status: 503 });
+    // Once the burst is over (no arrival for a while), a lone send meets only the far bound again.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    (await slots.acquire())();
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
   });
 });

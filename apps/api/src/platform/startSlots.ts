@@ -22,6 +22,9 @@ export interface LoopPressure {
   readonly delayMs: number;
 }
 
+/** Sends are counted as they arrive over windows this long (`StartSlots.arrived`). */
+const ARRIVAL_WINDOW_MS = 250;
+
 /** Seconds a refused send is told to wait before it tries again. */
 export const OVERLOAD_RETRY_AFTER_S = 1;
 
@@ -42,8 +45,9 @@ export const overloadedSends = () =>
  * The same answer, with slots free, while the process's event loop is behind (`loop`): a send then
  * would only slow every answer already in the loop. Two bounds: a lone send is refused only when
  * the loop is far behind (`maxLoopDelayMs`: a big upload or one long read must not turn away the
- * next message), but beside other sends starting or waiting a much smaller delay is enough
- * (`maxLoopDelayBesideSendsMs`): that is a burst, and each send it takes on costs the loop more
+ * next message), but beside other sends starting or waiting, or after more sends than the slots hold arrived
+ * within about half a second, a much smaller delay is enough (`maxLoopDelayBesideSendsMs`): that
+ * is a burst, and each send it takes on costs the loop more
  * than the one before it. A waiting send whose turn comes while the loop is past that bound is
  * refused too, and so is the rest of the line: they arrived with the burst.
  *
@@ -53,6 +57,7 @@ export const overloadedSends = () =>
 export class StartSlots {
   private running = 0;
   private readonly line: Array<{ start: () => void; refuse: () => void }> = [];
+  private readonly arrivals = { windowStart: 0, current: 0, previous: 0 };
 
   constructor(
     private readonly limits: StartSlotLimits,
@@ -70,7 +75,8 @@ export class StartSlots {
    * full or the wait too long.
    */
   async acquire(): Promise<() => void> {
-    if (this.behind(this.running + this.line.length > 0)) throw overloadedSends();
+    const burst = this.arrived() > this.limits.atOnce;
+    if (this.behind(burst || this.running + this.line.length > 0)) throw overloadedSends();
     if (this.running < this.limits.atOnce) return this.start();
     if (this.line.length >= this.limits.maxWaiting) throw overloadedSends();
     return await new Promise<() => void>((resolve, reject) => {
@@ -94,7 +100,28 @@ export class StartSlots {
     });
   }
 
-  /** Past the bound that holds now: the lower one when other sends are starting or waiting. */
+  /**
+   * Counts this send's arrival; returns how many arrived over the last half second or so (this
+   * window and the one before). More than the slots hold is a burst, even at a moment when none of
+   * them is starting (each holds its slot only until its answer's headers).
+   */
+  private arrived(now = performance.now()): number {
+    const arrivals = this.arrivals;
+    const elapsed = now - arrivals.windowStart;
+    if (elapsed >= 2 * ARRIVAL_WINDOW_MS) {
+      arrivals.previous = 0;
+      arrivals.current = 0;
+      arrivals.windowStart = now;
+    } else if (elapsed >= ARRIVAL_WINDOW_MS) {
+      arrivals.previous = arrivals.current;
+      arrivals.current = 0;
+      arrivals.windowStart += ARRIVAL_WINDOW_MS;
+    }
+    arrivals.current += 1;
+    return arrivals.current + arrivals.previous;
+  }
+
+  /** Past the bound that holds now: the lower one beside other sends (a burst). */
   private behind(besideSends: boolean): boolean {
     const { maxLoopDelayMs, maxLoopDelayBesideSendsMs } = this.limits;
     const bound = besideSends && maxLoopDelayBesideSendsMs > 0 ? maxLoopDelayBesideSendsMs : maxLoopDelayMs;
