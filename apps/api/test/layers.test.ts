@@ -42,6 +42,10 @@ const layers: Array<[layer: string, matches: (path: string) => boolean]> = [
     (path) => path.startsWith('chats/turns/interrupt/') || path === 'chats/turns/settledMessages.ts',
   ],
   [
+    "chats/detail: the thread detail's shown transcript and its cache",
+    (path) => path.startsWith('chats/detail/'),
+  ],
+  [
     'chats/shares, chats/feedback',
     (path) => path.startsWith('chats/shares/') || path.startsWith('chats/feedback/'),
   ],

@@ -3,7 +3,7 @@ import {
   type ShownMessage,
   TranscriptCache,
   type TranscriptEntry,
-} from '../src/chats/branches/transcriptCache';
+} from '../src/chats/detail/transcriptCache';
 
 /** The detail's transcript cache stays within its budget, least recently used out first (ADR-051). */
 function entry(branchId: string, bytes: number): TranscriptEntry {

@@ -25,8 +25,8 @@ import type { Logger } from '../platform/logger';
 import type { Signals } from '../platform/notifications';
 import { repairBranchLineage } from './branches/lineageRepository';
 import { listBranches } from './branches/repository';
-import { readShownTranscript, readShownTurnRows, toShownChatMessages } from './branches/shownTranscript';
-import { TranscriptCache } from './branches/transcriptCache';
+import { readShownTranscript, readShownTurnRows, toShownChatMessages } from './detail/shownTranscript';
+import { TranscriptCache } from './detail/transcriptCache';
 import { feedbackOfThread } from './feedback/repository';
 import { readAccountSettings, saveAccountSettings, setThreadChoices } from './threads/choices';
 import { decodeThreadCursor, encodeThreadCursor } from './threads/cursor';
@@ -210,7 +210,7 @@ export class ThreadService {
    * the queue or in the transcript, never in neither; read one after the other, a transcript read
    * before the messages landed and a queue read after the settle lost it from both. The branch's
    * messages before its latest turn come from this process's transcript cache when the snapshot
-   * still holds their rows as cached (ADR-051, branches/shownTranscript.ts).
+   * still holds their rows as cached (ADR-051, detail/shownTranscript.ts).
    */
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
     const { db } = this.deps;

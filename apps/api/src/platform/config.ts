@@ -207,7 +207,7 @@ const configSchema = z.object({
   SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(50),
   /**
    * How much memory (MB, by estimate) this process may keep of converted transcripts for thread
-   * detail (ADR-051, chats/branches/transcriptCache.ts); `0` turns the cache off.
+   * detail (ADR-051, chats/detail/transcriptCache.ts); `0` turns the cache off.
    */
   DETAIL_CACHE_MB: z.coerce.number().min(0).max(65_536).default(64),
   /** Where image bytes are stored: `postgres` (the only storage so far; the interface allows others). */

@@ -1,13 +1,13 @@
 import type { ChatMessage, ChatMessageMetadata, MessageVersion } from '@chat/contracts';
 import type { BranchRow, Queryable, ThreadRow } from '@chat/db';
 import { InvariantError } from '../../platform/errors';
+import { userMessagesWithParents, versionsFromLineage } from '../branches/lineage';
+import { listSiblingRows } from '../branches/lineageRepository';
+import { findThreadBranch } from '../branches/repository';
+import { carriesApproval, noApproval, toChatMessages, visibleParts } from '../branches/transcript';
 import { transcriptTables } from '../transcript/tables';
 import type { MarkedMessage, StoredMessage } from '../transcript/transcriptStore';
 import { listTurnMarksOfMessages, type TurnMarkRow, turnRowsMark } from '../turns/repository';
-import { userMessagesWithParents, versionsFromLineage } from './lineage';
-import { listSiblingRows } from './lineageRepository';
-import { findThreadBranch } from './repository';
-import { carriesApproval, noApproval, toChatMessages, visibleParts } from './transcript';
 import { type ShownMessage, shownMessageBytes, type TranscriptCache } from './transcriptCache';
 
 /**
