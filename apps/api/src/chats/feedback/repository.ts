@@ -1,7 +1,7 @@
 import type { FeedbackRating, MessageFeedback } from '@chat/contracts';
 import type { MessageFeedbackRow, Queryable } from '@chat/db';
 import { schema } from '@chat/db';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../../platform/sqlArrays';
 
 const { messageFeedback } = schema;
@@ -53,21 +53,12 @@ export async function feedbackOfMessages(
   messageIds: string[],
 ): Promise<Map<string, MessageFeedback>> {
   if (messageIds.length === 0) return new Map();
-  const rows = await q
-    .select({
-      messageId: messageFeedback.messageId,
-      rating: messageFeedback.rating,
-      comment: messageFeedback.comment,
-    })
-    .from(messageFeedback)
-    .where(
-      and(
-        eq(messageFeedback.userId, userId),
-        eq(messageFeedback.threadId, threadId),
-        sql`${messageFeedback.messageId} = any(${textArray(messageIds)})`,
-      ),
-    );
-  return new Map(rows.map((row) => [row.messageId, toMessageFeedback(row)]));
+  return await feedbackWhere(
+    q,
+    userId,
+    threadId,
+    sql`${messageFeedback.messageId} = any(${textArray(messageIds)})`,
+  );
 }
 
 /**
@@ -80,6 +71,16 @@ export async function feedbackOfThread(
   userId: string,
   threadId: string,
 ): Promise<Map<string, MessageFeedback>> {
+  return await feedbackWhere(q, userId, threadId);
+}
+
+/** The person's feedback on a thread's messages, by message id, narrowed by `messages` if given. */
+async function feedbackWhere(
+  q: Queryable,
+  userId: string,
+  threadId: string,
+  messages?: SQL,
+): Promise<Map<string, MessageFeedback>> {
   const rows = await q
     .select({
       messageId: messageFeedback.messageId,
@@ -87,6 +88,6 @@ export async function feedbackOfThread(
       comment: messageFeedback.comment,
     })
     .from(messageFeedback)
-    .where(and(eq(messageFeedback.userId, userId), eq(messageFeedback.threadId, threadId)));
+    .where(and(eq(messageFeedback.userId, userId), eq(messageFeedback.threadId, threadId), messages));
   return new Map(rows.map((row) => [row.messageId, toMessageFeedback(row)]));
 }
