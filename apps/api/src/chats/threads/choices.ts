@@ -2,7 +2,7 @@ import type { Queryable, ThreadRow } from '@chat/db';
 import { preparedQuery, schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
 import { InvariantError } from '../../platform/errors';
-import type { ChatToolModes } from './repository';
+import { type ChatToolModes, toolModesOf } from './repository';
 
 const { threads, accountSettings } = schema;
 
@@ -84,7 +84,7 @@ export async function readRunSetup(
     account: row?.account ?? '',
     chat: row?.chat ?? '',
     workspace,
-    toolModes: { modes: row?.toolModes ?? {}, agentChat: row?.workspaceId != null },
+    toolModes: toolModesOf(row),
   };
 }
 

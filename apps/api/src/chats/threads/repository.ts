@@ -249,6 +249,13 @@ export interface ChatToolModes {
  */
 export async function readToolModes(q: Queryable, threadId: string): Promise<ChatToolModes> {
   const [row] = await selectToolModes(q, { threadId });
+  return toolModesOf(row);
+}
+
+/** A chat's tool settings from its row's two columns (absent row: no settings, not an agent chat). */
+export function toolModesOf(
+  row: { toolModes: ThreadRow['toolModes'] | null; workspaceId: string | null } | undefined,
+): ChatToolModes {
   return { modes: row?.toolModes ?? {}, agentChat: row?.workspaceId != null };
 }
 
