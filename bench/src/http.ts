@@ -83,7 +83,11 @@ export class Session {
   }
 
   /** POST a send; the response is returned unread (SSE when it runs at once, 202 when queued). */
-  async send(threadId: string, text: string, clientRequestId = crypto.randomUUID()): Promise<Response> {
+  async send(
+    threadId: string,
+    text: string,
+    clientRequestId: string = crypto.randomUUID(),
+  ): Promise<Response> {
     return await this.fetch('POST', `/api/threads/${threadId}/turns`, { clientRequestId, text });
   }
 
@@ -92,34 +96,42 @@ export class Session {
     threadId: string,
     text: string,
   ): Promise<{ response: StreamAnswer; retries: number }> {
-    const clientRequestId = crypto.randomUUID();
-    for (let retries = 0; ; retries++) {
-      const response = await lightRequest(`${this.baseUrl}/api/threads/${threadId}/turns`, {
+    return await untilStarted((clientRequestId) =>
+      lightRequest(`${this.baseUrl}/api/threads/${threadId}/turns`, {
         method: 'POST',
-        headers: { cookie: this.cookie, origin: this.origin, 'content-type': 'application/json' },
+        headers: { ...this.requestHeaders(), 'content-type': 'application/json' },
         body: JSON.stringify({ clientRequestId, text }),
-      });
-      if (response.status !== 503) return { response, retries };
-      await response.text();
-      const seconds = Number(response.header('retry-after')) || 1;
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1_000 * (1 + Math.random() / 2)));
-    }
+      }),
+    );
   }
 
   /**
    * A send as the web app makes it: shed with `503 overloaded`, it goes again with the same
-   * clientRequestId after the answer's Retry-After, stretched at random by up to half (so the
-   * retries do not come back as one burst). Returns the first answer that is not a 503, unread.
+   * clientRequestId after the answer's Retry-After (`untilStarted`). Returns the first answer that
+   * is not a 503, unread.
    */
   async sendUntilStarted(threadId: string, text: string): Promise<{ response: Response; retries: number }> {
-    const clientRequestId = crypto.randomUUID();
-    for (let retries = 0; ; retries++) {
-      const response = await this.send(threadId, text, clientRequestId);
-      if (response.status !== 503) return { response, retries };
-      await response.arrayBuffer();
-      const seconds = Number(response.headers.get('retry-after')) || 1;
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1_000 * (1 + Math.random() / 2)));
-    }
+    return await untilStarted((clientRequestId) => this.send(threadId, text, clientRequestId));
+  }
+}
+
+/**
+ * Sends (`send`, given one clientRequestId for all its tries) until the answer is not a `503`:
+ * after each, it waits the answer's Retry-After stretched at random by up to half, so the retries
+ * do not come back as one burst.
+ */
+async function untilStarted<Answer extends Response | StreamAnswer>(
+  send: (clientRequestId: string) => Promise<Answer>,
+): Promise<{ response: Answer; retries: number }> {
+  const clientRequestId = crypto.randomUUID();
+  for (let retries = 0; ; retries++) {
+    const response = await send(clientRequestId);
+    if (response.status !== 503) return { response, retries };
+    await response.text();
+    const retryAfter =
+      'header' in response ? response.header('retry-after') : response.headers.get('retry-after');
+    const seconds = Number(retryAfter) || 1;
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1_000 * (1 + Math.random() / 2)));
   }
 }
 
