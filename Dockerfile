@@ -31,7 +31,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0
 WORKDIR /app
 # Only what runs, in the workspace's layout (the API finds its migrations and its document reader
-# relative to its bundle): the API as one built file (apps/api/dist/main.mjs) with its production
+# relative to its bundle): the API as built (apps/api/dist: main.mjs and its chunks) with its production
 # packages, the document reader it starts as a process of its own, the database's migrations, the
 # web app's self-contained build (apps/web/.output), and the start script.
 COPY --from=api-packages /app /app

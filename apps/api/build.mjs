@@ -1,13 +1,18 @@
-// Builds the API into one JavaScript file (dist/main.mjs) for `pnpm start`: no TypeScript
-// compiler at run time, which starts faster and keeps less in memory than `tsx` (which `dev` keeps).
+// Builds the API into dist/main.mjs for `pnpm start`: no TypeScript compiler at run time, which
+// starts faster and keeps less in memory than `tsx` (which `dev` keeps). What main.ts imports
+// dynamically becomes a chunk of its own beside it (code splitting), so the supervisor of several
+// API processes loads only its own code, not the API's.
 // Our own code and the workspace packages (@chat/*, TypeScript sources) are bundled; every other
 // package stays an import from node_modules.
-import { dirname, relative } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { dirname, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = dirname(fileURLToPath(import.meta.url));
-const outdir = `${root}/dist`;
+// `--outdir=DIR` builds elsewhere (the bundle's test builds into a temporary folder).
+const outdirArgument = process.argv.find((argument) => argument.startsWith('--outdir='));
+const outdir = outdirArgument ? resolvePath(outdirArgument.slice('--outdir='.length)) : `${root}/dist`;
 
 /** Bare imports of third-party packages stay imports; @chat/* and relative paths are bundled. */
 const externalPackages = {
@@ -43,9 +48,17 @@ const ownModuleUrls = {
   },
 };
 
+// Chunks of an earlier build are never loaded again; they go so the folder holds one build.
+await rm(outdir, { recursive: true, force: true });
 await build({
   entryPoints: [`${root}/src/main.ts`],
-  outfile: `${outdir}/main.mjs`,
+  outdir,
+  // Chunks sit beside main.mjs, not in a folder of their own: a bundled module's rewritten
+  // `import.meta.url` (above) is relative to the folder of the file it ends up in.
+  entryNames: '[name]',
+  chunkNames: '[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
   bundle: true,
   platform: 'node',
   format: 'esm',

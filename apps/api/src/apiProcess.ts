@@ -3,30 +3,11 @@ import { serve } from 'h3';
 import { createApp } from './app';
 import type { Config } from './platform/config';
 import type { Logger } from './platform/logger';
+import { beginShutdown } from './processLifecycle';
 import { createRuntime } from './runtime';
-
-/**
- * A shutdown ends within this, whatever state the database connections are in: past it, what is
- * left is abandoned and the process exits (a reply cut off is settled as interrupted by the next
- * instance's sweeper once its lease runs out).
- */
-export const SHUTDOWN_BOUND_MS = 10_000;
 
 /** The listen queue's length: a burst of connections at once waits in it instead of being dropped. */
 const LISTEN_BACKLOG = 4096;
-
-/**
- * Says the process is shutting down and holds it to the bound: past SHUTDOWN_BOUND_MS it exits,
- * whatever is left. Returns the deadline (epoch ms) for the steps to share.
- */
-export function beginShutdown(logger: Logger, signal: string): number {
-  logger.info({ signal }, 'shutting down');
-  setTimeout(() => {
-    logger.error({ boundMs: SHUTDOWN_BOUND_MS }, 'shutdown did not finish in time; exiting now');
-    process.exit(1);
-  }, SHUTDOWN_BOUND_MS).unref();
-  return Date.now() + SHUTDOWN_BOUND_MS;
-}
 
 /**
  * One API process: the runtime and its HTTP server on API_PORT, until a signal ends it. Under the

@@ -1,10 +1,8 @@
 import cluster from 'node:cluster';
 import { leaveShutdownSignalsToCaller } from '@chat/db';
-import { serveApi } from './apiProcess';
 import { ConfigError, loadConfig } from './platform/config';
 import { createLogger } from './platform/logger';
 import { installProcessGuards } from './platform/processGuards';
-import { superviseApiProcesses } from './supervisor';
 
 process.env.MASTRA_TELEMETRY_DISABLED ??= '1';
 
@@ -25,8 +23,10 @@ async function main() {
   leaveShutdownSignalsToCaller();
   // L2: one process per core sharing the port, or this process alone. The supervisor forks this
   // same entry point; its children take the second branch (cluster.isWorker).
-  if (config.API_PROCESSES > 1 && cluster.isPrimary) await superviseApiProcesses(config, logger);
-  else await serveApi(config, logger);
+  // Each branch loads only its own modules: the supervisor never loads the API's frameworks.
+  if (config.API_PROCESSES > 1 && cluster.isPrimary)
+    await (await import('./supervisor')).superviseApiProcesses(config, logger);
+  else await (await import('./apiProcess')).serveApi(config, logger);
 }
 
 main().catch((error: unknown) => {

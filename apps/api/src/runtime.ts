@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import {
@@ -56,30 +55,15 @@ import { TurnStreams } from './chats/turns/stream/attach';
 import { type Config, trustedOrigins } from './platform/config';
 import { DatabaseCircuit } from './platform/databaseCircuit';
 import { WordedFailure } from './platform/errors';
-import { type Logger, withoutQuotedValue } from './platform/logger';
+import type { Logger } from './platform/logger';
 import { LoopDelay } from './platform/loopDelay';
 import { Signals } from './platform/notifications';
 import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
 import { StartSlots } from './platform/startSlots';
 import { UPLOAD_LINE, UploadSlots } from './platform/uploadSlots';
+import { authSecret, embeddedPostgresLog, withinMs } from './processLifecycle';
 import type { ApiServices } from './routes/services';
-
-/** What `@chat/db`'s embedded server says itself, as opposed to PostgreSQL's own output. */
-const OPERATOR_NOTES =
-  /^(stopping the embedded PostgreSQL|removing \S+: its pid|replaced the old fixed superuser password|the embedded PostgreSQL now checks passwords)/;
-
-/** Where the embedded PostgreSQL's output goes: the operator's notes at info, the rest at debug. */
-export function embeddedPostgresLog(logger: Logger): (message: string) => void {
-  return (message) => {
-    const text = message.trim();
-    // Our own notes (a stale server stopped, a password moved) matter to an operator; PostgreSQL's
-    // chatter does not.
-    if (OPERATOR_NOTES.test(text)) logger.info({ postgres: text }, 'embedded PostgreSQL');
-    // An error line can quote a value (`invalid input syntax for type uuid: "..."`): cut there.
-    else logger.debug({ postgres: withoutQuotedValue(text) });
-  };
-}
 
 export interface Runtime {
   services: ApiServices;
@@ -448,28 +432,4 @@ export async function createRuntime(
       }
     },
   };
-}
-
-/** Whether `work` settled within `ms` (a rejection is passed on). */
-export async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true as const), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** BETTER_AUTH_SECRET, or one generated once and kept under DATA_DIR so sessions survive restarts. */
-export function authSecret(config: Config): string {
-  if (config.BETTER_AUTH_SECRET) return config.BETTER_AUTH_SECRET;
-  const file = join(config.DATA_DIR, 'auth-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(config.DATA_DIR, { recursive: true });
-  const secret = randomBytes(32).toString('hex');
-  writeFileSync(file, secret, { mode: 0o600 });
-  return secret;
 }

@@ -1,10 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import { backoffDelay } from '@chat/contracts';
 import { connect } from '@chat/db';
-import { beginShutdown } from './apiProcess';
 import type { Config } from './platform/config';
 import type { Logger } from './platform/logger';
-import { authSecret, embeddedPostgresLog, withinMs } from './runtime';
+import { authSecret, beginShutdown, embeddedPostgresLog, withinMs } from './processLifecycle';
 
 /** A replacement for a process that died soon after it started waits longer each time, up to this. */
 const MAX_RESTART_DELAY_MS = 30_000;
