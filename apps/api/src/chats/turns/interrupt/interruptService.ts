@@ -191,12 +191,18 @@ export class InterruptService {
    */
   private async waitUntilSettled(turn: TurnRow): Promise<TurnRow> {
     const deadline = Date.now() + this.timeoutMs();
+    // Kept when it arrives during a re-read (whose answer may predate the settle): the wait after
+    // that read then ends at once instead of a whole recheck later.
+    let settledSignal = false;
     let wake = () => {};
     const unsubscribe = this.deps.signals.subscribe((signal) => {
-      if (signal.kind === 'turn.settled' && signal.turnId === turn.id) wake();
+      if (signal.kind !== 'turn.settled' || signal.turnId !== turn.id) return;
+      settledSignal = true;
+      wake();
     });
     try {
       for (;;) {
+        settledSignal = false;
         const current = await findTurn(this.deps.db, turn.threadId, turn.id);
         if (!current) throw notFound('turn');
         // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
@@ -214,6 +220,8 @@ export class InterruptService {
           if (settled) return settled;
         }
         if (Date.now() > deadline) throw threadBusy('stop_timed_out');
+        // Heard while the row was being read: read it again now.
+        if (settledSignal) continue;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
           wake = () => {
