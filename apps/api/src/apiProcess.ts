@@ -1,6 +1,5 @@
 import cluster from 'node:cluster';
-import { serve } from 'h3';
-import { createApp } from './app';
+import { serveHttp } from './httpServer';
 import type { Config } from './platform/config';
 import type { Logger } from './platform/logger';
 import { beginShutdown } from './processLifecycle';
@@ -16,10 +15,9 @@ const LISTEN_BACKLOG = 4096;
  */
 export async function serveApi(config: Config, logger: Logger): Promise<void> {
   const runtime = await createRuntime(config, logger);
-  const server = serve(createApp(runtime.services), {
+  const server = await serveHttp(runtime.services, {
     port: config.API_PORT,
     hostname: config.API_HOST,
-    silent: true,
     node: {
       // Connections that arrive together wait in the kernel's queue until the loop takes them; past
       // Node's default of 511 the kernel drops them and a client tries again only a second later
@@ -30,7 +28,6 @@ export async function serveApi(config: Config, logger: Logger): Promise<void> {
       ...(cluster.isWorker ? { exclusive: false } : {}),
     },
   });
-  await server.ready();
   logger.info(
     {
       url: server.url,

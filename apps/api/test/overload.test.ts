@@ -1,8 +1,16 @@
+import { connect } from 'node:net';
 import { createSql, schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartSlots } from '../src/platform/startSlots';
-import { type ApiClient, readChunks, readUntilWords, textOfChunks, waitFor } from './support/client';
+import {
+  APP_HEADERS,
+  type ApiClient,
+  readChunks,
+  readUntilWords,
+  textOfChunks,
+  waitFor,
+} from './support/client';
 import { freshDatabase, startTestApi, type TestApi } from './support/testApi';
 
 /**
@@ -95,6 +103,59 @@ describe('a send past what the instance can start (L1)', () => {
     expect(await turnsWith(clientRequestId)).toHaveLength(1);
   });
 
+  it('is refused at the door, before its body is read: a send still sending it gets the same answer at once', async () => {
+    const [held, other] = [await client.createThread(), await client.createThread()];
+    const lock = await holdThreadLock(held);
+    const first = client.send(held, 'First [[words:3]]');
+    await waitFor(
+      async () => api.runtime.services.http.starts.load.running,
+      (running) => running === 1,
+    );
+    try {
+      // Headers and the first bytes of a body that never ends: read through h3, the request guard
+      // would wait for the rest before the start slots were even asked.
+      const { head, body } = await rawRequest(
+        api.baseUrl,
+        [
+          `POST /api/threads/${other}/turns HTTP/1.1`,
+          'Host: 127.0.0.1',
+          `Origin: ${APP_HEADERS.origin}`,
+          'Content-Type: application/json',
+          `Cookie: ${client.cookieHeader}`,
+          'Content-Length: 1000',
+          '',
+          '{"clientRequestId":',
+        ].join('\r\n'),
+      );
+      expect(head[0]).toBe('HTTP/1.1 503 Service Unavailable');
+      const headers = new Map(
+        head.slice(1).map((line) => {
+          const at = line.indexOf(':');
+          return [line.slice(0, at).toLowerCase(), line.slice(at + 1).trim()];
+        }),
+      );
+      expect(headers.get('retry-after')).toBe('1');
+      expect(headers.get('content-type')).toBe('application/json');
+      expect(headers.get('x-content-type-options')).toBe('nosniff');
+      expect(headers.get('x-frame-options')).toBe('DENY');
+      expect(headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(headers.get('referrer-policy')).toBe('strict-origin-when-cross-origin');
+      const error = (JSON.parse(body) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe('overloaded');
+      expect(error.message).toMatch(/busy/);
+      // Through the app as before: a send whose id is not plainly one is judged by the router.
+      const odd = await client.fetch('POST', `/api/threads/${other}%2e/turns`, {
+        clientRequestId: crypto.randomUUID(),
+        text: 'Odd',
+      });
+      expect(odd.status).not.toBe(200);
+      await odd.body?.cancel();
+    } finally {
+      await lock.release();
+    }
+    await readChunks(await first);
+  });
+
   it('keeps Stop, Stop & send and reads working while sends are refused', async () => {
     const LONG = 'Long [[words:400]] [[delay:20]]';
     const [withQueue, toStop, held] = [
@@ -138,6 +199,34 @@ describe('a send past what the instance can start (L1)', () => {
     await readChunks(unblocked);
   });
 });
+
+/**
+ * Writes `request` as it is on a connection of its own and reads the answer's head and body (by
+ * its Content-Length), without waiting for the request to end; fails after 5 s without one.
+ */
+async function rawRequest(baseUrl: string, request: string): Promise<{ head: string[]; body: string }> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  try {
+    return await new Promise((resolve, reject) => {
+      let received = Buffer.alloc(0);
+      setTimeout(() => reject(new Error('no answer within 5 s')), 5_000).unref();
+      socket.on('error', reject);
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        const end = received.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = received.subarray(0, end).toString('latin1').split('\r\n');
+        const length = Number(/^content-length:\s*(\d+)$/im.exec(head.join('\n'))?.[1] ?? Number.NaN);
+        const body = received.subarray(end + 4);
+        if (body.length >= length) resolve({ head, body: body.subarray(0, length).toString('utf8') });
+      });
+      socket.write(request);
+    });
+  } finally {
+    socket.destroy();
+  }
+}
 
 /** Keeps this process's event loop busy (as a saturated API is) until the returned stop is called. */
 function saturateLoop(): () => void {
@@ -271,6 +360,30 @@ describe('start slots', () => {
     const next = slots.acquire();
     holder();
     (await next)();
+    expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('count a send decided at the door once: it passes the door and then acquires as one arrival', async () => {
+    const loop = { delayMs: 120 };
+    const slots = new StartSlots(
+      { atOnce: 2, maxWaiting: 0, maxWaitMs: 60_000, maxLoopDelayMs: 300, maxLoopDelayBesideSendsMs: 50 },
+      loop,
+    );
+    // Two sends, one after the other: no burst (two arrivals, two slots), and alone each meets only
+    // the far bound. Counted twice they would be four arrivals, a burst, and the second refused.
+    for (let index = 0; index < 2; index++) {
+      expect(slots.refusesAtOnce()).toBe(false);
+      (await slots.acquire({ counted: true }))();
+    }
+    // The third within the same half second is a burst: refused at the door.
+    expect(slots.refusesAtOnce()).toBe(true);
+    // Every slot taken and no line: refused at the door too, whatever the loop.
+    loop.delayMs = 0;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const holders = [await slots.acquire(), await slots.acquire()];
+    expect(slots.refusesAtOnce()).toBe(true);
+    for (const release of holders) release();
+    expect(slots.refusesAtOnce()).toBe(false);
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
   });
 

@@ -10,15 +10,12 @@ import { stepTimesOf } from './serverTiming';
  * typed) reaches the log; no header, cookie or body is read here.
  */
 export function logRequest(logger: Logger, event: H3Event, response: Response): void {
-  logger.info(
-    {
-      method: event.req.method,
-      route: routeOf(event),
-      status: response.status,
-      ms: Math.round(stepTimesOf(event).elapsedMs()),
-    },
-    'request',
-  );
+  logAnswer(logger, event.req.method, routeOf(event), response.status, stepTimesOf(event).elapsedMs());
+}
+
+/** The same line for an answer given before h3 saw the request (`sendDoor.ts`). */
+export function logAnswer(logger: Logger, method: string, route: string, status: number, ms: number): void {
+  logger.info({ method, route, status, ms: Math.round(ms) }, 'request');
 }
 
 /** The matched route's pattern; `unmatched` when the request was refused before routing. */

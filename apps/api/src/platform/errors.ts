@@ -117,8 +117,12 @@ function asRefusal(error: unknown): ApiError | undefined {
   return undefined;
 }
 
+/** The contract's error body of a refusal. */
+export function errorBody(error: ApiError): ErrorBody {
+  return { error: { ...error.details, code: error.code, message: error.message } };
+}
+
 /** The answer of a refusal: its status, its headers, and the contract's error body. */
 export function refusalResponse(error: ApiError): Response {
-  const body: ErrorBody = { error: { ...error.details, code: error.code, message: error.message } };
-  return Response.json(body, { status: error.status, headers: error.headers });
+  return Response.json(errorBody(error), { status: error.status, headers: error.headers });
 }

@@ -72,13 +72,12 @@ export class StartSlots {
   /**
    * Resolves with the release once this request may go on (call it when its answer is ready,
    * whatever the outcome). Rejects with `503 overloaded` when the event loop is behind, the line is
-   * full or the wait too long.
+   * full or the wait too long. `counted`: its arrival was counted already (`refusesAtOnce`, at the
+   * door), so it is not counted twice.
    */
-  async acquire(): Promise<() => void> {
-    const burst = this.arrived() > this.limits.atOnce;
-    if (this.behind(burst || this.running + this.line.length > 0)) throw overloadedSends();
+  async acquire({ counted = false }: { counted?: boolean } = {}): Promise<() => void> {
+    if (this.refusesNow(this.arrived(counted ? 0 : 1))) throw overloadedSends();
     if (this.running < this.limits.atOnce) return this.start();
-    if (this.line.length >= this.limits.maxWaiting) throw overloadedSends();
     return await new Promise<() => void>((resolve, reject) => {
       const leave = () => {
         clearTimeout(timer);
@@ -101,11 +100,29 @@ export class StartSlots {
   }
 
   /**
-   * Counts this send's arrival; returns how many arrived over the last half second or so (this
-   * window and the one before). More than the slots hold is a burst, even at a moment when none of
-   * them is starting (each holds its slot only until its answer's headers).
+   * Counts a send's arrival (as `acquire` does) and says whether `acquire` would refuse it at once,
+   * without waiting: the loop is behind, or every slot is taken and the line is full. For a
+   * decision at the door (`platform/sendDoor.ts`), before the request is read; a send that passes
+   * then calls `acquire({ counted: true })`, which decides again with what is so by then.
    */
-  private arrived(now = performance.now()): number {
+  refusesAtOnce(): boolean {
+    return this.refusesNow(this.arrived(1));
+  }
+
+  /** Refused at once with `arrivals` sends over the last half second or so. */
+  private refusesNow(arrivals: number): boolean {
+    const burst = arrivals > this.limits.atOnce;
+    if (this.behind(burst || this.running + this.line.length > 0)) return true;
+    return this.running >= this.limits.atOnce && this.line.length >= this.limits.maxWaiting;
+  }
+
+  /**
+   * Counts this send's arrival (`count`: 0 when it was counted already); returns how many arrived
+   * over the last half second or so (this window and the one before). More than the slots hold is
+   * a burst, even at a moment when none of them is starting (each holds its slot only until its
+   * answer's headers).
+   */
+  private arrived(count: 0 | 1, now = performance.now()): number {
     const arrivals = this.arrivals;
     const elapsed = now - arrivals.windowStart;
     if (elapsed >= 2 * ARRIVAL_WINDOW_MS) {
@@ -117,7 +134,7 @@ export class StartSlots {
       arrivals.current = 0;
       arrivals.windowStart += ARRIVAL_WINDOW_MS;
     }
-    arrivals.current += 1;
+    arrivals.current += count;
     return arrivals.current + arrivals.previous;
   }
 

@@ -3,6 +3,7 @@ import type { SignedIn } from '../auth/signedIn';
 import { ApiError, refusalResponse } from '../platform/errors';
 import type { RateLimitRule } from '../platform/rateLimit';
 import { applySecurityHeaders } from '../platform/securityHeaders';
+import { passedTheDoor, type TurnStartRoute } from '../platform/sendDoor';
 import { stepTimesOf } from '../platform/serverTiming';
 import type { ApiServices } from './services';
 
@@ -23,6 +24,14 @@ export interface RouteOptions {
   startsTurn?: boolean;
 }
 
+/** The routes registered with `startsTurn`, per app: the ones the send door knows (`sendDoor.ts`). */
+const turnStarts = new WeakMap<H3, TurnStartRoute[]>();
+
+/** The routes of `app` that start a turn (registered through `authedRoutes` with `startsTurn`). */
+export function turnStartRoutes(app: H3): readonly TurnStartRoute[] {
+  return turnStarts.get(app) ?? [];
+}
+
 /**
  * The one route wrapper: `route(method, path, handler, options?)` registers a route that needs a
  * signed-in user (`401 unauthorized` otherwise; a guest counts as none when guests are switched
@@ -32,12 +41,16 @@ export interface RouteOptions {
  */
 export function authedRoutes(app: H3, services: ApiServices) {
   return (method: Method, path: string, handler: AuthedHandler, options: RouteOptions = {}) => {
+    if (options.startsTurn) turnStarts.set(app, [...turnStartRoutes(app), { method, path }]);
     app[method](path, async (event) => {
       const times = stepTimesOf(event);
       let release: (() => void) | undefined;
       if (options.startsTurn) {
         try {
-          release = await times.measure('wait', () => services.http.starts.acquire());
+          // A send the door let through was counted there (`sendDoor.ts`).
+          release = await times.measure('wait', () =>
+            services.http.starts.acquire({ counted: passedTheDoor(event) }),
+          );
         } catch (error) {
           // Shed (`503 overloaded`): answered here, the cheapest way, as it is the one answer a
           // burst gets most of (the error path would wrap it, and take and format a stack).

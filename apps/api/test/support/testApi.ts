@@ -1,9 +1,8 @@
 import { createDatabase, createSql, type Database, schema } from '@chat/db';
 import { createTestDatabase, type TestDatabase } from '@chat/db/testing';
 import { eq } from 'drizzle-orm';
-import { serve } from 'h3';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createApp } from '../../src/app';
+import { serveHttp } from '../../src/httpServer';
 import { type ChatRuntime, DEFAULT_CHAT_RUNTIME } from '../../src/platform/chatRuntimes';
 import { type Config, loadConfig } from '../../src/platform/config';
 import { createLogger } from '../../src/platform/logger';
@@ -93,8 +92,7 @@ export async function startTestApi(
 ): Promise<TestApi> {
   const config = testConfig(databaseUrl, overrides);
   const runtime = await createRuntime(config, createLogger(config.LOG_LEVEL, logTo), options);
-  const server = serve(createApp(runtime.services), { port: 0, hostname: '127.0.0.1', silent: true });
-  await server.ready();
+  const server = await serveHttp(runtime.services, { port: 0, hostname: '127.0.0.1' });
   const baseUrl = (server.url ?? '').replace(/\/$/, '');
   return {
     baseUrl,

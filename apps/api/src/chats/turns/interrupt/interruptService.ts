@@ -2,6 +2,7 @@ import { inStatusGroup, refusalMessages, type StopAndSendLeftWaiting, type Turn 
 import type { TurnRow } from '@chat/db';
 import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
+import type { Signal } from '../../../platform/notifications';
 import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
 import type { HeadClaims } from '../claim/headClaim';
@@ -14,6 +15,7 @@ import { findActiveTurn, findTurn } from '../repository';
 import type { TurnRunner } from '../running/runner';
 import { type RecoveryDeps, settleOrphanedTurn } from '../settle/recovery';
 import type { TurnStream } from '../stream/turnStream';
+import { SettleWatch } from './settleWatch';
 
 export interface InterruptDeps extends RecoveryDeps {
   runner: TurnRunner;
@@ -37,15 +39,43 @@ export class InterruptService {
    * S1, S3: the person's Stop. With items waiting the queue pauses first (kept, never cancelled),
    * so no tab claims the next item once the slot is free; then the active turn is interrupted.
    * `queuePaused` says the queue is paused now (absent when nothing waits).
+   *
+   * Few round trips, as it must answer while a burst of sends keeps the loop and the pool busy
+   * (each await waits behind them): the lock, the queue and the active turn are read together, the
+   * pause and an interrupt for another instance go out with the commit, and the settle is listened
+   * for before the turn is read, so it is waited for, not read for first.
    */
   async stop(ownerId: string, threadId: string): Promise<{ turn: Turn | null; queuePaused?: true }> {
-    const paused = await this.deps.db.transaction(async (tx) => {
-      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      return await pauseIfItemsWait(tx, thread);
-    });
-    if (paused) await this.deps.signals.publish({ kind: 'queue.changed', threadId });
-    const turn = await this.interruptOwned(threadId);
-    return paused ? { turn, queuePaused: true } : { turn };
+    const watch = new SettleWatch(this.deps.signals, threadId);
+    try {
+      const { paused, active, interruptSent } = await this.deps.db.transaction(async (tx) => {
+        // One round trip: statements on one connection run in order, so the reads see the queue
+        // and the active turn once the lock is held. Another person's thread fails the first;
+        // what the others read of it is dropped.
+        const [thread, waiting, active] = await Promise.all([
+          requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+          listWaitingTurns(tx, threadId),
+          findActiveTurn(tx, threadId),
+        ]);
+        const paused = await pauseIfItemsWait(tx, thread, waiting);
+        // A reply another instance runs hears its interrupt when this commits (a turn is running
+        // here or not: the lock is held, so it does not move meanwhile).
+        const interruptSent =
+          active !== undefined && active.status !== 'awaiting_approval' && !this.deps.runner.holds(active.id);
+        const signals: Signal[] = [
+          ...(paused ? [{ kind: 'queue.changed' as const, threadId }] : []),
+          ...(active && interruptSent ? [{ kind: 'interrupt' as const, threadId, turnId: active.id }] : []),
+        ];
+        if (signals.length > 0) await this.deps.signals.publishWith(tx, ...signals);
+        return { paused, active, interruptSent };
+      });
+      const turn = active
+        ? await this.interruptOwned(threadId, { known: active, watch, interruptSent })
+        : null;
+      return paused ? { turn, queuePaused: true } : { turn };
+    } finally {
+      watch.close();
+    }
   }
 
   /**
@@ -62,26 +92,42 @@ export class InterruptService {
   /**
    * `interrupt` once the caller has checked that the thread is the person's. `reached.stopped`
    * turns true once the stop has reached the reply (aborted here, or signalled to its instance):
-   * from then on the reply ends whatever this call answers.
+   * from then on the reply ends whatever this call answers. `known`: the active turn as the caller
+   * read it; `watch`: the caller's, listening since before that read (its settle is then waited
+   * for, not read for first); `interruptSent`: its interrupt already went out to its instance.
    */
   private async interruptOwned(
     threadId: string,
-    reached = { stopped: false },
-    known?: TurnRow,
+    options: {
+      reached?: { stopped: boolean };
+      known?: TurnRow;
+      watch?: SettleWatch;
+      interruptSent?: boolean;
+    } = {},
   ): Promise<Turn | null> {
-    const active = known ?? (await findActiveTurn(this.deps.db, threadId));
-    if (!active) return null;
-    if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active));
-    if (this.deps.runner.abort(active.id)) {
+    const { reached = { stopped: false }, known } = options;
+    // Listening before the active turn is read here; a turn the caller read before it listened is
+    // read again before any wait.
+    const watch = options.watch ?? new SettleWatch(this.deps.signals, threadId);
+    const readFirst = known !== undefined && options.watch === undefined;
+    try {
+      const active = known ?? (await findActiveTurn(this.deps.db, threadId));
+      if (!active) return null;
+      if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active, watch));
+      if (!options.interruptSent && this.deps.runner.abort(active.id)) {
+        reached.stopped = true;
+        // It runs here: its end is known without a round trip through the signal channel (bounded:
+        // a turn settling while the database is away waits for it; the wait below then answers).
+        await withinMs(this.deps.runner.finished(active.id), this.timeoutMs());
+        return toTurn(await this.waitUntilSettled(active, watch));
+      }
+      if (!options.interruptSent)
+        await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
       reached.stopped = true;
-      // It runs here: its end is known without a round trip through the signal channel (bounded:
-      // a turn settling while the database is away waits for it; the wait below then answers).
-      await withinMs(this.deps.runner.finished(active.id), this.timeoutMs());
-    } else {
-      await this.deps.signals.publish({ kind: 'interrupt', threadId, turnId: active.id });
-      reached.stopped = true;
+      return toTurn(await this.waitUntilSettled(active, watch, readFirst));
+    } finally {
+      if (!options.watch) watch.close();
     }
-    return toTurn(await this.waitUntilSettled(active));
   }
 
   /**
@@ -118,12 +164,12 @@ export class InterruptService {
     if (!running) return await claims.claim(ownerId, threadId, { turnId });
     const { active, paused } = await this.pauseBeforeStop(ownerId, threadId);
     if (!active || !paused) {
-      if (active) await this.interruptOwned(threadId, undefined, active);
+      if (active) await this.interruptOwned(threadId, { known: active });
       return await claims.claim(ownerId, threadId, { turnId });
     }
     const reached = { stopped: false };
     try {
-      await this.interruptOwned(threadId, reached, active);
+      await this.interruptOwned(threadId, { reached, known: active });
       // An explicit choice to go on: the claim ends the pause in its own transaction (S3).
       return await claims.claim(ownerId, threadId, { turnId });
     } catch (error) {
@@ -145,9 +191,13 @@ export class InterruptService {
     threadId: string,
   ): Promise<{ active: TurnRow | undefined; paused: boolean }> {
     return await this.deps.db.transaction(async (tx) => {
-      const thread = await requireOwnedThread(tx, threadId, ownerId, { lock: true });
-      const active = await findActiveTurn(tx, threadId);
-      return { active, paused: active !== undefined && (await pauseIfItemsWait(tx, thread)) };
+      // One round trip, as in `stop`: the reads run once the lock is held.
+      const [thread, active, waiting] = await Promise.all([
+        requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+        findActiveTurn(tx, threadId),
+        listWaitingTurns(tx, threadId),
+      ]);
+      return { active, paused: active !== undefined && (await pauseIfItemsWait(tx, thread, waiting)) };
     });
   }
 
@@ -186,44 +236,35 @@ export class InterruptService {
   }
 
   /**
-   * Waits for the turn's `turn.settled` signal (from whichever instance runs it) instead of polling
-   * the row; a slow re-read covers a missed notification and a runner that died.
+   * Waits for the turn's `turn.settled` signal (from whichever instance runs it, heard by `watch`)
+   * instead of polling the row; a slow re-read covers a missed notification and a runner that
+   * died. `readFirst: false`: the turn was read while `watch` listened, so its settle is waited for
+   * before the first read (heard already, the wait ends at once).
    */
-  private async waitUntilSettled(turn: TurnRow): Promise<TurnRow> {
+  private async waitUntilSettled(turn: TurnRow, watch: SettleWatch, readFirst = true): Promise<TurnRow> {
     const deadline = Date.now() + this.timeoutMs();
-    let wake = () => {};
-    const unsubscribe = this.deps.signals.subscribe((signal) => {
-      if (signal.kind === 'turn.settled' && signal.turnId === turn.id) wake();
-    });
-    try {
-      for (;;) {
-        const current = await findTurn(this.deps.db, turn.threadId, turn.id);
-        if (!current) throw notFound('turn');
-        // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
-        if (current.status === 'awaiting_approval') {
-          const cancelled = await cancelAwaitingTurn(this.deps, current);
-          if (cancelled) return cancelled;
-          continue;
-        }
-        // Settled; a turn settling its reply is as good as ended but still holds the slot.
-        if (!inStatusGroup('leased', current.status)) return current;
-        // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
-        // only decides when to ask; the database's clock decides (settleOrphanedTurn).
-        if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
-          const settled = await settleOrphanedTurn(this.deps, current);
-          if (settled) return settled;
-        }
-        if (Date.now() > deadline) throw threadBusy('stop_timed_out');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, SETTLE_RECHECK_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+    if (!readFirst) await watch.wait(SETTLE_RECHECK_MS);
+    for (;;) {
+      // A settle heard from here on wakes the wait below at once (the read may predate it).
+      watch.reset();
+      const current = await findTurn(this.deps.db, turn.threadId, turn.id);
+      if (!current) throw notFound('turn');
+      // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
+      if (current.status === 'awaiting_approval') {
+        const cancelled = await cancelAwaitingTurn(this.deps, current);
+        if (cancelled) return cancelled;
+        continue;
       }
-    } finally {
-      unsubscribe();
+      // Settled; a turn settling its reply is as good as ended but still holds the slot.
+      if (!inStatusGroup('leased', current.status)) return current;
+      // Its runner may be gone: settle it here rather than wait for the sweeper. The local clock
+      // only decides when to ask; the database's clock decides (settleOrphanedTurn).
+      if (current.leaseExpiresAt && current.leaseExpiresAt.getTime() <= Date.now()) {
+        const settled = await settleOrphanedTurn(this.deps, current);
+        if (settled) return settled;
+      }
+      if (Date.now() > deadline) throw threadBusy('stop_timed_out');
+      await watch.wait(SETTLE_RECHECK_MS);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { Queryable, ThreadRow } from '@chat/db';
+import type { Queryable, ThreadRow, TurnRow } from '@chat/db';
 import { setQueuePaused } from '../../threads/repository';
 import { listWaitingTurns } from './repository';
 
@@ -9,10 +9,15 @@ import { listWaitingTurns } from './repository';
 
 /**
  * Stop with items waiting pauses the queue: people press Stop because they changed their mind.
- * The items are kept (never cancelled). Returns whether the queue is paused now.
+ * The items are kept (never cancelled). Returns whether the queue is paused now. `waiting`: the
+ * queue as read under the lock already (read here otherwise).
  */
-export async function pauseIfItemsWait(tx: Queryable, thread: ThreadRow): Promise<boolean> {
-  if ((await listWaitingTurns(tx, thread.id)).length === 0) return thread.queuePaused;
+export async function pauseIfItemsWait(
+  tx: Queryable,
+  thread: ThreadRow,
+  waiting?: readonly TurnRow[],
+): Promise<boolean> {
+  if ((waiting ?? (await listWaitingTurns(tx, thread.id))).length === 0) return thread.queuePaused;
   if (!thread.queuePaused) await setQueuePaused(tx, thread.id, true);
   return true;
 }
