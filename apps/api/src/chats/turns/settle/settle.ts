@@ -43,27 +43,29 @@ export async function settleTurn(
     const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
     const { status, ...changes } = await decide(tx, turn, thread);
-    // Under the lock, three statements that do not depend on each other, in one round trip:
+    // Under the lock, statements that do not depend on each other, in one round trip:
     // - Steers no run took in go to the head of the queue as the turn ends (the reference's
     //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
     // - Its user message is stored by now: the lineage row that versions are found by. So are the
-    //   steers it took in (user messages of their own), read here and written next.
-    const [, , delivered] = await Promise.all([
+    //   steers it took in (user messages of their own), read here and written next (most turns
+    //   took none: no further round trip).
+    // - The turn ends, and every instance hears it at the commit.
+    const [, , delivered, ended] = await Promise.all([
       requeueSteers(tx, threadId),
       turn.userMessageId
         ? transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId)
         : undefined,
       listSteersDeliveredInto(tx, turn),
-    ]);
-    const [ended] = await Promise.all([
       endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
-      ...delivered.flatMap((steer) =>
+      announceSettled(deps, tx, turn, thread),
+    ]);
+    await Promise.all(
+      delivered.flatMap((steer) =>
         steer.userMessageId
           ? [transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId)]
           : [],
       ),
-      announceSettled(deps, tx, turn),
-    ]);
+    );
     return ended;
   });
   return settled;
@@ -72,10 +74,23 @@ export async function settleTurn(
 /**
  * `turn.settled`, sent with the transaction that settles the turn: PostgreSQL delivers it to every
  * instance when that commits (never after a rollback), and it goes out with the transaction's last
- * statements instead of a statement and a round trip of its own after the commit.
+ * statements instead of a statement and a round trip of its own after the commit. It says whether
+ * the chat drains in the background, as `thread` (locked by this transaction) has it.
  */
-async function announceSettled(deps: { signals: Signals }, tx: Queryable, turn: TurnRow): Promise<void> {
-  await deps.signals.publishWith(tx, { kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
+async function announceSettled(
+  deps: { signals: Signals },
+  tx: Queryable,
+  turn: TurnRow,
+  thread: ThreadRow,
+): Promise<void> {
+  await deps.signals.publishWith(tx, {
+    kind: 'turn.settled',
+    threadId: turn.threadId,
+    turnId: turn.id,
+    // Read under the lock this transaction holds: the drain needs no read of its own for a chat a
+    // viewer drains (most), and a change of the choice after the commit is announced by itself.
+    background: thread.drainMode === 'background',
+  });
 }
 
 /**
@@ -113,7 +128,7 @@ export async function failUnsettledTurn(
         leaseExpiresAt: null,
         finishedAt: new Date(),
       }),
-      announceSettled(deps, tx, turn),
+      announceSettled(deps, tx, turn, thread),
     ]);
     return ended;
   });
