@@ -19,6 +19,19 @@ export interface Settlement {
   resumeToken?: string | null;
   /** The reply's token usage as the model reported it (C1). */
   usage?: TokenUsage | null;
+  /**
+   * The steers (turn ids) the stored reply holds, when it was stored without reading them: a steer
+   * delivered into the turn beyond these rolls the settle back (`UnknownSteers`), so a steer taken
+   * in is never settled without its message in memory.
+   */
+  steersStored?: ReadonlySet<string>;
+}
+
+/** The settle found a steer taken into the turn that its stored reply does not hold (rolled back). */
+export class UnknownSteers extends Error {
+  constructor(turnId: string) {
+    super(`turn ${turnId} took in a steer its stored reply does not hold`);
+  }
 }
 
 /**
@@ -42,7 +55,7 @@ export async function settleTurn(
     const [thread, held] = await Promise.all([lockThread(tx, threadId), current(tx)]);
     const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
-    const { status, ...changes } = await decide(tx, turn, thread);
+    const { status, steersStored, ...changes } = await decide(tx, turn, thread);
     // Under the lock, statements that do not depend on each other, in one round trip:
     // - Steers no run took in go to the head of the queue as the turn ends (the reference's
     //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
@@ -59,6 +72,8 @@ export async function settleTurn(
       endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
       announceSettled(deps, tx, turn, thread),
     ]);
+    if (steersStored && delivered.some((steer) => !steersStored.has(steer.id)))
+      throw new UnknownSteers(turn.id);
     await Promise.all(
       delivered.flatMap((steer) =>
         steer.userMessageId
