@@ -1,8 +1,7 @@
 import { QUEUE_CAPACITY } from '@chat/contracts';
 import type { Queryable, ThreadRow, TurnRow } from '@chat/db';
 import { ApiError } from '../../../platform/errors';
-import { findActiveTurn } from '../repository';
-import { listWaitingTurns } from './repository';
+import { readQueueRows } from './repository';
 
 /** What admission reads of a thread: its active turn and its waiting ones. */
 export interface AdmissionReads {
@@ -15,7 +14,8 @@ export interface AdmissionReads {
  * thread (statements of a transaction run in order, so they read once the lock is held).
  */
 export async function readAdmission(tx: Queryable, threadId: string): Promise<AdmissionReads> {
-  const [active, waiting] = await Promise.all([findActiveTurn(tx, threadId), listWaitingTurns(tx, threadId)]);
+  // The queue's one statement (its active turn and its waiting ones, in order).
+  const { active, waiting } = await readQueueRows(tx, threadId);
   return { active, waiting };
 }
 
