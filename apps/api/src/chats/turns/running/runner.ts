@@ -671,11 +671,13 @@ export class TurnRunner {
       async () => {
         const settle = async () => {
           const storing = this.storing(run);
-          const assistantMessageId = await storeReply(this.deps, turn, storing, reply, outcome, suspended);
+          const stored = await storeReply(this.deps, turn, storing, reply, outcome, suspended);
+          const windows = this.deps.windows?.forModel(turn.model);
           return await settleRun(this.deps, turn, {
             status,
             error,
-            assistantMessageId,
+            assistantMessageId: stored.id,
+            ...(windows ? { tokenCounts: windows.countsOf(turn.threadId, stored.written) } : {}),
             resumeToken: record.resumeToken,
             ...(record.usage ? { usage: record.usage } : {}),
             ...(storing.steers ? { steersStored: new Set(storing.steers.map((steer) => steer.turnId)) } : {}),

@@ -1,7 +1,7 @@
 import type { BranchRow, Database, TurnRow } from '@chat/db';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
-import { ensureTurnStored } from '../../branches/transcript';
-import type { TranscriptStore } from '../../transcript/transcriptStore';
+import { storeTurnMessages } from '../../branches/transcript';
+import type { StoredMessage, TranscriptStore } from '../../transcript/transcriptStore';
 import type { RuntimeDriver, SteerMessage, SuspendedCall } from '../driver/types';
 import type { ReplyRecord } from '../replyRecord';
 import { deliveredSteersOf } from '../steer/repository';
@@ -43,12 +43,12 @@ export async function storeReply(
   reply: ReplyRecord,
   outcome: Outcome,
   suspendedCall: SuspendedCall | undefined,
-): Promise<string | null> {
+): Promise<StoredReply> {
   const cutOff = outcome.status === 'interrupted' || outcome.status === 'failed';
   if (cutOff) reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
   const stoppedAsItSuspended = suspendedCall !== undefined && outcome.status !== 'awaiting_approval';
   reply.appendSteers(context.steers ?? (await deliveredSteersOf(deps.db, turn)));
-  const replyId = await ensureTurnStored(deps.transcript, deps.db, {
+  const stored = await storeTurnMessages(deps.transcript, deps.db, {
     memoryThreadId: context.branch.memoryThreadId,
     resourceId: context.ownerId,
     userMessage: {
@@ -60,5 +60,13 @@ export async function storeReply(
     messages: reply.all,
   });
   if (stoppedAsItSuspended) await deps.driver.discard(suspendedCall.resumeToken);
-  return replyId;
+  return { id: stored.replyId, written: stored.written };
+}
+
+/** A reply as `storeReply` left it in memory. */
+export interface StoredReply {
+  /** The reply's id as stored (null when there is none). */
+  id: string | null;
+  /** The messages it wrote (none when memory held them all): their tokens can be counted now. */
+  written: StoredMessage[];
 }

@@ -4,6 +4,8 @@ import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
 import { transcriptTables } from '../../transcript/tables';
+import { insertTokenCounts } from '../context/repository';
+import type { TokenCount } from '../context/window';
 import { endTurn, transitionTurn } from '../lifecycle';
 import type { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
@@ -25,6 +27,8 @@ export interface Settlement {
    * in is never settled without its message in memory.
    */
   steersStored?: ReadonlySet<string>;
+  /** Token counts of the messages the reply's store wrote, written with the settle (C2). */
+  tokenCounts?: TokenCount[];
 }
 
 /** The settle found a steer taken into the turn that its stored reply does not hold (rolled back). */
@@ -55,7 +59,7 @@ export async function settleTurn(
     const [thread, held] = await Promise.all([lockThread(tx, threadId), current(tx)]);
     const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
-    const { status, steersStored, ...changes } = await decide(tx, turn, thread);
+    const { status, steersStored, tokenCounts, ...changes } = await decide(tx, turn, thread);
     // Under the lock, statements that do not depend on each other, in one round trip:
     // - Steers no run took in go to the head of the queue as the turn ends (the reference's
     //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
@@ -63,6 +67,8 @@ export async function settleTurn(
     //   steers it took in (user messages of their own), read here and written next (most turns
     //   took none: no further round trip).
     // - The turn ends, and every instance hears it at the commit.
+    // - The token counts of the messages the reply's store wrote, so the next turn's measure finds
+    //   them counted (C2).
     const [, , delivered, ended] = await Promise.all([
       requeueSteers(tx, threadId),
       turn.userMessageId
@@ -71,6 +77,7 @@ export async function settleTurn(
       listSteersDeliveredInto(tx, turn),
       endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
       announceSettled(deps, tx, turn, thread),
+      insertTokenCounts(tx, tokenCounts ?? []),
     ]);
     if (steersStored && delivered.some((steer) => !steersStored.has(steer.id)))
       throw new UnknownSteers(turn.id);
