@@ -27,7 +27,11 @@ export interface Settlement {
    * in is never settled without its message in memory.
    */
   steersStored?: ReadonlySet<string>;
-  /** Token counts of the messages the reply's store wrote, written with the settle (C2). */
+  /**
+   * Token counts of the messages the reply's store wrote, written with the settle's first
+   * statements (C2; see `settleTurn`). Only for a settlement known before the turn is read
+   * (`settleRun`).
+   */
   tokenCounts?: TokenCount[];
 }
 
@@ -52,14 +56,23 @@ export async function settleTurn(
   threadId: string,
   current: (tx: Queryable) => Promise<TurnRow | undefined>,
   decide: (tx: Queryable, turn: TurnRow, thread: ThreadRow) => Promise<Settlement>,
+  tokenCounts: readonly TokenCount[] = [],
 ): Promise<TurnRow | null> {
   const settled = await deps.db.transaction(async (tx) => {
     // The lock and the re-read go out together (one round trip); the re-read runs once the lock
-    // is held, as statements on one connection run in the order they were sent.
-    const [thread, held] = await Promise.all([lockThread(tx, threadId), current(tx)]);
+    // is held, as statements on one connection run in the order they were sent. The token counts
+    // of the messages the reply's store wrote go first, before the lock: a window measure (one
+    // statement, holding nothing) may write the same counts, and its foreign-key check waits for
+    // this lock; written after it, each would wait on the other (a deadlock). Derived and written
+    // once by key, they stay whatever comes of the settle.
+    const [, thread, held] = await Promise.all([
+      insertTokenCounts(tx, tokenCounts),
+      lockThread(tx, threadId),
+      current(tx),
+    ]);
     const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
-    const { status, steersStored, tokenCounts, ...changes } = await decide(tx, turn, thread);
+    const { status, steersStored, tokenCounts: _written, ...changes } = await decide(tx, turn, thread);
     // Under the lock, statements that do not depend on each other, in one round trip:
     // - Steers no run took in go to the head of the queue as the turn ends (the reference's
     //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
@@ -67,8 +80,6 @@ export async function settleTurn(
     //   steers it took in (user messages of their own), read here and written next (most turns
     //   took none: no further round trip).
     // - The turn ends, and every instance hears it at the commit.
-    // - The token counts of the messages the reply's store wrote, so the next turn's measure finds
-    //   them counted (C2).
     const [, , delivered, ended] = await Promise.all([
       requeueSteers(tx, threadId),
       turn.userMessageId
@@ -77,7 +88,6 @@ export async function settleTurn(
       listSteersDeliveredInto(tx, turn),
       endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
       announceSettled(deps, tx, turn, thread),
-      insertTokenCounts(tx, tokenCounts ?? []),
     ]);
     if (steersStored && delivered.some((steer) => !steersStored.has(steer.id)))
       throw new UnknownSteers(turn.id);
@@ -179,6 +189,7 @@ export async function settleRun(
     turn.threadId,
     (tx) => heldBy(tx, turn, deps.runnerId),
     async () => settlement,
+    settlement.tokenCounts,
   );
 }
 
