@@ -1,4 +1,5 @@
 import type { HitlRequest, Thread, ThreadDetail, Turn } from '@chat/contracts';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiClient, readChunks, textOfMessage, waitFor } from './support/client';
 import { freshDatabase, startTestApi, type TestApi, turnRow } from './support/testApi';
@@ -12,15 +13,24 @@ import { freshDatabase, startTestApi, type TestApi, turnRow } from './support/te
 let database: Awaited<ReturnType<typeof freshDatabase>>;
 let api: TestApi;
 let client: ApiClient;
+/** Every `turn.settled` the instances announce, by turn. */
+const settled = new Map<string, { background?: boolean }>();
+let listener: postgres.Sql | undefined;
 
 beforeAll(async () => {
   database = await freshDatabase();
+  listener = postgres(database.url, { max: 1, onnotice: () => {} });
+  await listener.listen('chat_signals', (payload) => {
+    const signal = JSON.parse(payload) as { kind: string; turnId?: string; background?: boolean };
+    if (signal.kind === 'turn.settled' && signal.turnId) settled.set(signal.turnId, signal);
+  });
   api = await startTestApi(database.url);
   client = await api.client();
 });
 
 afterAll(async () => {
   await api?.close();
+  await listener?.end();
   await database?.drop();
 });
 
@@ -113,6 +123,21 @@ describe('the choice (PATCH /api/threads/:id { drainMode })', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('a settle tells the drain the choice it read under the lock', () => {
+  it('background for a chat with the choice on, not for one a viewer drains (no read of its own)', async () => {
+    const viewerChat = await client.createThread();
+    const viewerTurn = (await client.sendAndRead(viewerChat, 'viewer [[words:2]]')).turnId;
+    const backgroundTurn = (await client.sendAndRead(await backgroundChat(), 'background [[words:2]]'))
+      .turnId;
+    await waitFor(
+      async () => [settled.get(viewerTurn), settled.get(backgroundTurn)],
+      (both) => both.every((signal) => signal !== undefined),
+    );
+    expect(settled.get(viewerTurn)?.background).toBe(false);
+    expect(settled.get(backgroundTurn)?.background).toBe(true);
   });
 });
 

@@ -4,7 +4,14 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { countStoredParts, countTextTokens } from '../src/agent/tokenCount';
 import { transcriptTables } from '../src/chats/transcript/tables';
-import { type ApiClient, readChunks, type StreamChunk, textOfChunks, textOfMessage } from './support/client';
+import {
+  type ApiClient,
+  readChunks,
+  type StreamChunk,
+  textOfChunks,
+  textOfMessage,
+  waitFor,
+} from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
 
 let api: TestApi;
@@ -109,6 +116,36 @@ describe('the context meter (C2)', () => {
       .where(eq(schema.messageTokenCounts.messageId, counts[0]?.messageId ?? ''));
     const changed = (await client.detail(threadId)).context;
     expect(changed.used).toBe(after.used - (counts[0]?.tokens ?? 0) + 1_000);
+  });
+});
+
+describe("a settle counts its reply's messages (C2)", () => {
+  it('stores their counts with the settle, the ones a measure would make of them', async () => {
+    const threadId = await client.createThread();
+    const { turnId } = await client.sendAndRead(threadId, 'counted at the settle [[words:7]]');
+    const db = api.runtime.database.db;
+    const settled = async () =>
+      (await db.select().from(schema.chatTurnRequests).where(eq(schema.chatTurnRequests.id, turnId)))[0];
+    await waitFor(settled, (row) => row?.status === 'completed');
+    // Nothing has measured the window since (no detail, no event stream, no next turn).
+    const counts = await db
+      .select()
+      .from(schema.messageTokenCounts)
+      .where(eq(schema.messageTokenCounts.threadId, threadId));
+    expect(counts).toHaveLength(2);
+    const branch = await rootBranch(threadId);
+    const stored = await transcriptTables.readModelWindow(db, {
+      threadId,
+      branch,
+      start: null,
+      encoding: ENCODING,
+    });
+    expect(stored).toHaveLength(2);
+    expect(Object.fromEntries(counts.map((row) => [row.messageId, row.tokens]))).toEqual(
+      Object.fromEntries(
+        stored.map((message) => [message.id, countStoredParts(message.content.parts as never, ENCODING)]),
+      ),
+    );
   });
 });
 

@@ -24,7 +24,13 @@ export type ThreadSignal =
   /** A steer was sent into the thread's running turn: its runner redirects it into the run. */
   | { kind: 'steer'; threadId: string }
   | { kind: 'turn.started'; threadId: string; turnId: string }
-  | { kind: 'turn.settled'; threadId: string; turnId: string }
+  /**
+   * `background`: whether the chat's queue drains with no page open (Q15), as the settling
+   * transaction read it under the thread lock; the background drain reads nothing more for a chat
+   * that does not (a later change of that choice sends `thread.changed`). Left out by senders that
+   * did not read it: the drain looks.
+   */
+  | { kind: 'turn.settled'; threadId: string; turnId: string; background?: boolean }
   | { kind: 'queue.changed'; threadId: string }
   | { kind: 'hitl.changed'; threadId: string }
   | { kind: 'thread.changed'; threadId: string }

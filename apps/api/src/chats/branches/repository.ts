@@ -44,6 +44,29 @@ const selectBranch = preparedQuery('branch_by_id', (q) =>
     .where(eq(branches.id, sql.placeholder('branchId'))),
 );
 
+/**
+ * The thread's active branch (the version shown now), named by the thread row: a read that can go
+ * out with the statement locking that row, before its answer is back (under that lock the active
+ * branch cannot change).
+ */
+export async function findActiveBranch(q: Queryable, threadId: string): Promise<BranchRow | undefined> {
+  const [row] = await selectActiveBranch(q, { threadId });
+  return row;
+}
+
+/** Read by every send: built once (preparedQuery). */
+const selectActiveBranch = preparedQuery('active_branch_of_thread', (q) =>
+  q
+    .select()
+    .from(branches)
+    .where(
+      eq(
+        branches.id,
+        sql`(select ${schema.threads.activeBranchId} from ${schema.threads} where ${schema.threads.id} = ${sql.placeholder('threadId')})`,
+      ),
+    ),
+);
+
 export async function findBranch(q: Queryable, branchId: string): Promise<BranchRow | undefined> {
   const [row] = await selectBranch(q, { branchId });
   return row;

@@ -181,10 +181,19 @@ export async function ensureTurnStored(
   q: Queryable,
   turn: TurnMessages,
 ): Promise<string | null> {
+  return (await storeTurnMessages(transcript, q, turn)).replyId;
+}
+
+/** `ensureTurnStored`, also returning the messages it wrote (none when memory held them all). */
+export async function storeTurnMessages(
+  transcript: TranscriptStore,
+  q: Queryable,
+  turn: TurnMessages,
+): Promise<{ replyId: string | null; written: StoredMessage[] }> {
   const stored = await messagesFromUserMessage(q, turn.memoryThreadId, turn.userMessage.id);
   const { replyId, written } = await storeMissing(transcript, turn, stored);
   await afterNewest([...stored, ...written].map((message) => new Date(message.createdAt).getTime()));
-  return replyId;
+  return { replyId, written };
 }
 
 /**

@@ -5,14 +5,14 @@ import { InvariantError } from '../../../platform/errors';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { StepTimes } from '../../../platform/serverTiming';
 import { attachmentsForMessage } from '../../attachments/repository';
-import { findBranch } from '../../branches/repository';
+import { findActiveBranch } from '../../branches/repository';
 import { activeBranchIdOf, requireOwnedThread, updateThread } from '../../threads/repository';
 import { titleFromMessage } from '../../threads/title';
-import { lastSettledTurnOnBranch } from '../claim/repository';
+import { lastSettledTurnOnActiveBranch } from '../claim/repository';
 import { toTurn } from '../dto';
 import { insertTurn } from '../lifecycle';
 import { validMessageText } from '../messageText';
-import { admitSend } from '../queue/admission';
+import { admitSend, readAdmission } from '../queue/admission';
 import { readTurnQueue } from '../queue/turnQueue';
 import { findTurnByClientRequestId } from '../repository';
 import type { TurnRunner } from '../running/runner';
@@ -68,12 +68,18 @@ export interface Joining {
  * A plan for accepting one kind of turn: a send, or a new version (an edit or a regenerate). Runs
  * under the thread lock, after the idempotency lookup found no earlier turn for the request.
  */
-export interface TurnPlan {
+export interface TurnPlan<Reads = undefined> {
+  /**
+   * Reads the plan needs, by the thread's id alone: sent with the statement that locks the thread
+   * (one round trip; they run once the lock is held, as a transaction's statements run in order),
+   * and wasted only on a retried request.
+   */
+  read?(tx: Queryable, threadId: string): Promise<Reads>;
   /**
    * Decides how the turn joins and writes what must come first, all in `tx` (a rollback leaves
-   * nothing of it); may refuse (nothing is recorded).
+   * nothing of it); may refuse (nothing is recorded). `reads`: what `read` returned.
    */
-  decide(tx: Queryable, thread: ThreadRow): Promise<Joining>;
+  decide(tx: Queryable, thread: ThreadRow, reads: Reads): Promise<Joining>;
 }
 
 /**
@@ -103,15 +109,20 @@ export class TurnAcceptance {
     return await this.accept(
       { ownerId, threadId, clientRequestId: input.clientRequestId },
       {
-        decide: async (tx, thread) => {
-          const branchId = activeBranchIdOf(thread);
-          // One round trip: the claim's S5 read goes with the admission's, in case it runs now.
-          const [{ idle, active }, branch, lastSettled] = await Promise.all([
-            admitSend(tx, thread),
-            findBranch(tx, branchId),
-            lastSettledTurnOnBranch(tx, branchId),
+        // With the lock: the admission's reads, the active branch and, in case the turn runs now,
+        // the claim's S5 read, all named by the thread row.
+        read: async (tx, id) => {
+          const [admission, branch, lastSettled] = await Promise.all([
+            readAdmission(tx, id),
+            findActiveBranch(tx, id),
+            lastSettledTurnOnActiveBranch(tx, id),
           ]);
-          if (!branch) throw new InvariantError(`thread ${threadId} lost its active branch`);
+          return { admission, branch, lastSettled };
+        },
+        decide: async (tx, thread, { admission, branch, lastSettled }) => {
+          const branchId = activeBranchIdOf(thread);
+          if (branch?.id !== branchId) throw new InvariantError(`thread ${threadId} lost its active branch`);
+          const { idle, active } = admitSend(thread, admission);
           const attachments = await attachmentsForMessage(tx, threadId, ownerId, input.attachmentIds ?? []);
           const steer = input.mode === 'steer' && active !== undefined;
           const joins = idle
@@ -141,19 +152,25 @@ export class TurnAcceptance {
    * Accepts one turn by `plan` (see the class). `times` gets its steps: `accept` (the
    * transaction), `claim` (within it), `start` (the run begun), `queue` (the queue read back).
    */
-  async accept(request: TurnRequest, plan: TurnPlan, times = new StepTimes()): Promise<SendResult> {
+  async accept<Reads>(
+    request: TurnRequest,
+    plan: TurnPlan<Reads>,
+    times = new StepTimes(),
+  ): Promise<SendResult> {
     const { db, runner, signals } = this.deps;
     const { ownerId, threadId, clientRequestId } = request;
     const startedAt = performance.now();
     let claimMs = 0;
     const result = await commitOrSayUnsure(db, async (tx) => {
-      // The lock and the idempotency lookup go out together; the lookup runs once the lock is held.
-      const [thread, existing] = await Promise.all([
+      // The lock, the idempotency lookup and the plan's reads go out together; the reads run once
+      // the lock is held.
+      const [thread, existing, reads] = await Promise.all([
         requireOwnedThread(tx, threadId, ownerId, { lock: true }),
         findTurnByClientRequestId(tx, threadId, clientRequestId),
+        plan.read ? plan.read(tx, threadId) : (undefined as Reads),
       ]);
       if (existing) return { retry: true as const, turn: existing };
-      const joining = await plan.decide(tx, thread);
+      const joining = await plan.decide(tx, thread, reads);
       const values = {
         threadId,
         branchId: joining.branchId,

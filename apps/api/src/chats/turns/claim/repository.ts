@@ -60,3 +60,34 @@ const selectLastSettledTurn = preparedQuery('last_settled_turn', (q) =>
     .orderBy(desc(turns.queuePosition))
     .limit(1),
 );
+
+/**
+ * `lastSettledTurnOnBranch` of the thread's active branch, named by the thread row: a read that
+ * can go out with the statement locking that row (under that lock the active branch cannot change).
+ */
+export async function lastSettledTurnOnActiveBranch(
+  q: Queryable,
+  threadId: string,
+): Promise<TurnRow | undefined> {
+  const [row] = await selectLastSettledTurnOnActiveBranch(q, { threadId });
+  return row;
+}
+
+/** Read by every send (S5, in case it runs now): built once (preparedQuery). */
+const selectLastSettledTurnOnActiveBranch = preparedQuery('last_settled_turn_of_thread', (q) =>
+  q
+    .select()
+    .from(turns)
+    .where(
+      and(
+        eq(
+          turns.branchId,
+          sql`(select ${schema.threads.activeBranchId} from ${schema.threads} where ${schema.threads.id} = ${sql.placeholder('threadId')})`,
+        ),
+        statusIn('settled'),
+        isNull(turns.removedAt),
+      ),
+    )
+    .orderBy(desc(turns.queuePosition))
+    .limit(1),
+);

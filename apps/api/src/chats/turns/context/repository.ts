@@ -47,16 +47,33 @@ export async function originOfMessage(q: Queryable, branchId: string, messageId:
 /** Token counts of messages, counted once; a count already stored (a racing reader) stays. */
 export async function insertTokenCounts(
   q: Queryable,
-  rows: Array<typeof messageTokenCounts.$inferInsert>,
+  rows: ReadonlyArray<typeof messageTokenCounts.$inferInsert>,
 ): Promise<void> {
   if (rows.length === 0) return;
+  // In one order by key, whoever writes them (a settle's, a measure's at once): rows taken in
+  // different orders could each wait on the other's; in one order one waits, then finds them
+  // written.
+  const sorted = [...rows].sort(byKey);
   // However many rows, one statement of one shape: each column one array.
   await insertTokenCountRows(q, {
-    threadIds: textArrayLiteral(rows.map((row) => row.threadId)),
-    messageIds: textArrayLiteral(rows.map((row) => row.messageId)),
-    encodings: textArrayLiteral(rows.map((row) => row.encoding)),
-    tokens: textArrayLiteral(rows.map((row) => String(row.tokens))),
+    threadIds: textArrayLiteral(sorted.map((row) => row.threadId)),
+    messageIds: textArrayLiteral(sorted.map((row) => row.messageId)),
+    encodings: textArrayLiteral(sorted.map((row) => row.encoding)),
+    tokens: textArrayLiteral(sorted.map((row) => String(row.tokens))),
   });
+}
+
+type TokenCountRow = typeof messageTokenCounts.$inferInsert;
+
+/** The order of the table's key (thread, message, encoding). */
+function byKey(a: TokenCountRow, b: TokenCountRow): number {
+  return (
+    compare(a.threadId, b.threadId) || compare(a.messageId, b.messageId) || compare(a.encoding, b.encoding)
+  );
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Written as every turn starts (the last turn's messages counted): built once (preparedSql). */

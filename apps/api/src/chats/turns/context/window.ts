@@ -35,11 +35,15 @@ export interface MeasuredWindow {
 
 type StoredParts = Parameters<typeof countStoredParts>[0];
 
+/** One message's stored token count (`insertTokenCounts`). */
+export type TokenCount = Parameters<typeof insertTokenCounts>[1][number];
+
 /**
- * Measures a branch's model window (C2) from stored token counts: each message is counted once,
- * the first time a window holding it is measured after it was written (normally the last turn's
- * two messages), and kept; the fill is then a SQL sum over the messages after the branch's
- * marker, so measuring costs what is new, never the whole branch.
+ * Measures a branch's model window (C2) from stored token counts: each message is counted once
+ * and kept, by the settle of the turn that wrote it (`countsOf`, written with the settle), else
+ * the first time a window holding it is measured (a message another way wrote, a settle's counts
+ * rolled back); the fill is then a SQL sum over the messages after the branch's marker, so
+ * measuring costs what is new, never the whole branch.
  */
 export class ContextWindows {
   readonly encoding: TokenEncoding;
@@ -83,16 +87,28 @@ export class ContextWindows {
     const { messages, tokens, uncounted } = await transcriptTables.tallyModelWindow(q, scope);
     let counted = 0;
     if (uncounted.length > 0) {
-      const counts = uncounted.map((message) => ({
-        threadId: branch.threadId,
-        messageId: message.originId,
-        encoding: this.encoding,
-        tokens: countStoredParts(partsOf(message.content), this.encoding),
-      }));
+      const counts = this.countsOf(
+        branch.threadId,
+        uncounted.map((message) => ({ id: message.originId, content: message.content })),
+      );
       await insertTokenCounts(q, counts);
       counted = counts.reduce((sum, count) => sum + count.tokens, 0);
     }
     return { marker, messages, tokens: this.fixedTokens + (marker?.summaryTokens ?? 0) + tokens + counted };
+  }
+
+  /**
+   * The token counts of messages a settle just wrote (by their own ids: a new message has no
+   * origin of another), so the next measure finds them counted: the same count the measure would
+   * make of them as stored, one round trip fewer as the next turn starts.
+   */
+  countsOf(threadId: string, written: ReadonlyArray<{ id: string; content: unknown }>): TokenCount[] {
+    return written.map((message) => ({
+      threadId,
+      messageId: message.id,
+      encoding: this.encoding,
+      tokens: countStoredParts(partsOf(message.content), this.encoding),
+    }));
   }
 
   /** The tokens a new message adds (its text and images), counted like a stored one. */

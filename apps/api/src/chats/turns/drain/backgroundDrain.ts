@@ -43,7 +43,7 @@ export function startBackgroundDrain(
   options: BackgroundDrainOptions,
 ): () => Promise<void> {
   const { logger } = deps;
-  /** Chats a signal named since the last look. */
+  /** Chats a signal named since the last look (they may have work now). */
   const named = new Set<string>();
   /**
    * Chats whose claim was refused, until when they are left alone; `capped`: for the account's
@@ -147,7 +147,10 @@ export function startBackgroundDrain(
       signal.kind === 'thread.changed'
     ) {
       refused.delete(signal.threadId);
-      named.add(signal.threadId);
+      // A settle says whether its chat drains in the background (read under its lock); one that a
+      // viewer drains has nothing for the drain, and needs no read to say so.
+      const forTheDrain = signal.kind !== 'turn.settled' || signal.background !== false;
+      if (forTheDrain) named.add(signal.threadId);
       // A reply ended somewhere: an account that was at its running cap may be under it now.
       if (signal.kind === 'turn.settled') {
         for (const [id, { capped }] of refused) {
@@ -157,7 +160,7 @@ export function startBackgroundDrain(
         }
       }
       // While looks fail, the timer's backoff decides; the chat is found by the next sweep anyway.
-      if (failures === 0) run();
+      if (failures === 0 && named.size > 0) run();
     }
   });
   run();

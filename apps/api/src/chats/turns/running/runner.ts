@@ -18,6 +18,7 @@ import type {
   RuntimeConnection,
   RuntimeDriver,
   Segment,
+  SteerMessage,
   SuspendedCall,
 } from '../driver/types';
 import { failureWording } from '../failureWording';
@@ -26,7 +27,7 @@ import { transitionTurn } from '../lifecycle';
 import { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
 import { type Outcome, storeReply } from '../settle/replyRepair';
-import { failUnsettledTurn, heldBy, markSettling, settleRun } from '../settle/settle';
+import { failUnsettledTurn, heldBy, markSettling, settleRun, UnknownSteers } from '../settle/settle';
 import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/settleRetry';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
@@ -125,6 +126,50 @@ interface Run {
   checkpoints: TurnCheckpoints;
   /** Whether the turn is still this runner's (false once its lease went to someone else). */
   held: { value: boolean };
+  /** The steers handed to the run at its boundaries, and whether that is all it took in. */
+  steering: Steering;
+}
+
+/**
+ * The steers a run was handed at its boundaries. A steer becomes delivered into a running turn
+ * through its own run's boundary (`takeSteersAtBoundary`, under the thread lock, while the turn
+ * runs on this runner), so once every boundary answered (none failed: a failed one may have
+ * committed unheard; none still waiting) these are what the database delivered into a run that
+ * started with this claim, and the reply is stored without a read to find them. The settle checks
+ * it under the lock (`Settlement.steersStored`): a steer it finds beyond them (delivered some other
+ * way) rolls the settle back, and the reply is stored again with the database's steers.
+ */
+class Steering {
+  readonly handed: Array<SteerMessage & { at: Date }> = [];
+  private waiting = 0;
+  private uncertain = false;
+
+  /** Takes steers in through `take`, keeping what it handed over, or that it is unsure. */
+  async take(take: () => Promise<SteerMessage[]>): Promise<SteerMessage[]> {
+    this.waiting += 1;
+    try {
+      const steers = await take();
+      const at = new Date();
+      for (const steer of steers) this.handed.push({ ...steer, at });
+      return steers;
+    } catch (error) {
+      this.uncertain = true;
+      throw error;
+    } finally {
+      this.waiting -= 1;
+    }
+  }
+
+  /** What the run was handed is not all it took in (the settle found more). */
+  distrust(): void {
+    this.uncertain = true;
+  }
+
+  /** All the steers the run took in, when that is known without the database; else undefined. */
+  known(segment: Segment): Array<SteerMessage & { at: Date }> | undefined {
+    // A resumed run's turn took steers in before it waited (they are in its restored reply).
+    return segment.kind === 'start' && this.waiting === 0 && !this.uncertain ? this.handed : undefined;
+  }
 }
 
 /** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
@@ -332,6 +377,7 @@ export class TurnRunner {
       record: { reply, resumeToken: turn.resumeToken },
       checkpoints,
       held,
+      steering: new Steering(),
     };
     try {
       await this.follow(run);
@@ -387,19 +433,21 @@ export class TurnRunner {
         // for the next boundary or the queue. One whose commit went through unheard is handed over
         // at the next boundary, or kept after the reply by storeReply when none comes.
         takeSteers: () =>
-          takeSteersAtBoundary(this.deps, turn, heard).then(
-            (steers) => {
-              for (const steer of steers) heard.add(steer.turnId);
-              return steers;
-            },
-            (error: unknown) => {
-              this.deps.logger.warn(
-                { err: error, turnId: turn.id },
-                'could not take steers in at a boundary',
-              );
-              return [];
-            },
-          ),
+          run.steering
+            .take(() => takeSteersAtBoundary(this.deps, turn, heard))
+            .then(
+              (steers) => {
+                for (const steer of steers) heard.add(steer.turnId);
+                return steers;
+              },
+              (error: unknown) => {
+                this.deps.logger.warn(
+                  { err: error, turnId: turn.id },
+                  'could not take steers in at a boundary',
+                );
+                return [];
+              },
+            ),
         ...(toolModes
           ? {
               toolModes: () => {
@@ -607,6 +655,7 @@ export class TurnRunner {
     }
     if (outcome.status === 'awaiting_approval' && suspended) {
       const durable = await this.untilDurable(run, async () => {
+        // Stored with the steers as the database has them: nothing checks them again before the wait.
         await storeReply(this.deps, turn, run, reply, outcome, suspended);
         await this.deps.suspend(turn, reply, suspended, record.approvalRequest, stream);
         return true;
@@ -620,14 +669,29 @@ export class TurnRunner {
     const durable = await this.untilDurable(
       run,
       async () => {
-        const assistantMessageId = await storeReply(this.deps, turn, run, reply, outcome, suspended);
-        return await settleRun(this.deps, turn, {
-          status,
-          error,
-          assistantMessageId,
-          resumeToken: record.resumeToken,
-          ...(record.usage ? { usage: record.usage } : {}),
-        });
+        const settle = async () => {
+          const storing = this.storing(run);
+          const stored = await storeReply(this.deps, turn, storing, reply, outcome, suspended);
+          const windows = this.deps.windows?.forModel(turn.model);
+          return await settleRun(this.deps, turn, {
+            status,
+            error,
+            assistantMessageId: stored.id,
+            ...(windows ? { tokenCounts: windows.countsOf(turn.threadId, stored.written) } : {}),
+            resumeToken: record.resumeToken,
+            ...(record.usage ? { usage: record.usage } : {}),
+            ...(storing.steers ? { steersStored: new Set(storing.steers.map((steer) => steer.turnId)) } : {}),
+          });
+        };
+        try {
+          return await settle();
+        } catch (error) {
+          // The settle found a steer taken in that the run did not know of (its settle rolled
+          // back): stored again with the steers as the database has them, then settled.
+          if (!(error instanceof UnknownSteers)) throw error;
+          run.steering.distrust();
+          return await settle();
+        }
       },
       () =>
         markSettling(this.deps.db, turn, this.deps.runnerId, {
@@ -640,6 +704,17 @@ export class TurnRunner {
     if (durable.kind === 'done' && record.compacted) await this.markAgentCompaction(run);
     if (durable.kind === 'failed') await this.endUnsettled(run, durable.turn);
     else await this.endStream(run, durable.kind === 'done' ? durable.value : undefined);
+  }
+
+  /** Where the run's reply is stored, and the steers it took in when they are known (`Steering`). */
+  private storing(run: Run) {
+    const steers = run.steering.known(run.segment);
+    return {
+      branch: run.branch,
+      ownerId: run.ownerId,
+      userMessageId: run.userMessageId,
+      ...(steers ? { steers } : {}),
+    };
   }
 
   /**

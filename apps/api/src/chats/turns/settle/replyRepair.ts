@@ -1,8 +1,8 @@
 import type { BranchRow, Database, TurnRow } from '@chat/db';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
-import { ensureTurnStored } from '../../branches/transcript';
-import type { TranscriptStore } from '../../transcript/transcriptStore';
-import type { RuntimeDriver, SuspendedCall } from '../driver/types';
+import { storeTurnMessages } from '../../branches/transcript';
+import type { StoredMessage, TranscriptStore } from '../../transcript/transcriptStore';
+import type { RuntimeDriver, SteerMessage, SuspendedCall } from '../driver/types';
 import type { ReplyRecord } from '../replyRecord';
 import { deliveredSteersOf } from '../steer/repository';
 
@@ -23,22 +23,32 @@ export type Outcome =
  * has the driver's suspended run discarded), so the transcript never keeps a call without a result.
  * Every steer the database says the turn took in is kept too, the ones the run never heard of
  * included (their boundary's commit went through but its answer was lost, and no later boundary
- * handed them over): after the reply, where the record does not hold them. Returns the id of the reply as stored (null when there is none).
+ * handed them over): after the reply, where the record does not hold them. A runner whose every
+ * boundary answered knows them all (`context.steers`) and spares the read. Returns the id of the reply as stored (null when there is none).
  * Throws when memory cannot be written: the caller keeps the turn and tries again.
  */
 export async function storeReply(
   deps: { db: Database; transcript: TranscriptStore; driver: RuntimeDriver },
   turn: TurnRow,
-  context: { branch: BranchRow; ownerId: string; userMessageId: string },
+  context: {
+    branch: BranchRow;
+    ownerId: string;
+    userMessageId: string;
+    /**
+     * Every steer the turn took in, when its runner knows them all (each boundary answered); left
+     * out, they are read from the database.
+     */
+    steers?: Array<SteerMessage & { at?: Date | null }>;
+  },
   reply: ReplyRecord,
   outcome: Outcome,
   suspendedCall: SuspendedCall | undefined,
-): Promise<string | null> {
+): Promise<StoredReply> {
   const cutOff = outcome.status === 'interrupted' || outcome.status === 'failed';
   if (cutOff) reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
   const stoppedAsItSuspended = suspendedCall !== undefined && outcome.status !== 'awaiting_approval';
-  reply.appendSteers(await deliveredSteersOf(deps.db, turn));
-  const replyId = await ensureTurnStored(deps.transcript, deps.db, {
+  reply.appendSteers(context.steers ?? (await deliveredSteersOf(deps.db, turn)));
+  const stored = await storeTurnMessages(deps.transcript, deps.db, {
     memoryThreadId: context.branch.memoryThreadId,
     resourceId: context.ownerId,
     userMessage: {
@@ -50,5 +60,13 @@ export async function storeReply(
     messages: reply.all,
   });
   if (stoppedAsItSuspended) await deps.driver.discard(suspendedCall.resumeToken);
-  return replyId;
+  return { id: stored.replyId, written: stored.written };
+}
+
+/** A reply as `storeReply` left it in memory. */
+export interface StoredReply {
+  /** The reply's id as stored (null when there is none). */
+  id: string | null;
+  /** The messages it wrote (none when memory held them all): their tokens can be counted now. */
+  written: StoredMessage[];
 }

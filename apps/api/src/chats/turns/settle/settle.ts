@@ -4,6 +4,8 @@ import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { lockThread } from '../../threads/repository';
 import { transcriptTables } from '../../transcript/tables';
+import { insertTokenCounts } from '../context/repository';
+import type { TokenCount } from '../context/window';
 import { endTurn, transitionTurn } from '../lifecycle';
 import type { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
@@ -19,6 +21,25 @@ export interface Settlement {
   resumeToken?: string | null;
   /** The reply's token usage as the model reported it (C1). */
   usage?: TokenUsage | null;
+  /**
+   * The steers (turn ids) the stored reply holds, when it was stored without reading them: a steer
+   * delivered into the turn beyond these rolls the settle back (`UnknownSteers`), so a steer taken
+   * in is never settled without its message in memory.
+   */
+  steersStored?: ReadonlySet<string>;
+  /**
+   * Token counts of the messages the reply's store wrote, written with the settle's first
+   * statements (C2; see `settleTurn`). Only for a settlement known before the turn is read
+   * (`settleRun`).
+   */
+  tokenCounts?: TokenCount[];
+}
+
+/** The settle found a steer taken into the turn that its stored reply does not hold (rolled back). */
+export class UnknownSteers extends Error {
+  constructor(turnId: string) {
+    super(`turn ${turnId} took in a steer its stored reply does not hold`);
+  }
 }
 
 /**
@@ -35,35 +56,48 @@ export async function settleTurn(
   threadId: string,
   current: (tx: Queryable) => Promise<TurnRow | undefined>,
   decide: (tx: Queryable, turn: TurnRow, thread: ThreadRow) => Promise<Settlement>,
+  tokenCounts: readonly TokenCount[] = [],
 ): Promise<TurnRow | null> {
   const settled = await deps.db.transaction(async (tx) => {
     // The lock and the re-read go out together (one round trip); the re-read runs once the lock
-    // is held, as statements on one connection run in the order they were sent.
-    const [thread, held] = await Promise.all([lockThread(tx, threadId), current(tx)]);
+    // is held, as statements on one connection run in the order they were sent. The token counts
+    // of the messages the reply's store wrote go first, before the lock: a window measure (one
+    // statement, holding nothing) may write the same counts, and its foreign-key check waits for
+    // this lock; written after it, each would wait on the other (a deadlock). Derived and written
+    // once by key, they stay whatever comes of the settle.
+    const [, thread, held] = await Promise.all([
+      insertTokenCounts(tx, tokenCounts),
+      lockThread(tx, threadId),
+      current(tx),
+    ]);
     const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
-    const { status, ...changes } = await decide(tx, turn, thread);
-    // Under the lock, three statements that do not depend on each other, in one round trip:
+    const { status, steersStored, tokenCounts: _written, ...changes } = await decide(tx, turn, thread);
+    // Under the lock, statements that do not depend on each other, in one round trip:
     // - Steers no run took in go to the head of the queue as the turn ends (the reference's
     //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
     // - Its user message is stored by now: the lineage row that versions are found by. So are the
-    //   steers it took in (user messages of their own), read here and written next.
-    const [, , delivered] = await Promise.all([
+    //   steers it took in (user messages of their own), read here and written next (most turns
+    //   took none: no further round trip).
+    // - The turn ends, and every instance hears it at the commit.
+    const [, , delivered, ended] = await Promise.all([
       requeueSteers(tx, threadId),
       turn.userMessageId
         ? transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId)
         : undefined,
       listSteersDeliveredInto(tx, turn),
-    ]);
-    const [ended] = await Promise.all([
       endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
-      ...delivered.flatMap((steer) =>
+      announceSettled(deps, tx, turn, thread),
+    ]);
+    if (steersStored && delivered.some((steer) => !steersStored.has(steer.id)))
+      throw new UnknownSteers(turn.id);
+    await Promise.all(
+      delivered.flatMap((steer) =>
         steer.userMessageId
           ? [transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId)]
           : [],
       ),
-      announceSettled(deps, tx, turn),
-    ]);
+    );
     return ended;
   });
   return settled;
@@ -72,10 +106,23 @@ export async function settleTurn(
 /**
  * `turn.settled`, sent with the transaction that settles the turn: PostgreSQL delivers it to every
  * instance when that commits (never after a rollback), and it goes out with the transaction's last
- * statements instead of a statement and a round trip of its own after the commit.
+ * statements instead of a statement and a round trip of its own after the commit. It says whether
+ * the chat drains in the background, as `thread` (locked by this transaction) has it.
  */
-async function announceSettled(deps: { signals: Signals }, tx: Queryable, turn: TurnRow): Promise<void> {
-  await deps.signals.publishWith(tx, { kind: 'turn.settled', threadId: turn.threadId, turnId: turn.id });
+async function announceSettled(
+  deps: { signals: Signals },
+  tx: Queryable,
+  turn: TurnRow,
+  thread: ThreadRow,
+): Promise<void> {
+  await deps.signals.publishWith(tx, {
+    kind: 'turn.settled',
+    threadId: turn.threadId,
+    turnId: turn.id,
+    // Read under the lock this transaction holds: the drain needs no read of its own for a chat a
+    // viewer drains (most), and a change of the choice after the commit is announced by itself.
+    background: thread.drainMode === 'background',
+  });
 }
 
 /**
@@ -113,7 +160,7 @@ export async function failUnsettledTurn(
         leaseExpiresAt: null,
         finishedAt: new Date(),
       }),
-      announceSettled(deps, tx, turn),
+      announceSettled(deps, tx, turn, thread),
     ]);
     return ended;
   });
@@ -142,6 +189,7 @@ export async function settleRun(
     turn.threadId,
     (tx) => heldBy(tx, turn, deps.runnerId),
     async () => settlement,
+    settlement.tokenCounts,
   );
 }
 
