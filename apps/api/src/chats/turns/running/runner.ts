@@ -31,6 +31,7 @@ import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
+import { IdleBoundEvents } from './idleBound';
 import { forkPointToken, newestResumeToken } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 import { TextAppends } from './textAppends';
@@ -431,18 +432,22 @@ export class TurnRunner {
         });
       }
       let next = first;
-      for (; ; next = await this.nextEvent(events)) {
-        if (next === 'idle') {
-          // The run went silent: stopped as failed, so it cannot hold the thread forever.
-          record.idle = true;
-          this.deps.logger.warn({ turnId: turn.id }, 'turn run went silent; stopping it');
-          stream.push({ type: 'error', errorText: turnErrorMessages.modelIdle });
-          controller.abort(new Error('idle'));
-          connection.close();
-          return;
+      try {
+        for (; ; next = await events.next()) {
+          if (next === 'idle') {
+            // The run went silent: stopped as failed, so it cannot hold the thread forever.
+            record.idle = true;
+            this.deps.logger.warn({ turnId: turn.id }, 'turn run went silent; stopping it');
+            stream.push({ type: 'error', errorText: turnErrorMessages.modelIdle });
+            controller.abort(new Error('idle'));
+            connection.close();
+            return;
+          }
+          if (next.done) return;
+          await this.take(run, next.value);
         }
-        if (next.done) return;
-        await this.take(run, next.value);
+      } finally {
+        events.stop();
       }
     } catch (error) {
       if (controller.signal.aborted) return;
@@ -468,9 +473,16 @@ export class TurnRunner {
   private async connect(controller: AbortController, input: DriverTurn): Promise<StartedRun> {
     return await this.waitingForDatabase(controller, async () => {
       const connection = await this.deps.driver.send(input);
-      const events = connection.events[Symbol.asyncIterator]();
-      const first = await this.nextEvent(events);
+      const events = new IdleBoundEvents(
+        connection.events[Symbol.asyncIterator](),
+        this.deps.idleMs ?? DEFAULT_IDLE_MS,
+      );
+      const first = await events.next().catch((error: unknown) => {
+        events.stop();
+        throw error;
+      });
       if (first !== 'idle' && !first.done && first.value.type === 'unavailable') {
+        events.stop();
         connection.close();
         throw first.value.cause;
       }
@@ -536,19 +548,6 @@ export class TurnRunner {
         if (!isDatabaseUnavailable(error) || !waiting || Date.now() + pauses.peek() > until) throw error;
       }
       await sleep(pauses.next(), controller.signal);
-    }
-  }
-
-  /** The driver's next event, or `idle` when none came within the idle bound. */
-  private async nextEvent(events: AsyncIterator<DriverEvent>): Promise<IteratorResult<DriverEvent> | 'idle'> {
-    let timer: NodeJS.Timeout | undefined;
-    const idle = new Promise<'idle'>((resolve) => {
-      timer = setTimeout(() => resolve('idle'), this.deps.idleMs ?? DEFAULT_IDLE_MS);
-    });
-    try {
-      return await Promise.race([events.next(), idle]);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -759,7 +758,8 @@ export class TurnRunner {
 /** A driver's run that started: its connection, its events and the first of them, already read. */
 interface StartedRun {
   connection: RuntimeConnection;
-  events: AsyncIterator<DriverEvent>;
+  /** Read to its end by the run loop, which stops it. */
+  events: IdleBoundEvents;
   first: IteratorResult<DriverEvent> | 'idle';
 }
 
