@@ -444,7 +444,8 @@ export class TurnRunner {
             return;
           }
           if (next.done) return;
-          await this.take(run, next.value);
+          const taking = this.take(run, next.value);
+          if (taking) await taking;
         }
       } finally {
         events.stop();
@@ -551,30 +552,30 @@ export class TurnRunner {
     }
   }
 
-  /** One event of the run: recorded, checkpointed as it requires, and passed on. */
-  private async take(run: Run, event: DriverEvent): Promise<void> {
+  /**
+   * One event of the run: recorded, checkpointed as it requires, and passed on. A promise only
+   * when it has something to wait for (a step's end is stored first): a reply's words, most of
+   * its events, pass without a promise and its job each.
+   */
+  private take(run: Run, event: DriverEvent): Promise<void> | undefined {
     const { turn, segment, controller, stream, record, checkpoints } = run;
     if (event.type === 'chunk') {
       const { chunk } = event;
       const passOn = takeChunk(chunk, record);
       // What a person sees of a finished step is stored before they see it.
-      if (endsStep(chunk)) await checkpoints.stepEnded();
-      else if (chunk.type === 'text-delta') checkpoints.textGrew();
+      if (endsStep(chunk))
+        return checkpoints.stepEnded().then(() => {
+          if (passOn) stream.push(chunk);
+        });
+      if (chunk.type === 'text-delta') checkpoints.textGrew();
       if (passOn) stream.push(chunk);
-    } else if (event.type === 'steer-boundary') {
-      const { steers, continuationMessageId } = event;
-      // The reply so far, the steers and the continuation's start are stored before the roll shows.
-      record.reply.takeSteers(steers, continuationMessageId);
-      await checkpoints.stepEnded();
-      stream.push({ type: 'data-steer-boundary', data: { steers, continuationMessageId } });
-      // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
-      await this.announce({ kind: 'queue.changed', threadId: turn.threadId });
-    } else if (event.type === 'suspended') record.suspended = event.call;
+    } else if (event.type === 'steer-boundary') return this.takeSteers(run, event);
+    else if (event.type === 'suspended') record.suspended = event.call;
     else if (event.type === 'resume-token') record.resumeToken = event.token;
     else if (event.type === 'usage') record.usage = event.usage;
     else if (event.type === 'compacted') record.compacted = true;
     else if (event.type === 'error' || event.type === 'unavailable') {
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return undefined;
       // `unavailable` after the first event breaks the driver's word: it ends the run as a failure.
       record.streamError =
         event.type === 'error'
@@ -588,6 +589,19 @@ export class TurnRunner {
         "the run's own save of its messages failed; the runner writes them",
       );
     }
+    return undefined;
+  }
+
+  /** Steers taken in at a step boundary (`take`). */
+  private async takeSteers(run: Run, event: Extract<DriverEvent, { type: 'steer-boundary' }>): Promise<void> {
+    const { turn, stream, record, checkpoints } = run;
+    const { steers, continuationMessageId } = event;
+    // The reply so far, the steers and the continuation's start are stored before the roll shows.
+    record.reply.takeSteers(steers, continuationMessageId);
+    await checkpoints.stepEnded();
+    stream.push({ type: 'data-steer-boundary', data: { steers, continuationMessageId } });
+    // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
+    await this.announce({ kind: 'queue.changed', threadId: turn.threadId });
   }
 
   /**
