@@ -12,6 +12,8 @@
  *                      (default: the machine's cores, as `pnpm start` runs it)
  *   --freeze-seconds=S how long the frozen scenario stops PostgreSQL (default 20; quick 5)
  *   --streams=500,1000 override the concurrent stream counts
+ *   --stream-words=N   words per stream (default 100): more words spread a turn's own cost over more
+ *                      deltas, for comparing the API's CPU per delta before and after a change
  *   --sizes=100,1000   override the thread-detail sizes (even numbers of messages)
  *   --from-json=FILE   no run: render (and with --write, write) the report of an earlier --json run
  *   --cpu-prof=DIR     run the API with `node --cpu-prof` (profile written to DIR on exit)
@@ -95,6 +97,8 @@ function parseArgs(argv: string[]): Options {
   const mode: Mode = { ...(quick ? QUICK : FULL) };
   const streams = value('streams');
   if (streams) mode.streams = streams.split(',').map(Number);
+  const streamWords = value('stream-words');
+  if (streamWords) mode.streamWords = Number(streamWords);
   const rates = value('rates');
   if (rates) mode.rates = rates.split(',').map(Number);
   const sizes = value('sizes');

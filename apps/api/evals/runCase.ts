@@ -17,7 +17,7 @@ interface StartedTurn {
 
 const replyOf = ({ turn, stream }: { turn: Turn; stream: TurnStream }): StartedTurn => ({
   turnId: turn.id,
-  response: turnStreamResponse(turn.id, stream.subscribe()),
+  response: turnStreamResponse(turn.id, stream),
 });
 
 /**

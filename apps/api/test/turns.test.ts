@@ -2,6 +2,7 @@ import { schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { ensureTurnStored } from '../src/chats/branches/transcript';
+import { API_SECURITY_HEADERS } from '../src/platform/securityHeaders';
 import {
   type ApiClient,
   readChunks,
@@ -68,6 +69,11 @@ describe('a send on an idle thread (Q1, Q2)', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    // The headers every API answer carries come with the stream too (it is written straight to
+    // the socket, not through the response h3 would build).
+    for (const [name, value] of Object.entries(API_SECURITY_HEADERS))
+      expect(response.headers.get(name), name).toBe(value);
+    expect(response.headers.get('server-timing')).toContain('total;dur=');
     const turnId = response.headers.get('x-turn-id');
     expect(turnId).toMatch(/^[0-9a-f-]{36}$/);
 

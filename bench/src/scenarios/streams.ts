@@ -26,6 +26,8 @@ interface StreamsResult {
   peakRss: PeakRss;
   /** Each process's CPU over the streams, as a share of one core (the supervisor first). */
   cpu: ProcessShare[];
+  /** The server's CPU time over the streams (every process's), per text delta its clients read. */
+  cpuPerDeltaUs: number;
 }
 
 async function runStreams(
@@ -50,7 +52,8 @@ async function runStreams(
       }
     }),
   );
-  const cpu = cpuShares(cpuBefore, server.processes(), performance.now() - startedAt);
+  const spanMs = performance.now() - startedAt;
+  const cpu = cpuShares(cpuBefore, server.processes(), spanMs);
   const peakRss = rss.stop();
   // A gap is the wait between two reads that brought text: words that arrive together in one read
   // are one update on the screen, not gaps of zero.
@@ -60,6 +63,7 @@ async function runStreams(
     for (let index = 1; index < reads.length; index++)
       gaps.push((reads[index] ?? 0) - (reads[index - 1] ?? 0));
   }
+  const deltas = timings.reduce((total, timing) => total + timing.deltaTimes.length, 0);
   const failures = [...errors.values()].reduce((total, count) => total + count, 0);
   const incomplete = failures + timings.filter((timing) => timing.deltaTimes.length < words).length;
   return {
@@ -68,6 +72,7 @@ async function runStreams(
     errors: [...errors].map(([reason, count]) => `${count}x ${reason}`),
     peakRss,
     cpu,
+    cpuPerDeltaUs: deltas > 0 ? (sumShares(cpu) * spanMs * 1000) / deltas : 0,
   };
 }
 
@@ -123,7 +128,7 @@ export async function measureStreams(context: BenchContext): Promise<Row[]> {
       ratio: app.gaps.n > 0 ? `p99 x${(app.gaps.p99 / baseline.gaps.p99).toFixed(2)}` : '-',
       target: atTargetSize ? 'p99 <= 75 ms (nominal 50)' : 'p99 <= 75 ms at 500 and 1,000',
       met: atTargetSize ? app.gaps.p99 <= 75 : undefined,
-      note: `${words} words per stream; API CPU ${(sumShares(app.cpu) * 100).toFixed(0)}% of one core${describeShares(app.cpu)}${shed > 0 ? `; app sends shed and sent again after Retry-After: ${shed}` : ''}${incomplete}${app.gaps.n === 0 ? '; every app stream arrived in one read' : ''}`,
+      note: `${words} words per stream; API CPU ${(sumShares(app.cpu) * 100).toFixed(0)}% of one core${describeShares(app.cpu)}, ${app.cpuPerDeltaUs.toFixed(0)} us a text delta (baseline ${baseline.cpuPerDeltaUs.toFixed(0)} us)${shed > 0 ? `; app sends shed and sent again after Retry-After: ${shed}` : ''}${incomplete}${app.gaps.n === 0 ? '; every app stream arrived in one read' : ''}`,
     });
     rows.push({
       id: `rss-streams-${count}`,

@@ -1,6 +1,8 @@
+import { Readable } from 'node:stream';
 import { type NotFoundSubject, refusalMessages } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
 import { getRouterParam, type H3Event } from 'h3';
+import { FastResponse } from 'srvx';
 import { z } from 'zod';
 import { ApiError, notFound } from './errors';
 import { jsonBodyOf } from './requestBody';
@@ -80,77 +82,116 @@ export const STREAM_BATCH_MS = 8;
 export const STREAM_OPENING_MS = 250;
 
 /**
+ * A reply's chunks as they come, for the answer that writes them out: every chunk so far, then
+ * each new one, then the end (with the error that broke it, if one did).
+ */
+export interface ReplySource {
+  /** Calls `onChunk` for each chunk in order and `onEnd` once; returns the unsubscribe. */
+  follow(onChunk: (chunk: UIMessageChunk) => void, onEnd: (error?: unknown) => void): () => void;
+}
+
+/**
  * A turn's reply as an AI SDK UI message stream (SSE: `data: <chunk>` events, then `[DONE]`, as
  * `createUIMessageStreamResponse` writes it), with its id in `x-turn-id`. Chunks are batched
- * (`STREAM_BATCH_MS`): one write for what arrives together, instead of one per chunk through three
- * transform streams.
+ * (`STREAM_BATCH_MS`): one write for what arrives together.
+ *
+ * The body is a Node stream the server pipes into the socket (`replyBody`), not a web stream: a
+ * reply is hundreds of writes, and a web stream costs promise jobs and garbage on each of them
+ * (at a thousand replies at once that was a good part of the process's time). With `event`, the
+ * headers the app prepared on it (security headers) are taken into the response here: left on the
+ * event, h3 would rebuild the response around them and turn the body into a web stream again.
  */
 export function turnStreamResponse(
   turnId: string,
-  stream: ReadableStream<UIMessageChunk>,
+  source: ReplySource,
   headers: Record<string, string> = {},
+  event?: H3Event,
 ): Response {
-  return new Response(batchedSse(stream), {
-    headers: { ...UI_MESSAGE_STREAM_HEADERS, 'x-turn-id': turnId, ...headers },
-  });
+  const all = new Headers({ ...UI_MESSAGE_STREAM_HEADERS, 'x-turn-id': turnId, ...headers });
+  if (event) takePreparedHeaders(event, all);
+  // srvx's response pipes a Node stream body into the socket as it is (its types name web bodies only).
+  return new FastResponse(replyBody(source) as unknown as BodyInit, { headers: all });
 }
 
-function batchedSse(chunks: ReadableStream<UIMessageChunk>): ReadableStream<Uint8Array> {
-  const reader = chunks.getReader();
+/** Moves the headers prepared on `event` into `headers`, as h3 would merge them (theirs win). */
+function takePreparedHeaders(event: H3Event, headers: Headers): void {
+  const prepared = event.res.headers;
+  for (const [name, value] of prepared) {
+    if (name === 'set-cookie') headers.append(name, value);
+    else headers.set(name, value);
+  }
+  for (const name of [...prepared.keys()]) prepared.delete(name);
+}
+
+/**
+ * The SSE bytes of a reply, pushed as its chunks come (`follow` calls back synchronously, so a
+ * word costs one JSON encoding and, past the batch interval, one push into the socket's pipe).
+ * The client going away destroys it, which stops following.
+ */
+export function replyBody(source: ReplySource): Readable {
   let pending = '';
   // Counted from the start: the reply's opening chunks wait (briefly) for its first text.
   let lastWriteAt = performance.now();
   let timer: NodeJS.Timeout | undefined;
   let sentText = false;
   let finished = false;
-  let cancelled = false;
-  let opening: NodeJS.Timeout | undefined;
-  return new ReadableStream<Uint8Array>({
-    start: (controller) => {
-      opening = setTimeout(() => {
-        opening = undefined;
-        if (!cancelled && !finished) controller.enqueue(encoder.encode(': accepted\n\n'));
-      }, STREAM_OPENING_MS);
-      const write = () => {
-        clearTimeout(timer);
-        timer = undefined;
-        clearTimeout(opening);
-        opening = undefined;
-        if (cancelled) return;
-        if (pending) controller.enqueue(encoder.encode(pending));
-        pending = '';
-        lastWriteAt = performance.now();
-        if (finished) controller.close();
-      };
-      const pump = async () => {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          pending += `data: ${JSON.stringify(value)}\n\n`;
-          // The first words a person waits for go out at once; later ones may wait a few ms.
-          const firstText = !sentText && value.type === 'text-delta';
-          if (firstText) sentText = true;
-          const waitMs = STREAM_BATCH_MS - (performance.now() - lastWriteAt);
-          if (firstText || waitMs <= 0) write();
-          else timer ??= setTimeout(write, waitMs);
-        }
-        pending += 'data: [DONE]\n\n';
-        finished = true;
-        write();
-      };
-      pump().catch((error: unknown) => {
-        clearTimeout(timer);
-        clearTimeout(opening);
-        if (!cancelled) controller.error(error);
-      });
-    },
-    cancel: async (reason) => {
-      cancelled = true;
+  let stop: (() => void) | undefined;
+  const body = new Readable({
+    read() {},
+    destroy(error, callback) {
       clearTimeout(timer);
       clearTimeout(opening);
-      await reader.cancel(reason);
+      stop?.();
+      callback(error);
     },
   });
+  let opening: NodeJS.Timeout | undefined = setTimeout(() => {
+    opening = undefined;
+    if (!body.destroyed && !finished) body.push(': accepted\n\n');
+  }, STREAM_OPENING_MS);
+  const write = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    clearTimeout(opening);
+    opening = undefined;
+    if (body.destroyed) return;
+    if (pending) body.push(pending);
+    pending = '';
+    lastWriteAt = performance.now();
+    if (finished) body.push(null);
+  };
+  const fail = (error: unknown) => {
+    if (!body.destroyed) body.destroy(error instanceof Error ? error : new Error(String(error)));
+  };
+  stop = source.follow(
+    (chunk) => {
+      if (finished || body.destroyed) return;
+      try {
+        pending += `data: ${JSON.stringify(chunk)}\n\n`;
+        // The first words a person waits for go out at once; later ones may wait a few ms.
+        const firstText = !sentText && chunk.type === 'text-delta';
+        if (firstText) sentText = true;
+        const waitMs = STREAM_BATCH_MS - (performance.now() - lastWriteAt);
+        if (firstText || waitMs <= 0) write();
+        else timer ??= setTimeout(write, waitMs);
+      } catch (error) {
+        // Never into the run that pushed the chunk: only this answer ends.
+        fail(error);
+      }
+    },
+    (error) => {
+      if (finished || body.destroyed) return;
+      if (error !== undefined) {
+        fail(error);
+        return;
+      }
+      pending += 'data: [DONE]\n\n';
+      finished = true;
+      write();
+    },
+  );
+  if (body.destroyed) stop();
+  return body;
 }
 
 /** How often an idle event stream sends a comment line, so proxies keep it open. */

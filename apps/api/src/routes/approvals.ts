@@ -15,6 +15,6 @@ export function registerApprovalRoutes(app: H3, services: ApiServices) {
     const { turn, stream } = await services.approvals.decide(userId, threadId, requestId, body.decision, {
       allowForChat: body.allowForChat,
     });
-    return turnStreamResponse(turn.id, stream.subscribe());
+    return turnStreamResponse(turn.id, stream, {}, event);
   });
 }

@@ -29,7 +29,11 @@ export function registerBranchRoutes(app: H3, services: ApiServices) {
       const threadId = idParam(event, 'id');
       const messageId = messageIdParam(event);
       const body = await readJson(event, editMessageBody);
-      return sendResponse(await branches.editMessage(userId, threadId, messageId, body), stepTimesOf(event));
+      return sendResponse(
+        event,
+        await branches.editMessage(userId, threadId, messageId, body),
+        stepTimesOf(event),
+      );
     },
     { limit: 'sends', startsTurn: true },
   );
@@ -43,6 +47,7 @@ export function registerBranchRoutes(app: H3, services: ApiServices) {
       const replyId = messageIdParam(event);
       const body = await readJson(event, regenerateReplyBody);
       return sendResponse(
+        event,
         await branches.regenerateReply(userId, threadId, replyId, body),
         stepTimesOf(event),
       );

@@ -7,7 +7,7 @@ import {
   sendTurnBody,
   setQueuePausedBody,
 } from '@chat/contracts';
-import type { H3 } from 'h3';
+import type { H3, H3Event } from 'h3';
 import type { SendResult } from '../chats/turns/accepting/turnAcceptance';
 import { idParam, readJson, turnStreamResponse } from '../platform/http';
 import { type StepTimes, stepTimesOf } from '../platform/serverTiming';
@@ -18,10 +18,9 @@ import type { ApiServices } from './services';
  * A send's answer: the reply stream (200), or the accepted turn and the queue (202), with the
  * steps it took in `Server-Timing`.
  */
-export function sendResponse(result: SendResult, times: StepTimes): Response {
+export function sendResponse(event: H3Event, result: SendResult, times: StepTimes): Response {
   const headers = { 'server-timing': times.header() };
-  if (result.kind === 'streaming')
-    return turnStreamResponse(result.turn.id, result.stream.subscribe(), headers);
+  if (result.kind === 'streaming') return turnStreamResponse(result.turn.id, result.stream, headers, event);
   return Response.json({ turn: result.turn, turnQueue: result.turnQueue }, { status: 202, headers });
 }
 
@@ -36,7 +35,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
       const threadId = idParam(event, 'id');
       const body = await readJson(event, sendTurnBody);
       const times = stepTimesOf(event);
-      return sendResponse(await acceptance.send(userId, threadId, body, times), times);
+      return sendResponse(event, await acceptance.send(userId, threadId, body, times), times);
     },
     { limit: 'sends', startsTurn: true },
   );
@@ -44,7 +43,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
   route('get', '/api/threads/:id/turns/:turnId/stream', async (event, userId) => {
     const turnId = idParam(event, 'turnId', 'turn');
     const stream = await streams.attach(userId, idParam(event, 'id'), turnId);
-    return stream ? turnStreamResponse(turnId, stream) : new Response(null, { status: 204 });
+    return stream ? turnStreamResponse(turnId, stream, {}, event) : new Response(null, { status: 204 });
   });
 
   route(
@@ -55,7 +54,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
 
   route('post', '/api/threads/:id/queue/claim', async (event, userId) => {
     const { turn, stream } = await claims.claim(userId, idParam(event, 'id'));
-    return turnStreamResponse(turn.id, stream.subscribe());
+    return turnStreamResponse(turn.id, stream, {}, event);
   });
 
   route('post', '/api/threads/:id/queue/:turnId/retry', async (event, userId) => {
@@ -64,7 +63,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
       idParam(event, 'id'),
       idParam(event, 'turnId', 'turn'),
     );
-    return turnStreamResponse(turn.id, stream.subscribe());
+    return turnStreamResponse(turn.id, stream, {}, event);
   });
 
   route('put', '/api/threads/:id/queue/paused', async (event, userId) => {
@@ -89,7 +88,7 @@ export function registerTurnRoutes(app: H3, services: ApiServices) {
     const turnId = idParam(event, 'turnId', 'turn');
     const body = await readJson(event, sendNowBody);
     const { turn, stream } = await interrupts.sendNow(userId, threadId, turnId, body);
-    return turnStreamResponse(turn.id, stream.subscribe());
+    return turnStreamResponse(turn.id, stream, {}, event);
   });
 
   route('post', '/api/threads/:id/queue/:turnId/move', async (event, userId) => {

@@ -113,7 +113,15 @@ export class ReplyRecord {
    * Takes one chunk of the stream. `start` opens the message it names (a continued reply names
    * the one it continues); after a steer boundary the continuation is already open.
    */
-  take(chunk: UIMessageChunk, now = new Date()): void {
+  take(chunk: UIMessageChunk, now?: Date): void {
+    // Most of a reply's chunks are its words: no clock read for them (a Date each, per word of
+    // every reply streaming) unless one opens a message.
+    if (chunk.type === 'text-delta')
+      appendText(this.current ?? this.currentOrUnnamed(now ?? new Date()), chunk.delta);
+    else this.takeOther(chunk, now ?? new Date());
+  }
+
+  private takeOther(chunk: UIMessageChunk, now: Date): void {
     switch (chunk.type) {
       case 'start':
         if (chunk.messageId && !this.messages.some((message) => message.id === chunk.messageId))
@@ -125,9 +133,6 @@ export class ReplyRecord {
         if (current && current.parts.length > 0) current.parts.push({ type: 'step-start' });
         break;
       }
-      case 'text-delta':
-        appendText(this.currentOrUnnamed(now), chunk.delta);
-        break;
       case 'tool-input-available':
         this.setTool(chunk.toolCallId, now, (known) => ({
           ...known,

@@ -32,6 +32,7 @@ import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
 import { TurnCheckpoints } from './checkpoint';
+import { IdleBoundEvents } from './idleBound';
 import { forkPointToken, newestResumeToken } from './repository';
 import { assertRunnable, endsStep, outcomeOf, type RunRecord, takeChunk } from './runRecord';
 import { TextAppends } from './textAppends';
@@ -479,18 +480,23 @@ export class TurnRunner {
         });
       }
       let next = first;
-      for (; ; next = await this.nextEvent(events)) {
-        if (next === 'idle') {
-          // The run went silent: stopped as failed, so it cannot hold the thread forever.
-          record.idle = true;
-          this.deps.logger.warn({ turnId: turn.id }, 'turn run went silent; stopping it');
-          stream.push({ type: 'error', errorText: turnErrorMessages.modelIdle });
-          controller.abort(new Error('idle'));
-          connection.close();
-          return;
+      try {
+        for (; ; next = await events.next()) {
+          if (next === 'idle') {
+            // The run went silent: stopped as failed, so it cannot hold the thread forever.
+            record.idle = true;
+            this.deps.logger.warn({ turnId: turn.id }, 'turn run went silent; stopping it');
+            stream.push({ type: 'error', errorText: turnErrorMessages.modelIdle });
+            controller.abort(new Error('idle'));
+            connection.close();
+            return;
+          }
+          if (next.done) return;
+          const taking = this.take(run, next.value);
+          if (taking) await taking;
         }
-        if (next.done) return;
-        await this.take(run, next.value);
+      } finally {
+        events.stop();
       }
     } catch (error) {
       if (controller.signal.aborted) return;
@@ -516,9 +522,16 @@ export class TurnRunner {
   private async connect(controller: AbortController, input: DriverTurn): Promise<StartedRun> {
     return await this.waitingForDatabase(controller, async () => {
       const connection = await this.deps.driver.send(input);
-      const events = connection.events[Symbol.asyncIterator]();
-      const first = await this.nextEvent(events);
+      const events = new IdleBoundEvents(
+        connection.events[Symbol.asyncIterator](),
+        this.deps.idleMs ?? DEFAULT_IDLE_MS,
+      );
+      const first = await events.next().catch((error: unknown) => {
+        events.stop();
+        throw error;
+      });
       if (first !== 'idle' && !first.done && first.value.type === 'unavailable') {
+        events.stop();
         connection.close();
         throw first.value.cause;
       }
@@ -587,43 +600,30 @@ export class TurnRunner {
     }
   }
 
-  /** The driver's next event, or `idle` when none came within the idle bound. */
-  private async nextEvent(events: AsyncIterator<DriverEvent>): Promise<IteratorResult<DriverEvent> | 'idle'> {
-    let timer: NodeJS.Timeout | undefined;
-    const idle = new Promise<'idle'>((resolve) => {
-      timer = setTimeout(() => resolve('idle'), this.deps.idleMs ?? DEFAULT_IDLE_MS);
-    });
-    try {
-      return await Promise.race([events.next(), idle]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** One event of the run: recorded, checkpointed as it requires, and passed on. */
-  private async take(run: Run, event: DriverEvent): Promise<void> {
+  /**
+   * One event of the run: recorded, checkpointed as it requires, and passed on. A promise only
+   * when it has something to wait for (a step's end is stored first): a reply's words, most of
+   * its events, pass without a promise and its job each.
+   */
+  private take(run: Run, event: DriverEvent): Promise<void> | undefined {
     const { turn, segment, controller, stream, record, checkpoints } = run;
     if (event.type === 'chunk') {
       const { chunk } = event;
       const passOn = takeChunk(chunk, record);
       // What a person sees of a finished step is stored before they see it.
-      if (endsStep(chunk)) await checkpoints.stepEnded();
-      else if (chunk.type === 'text-delta') checkpoints.textGrew();
+      if (endsStep(chunk))
+        return checkpoints.stepEnded().then(() => {
+          if (passOn) stream.push(chunk);
+        });
+      if (chunk.type === 'text-delta') checkpoints.textGrew();
       if (passOn) stream.push(chunk);
-    } else if (event.type === 'steer-boundary') {
-      const { steers, continuationMessageId } = event;
-      // The reply so far, the steers and the continuation's start are stored before the roll shows.
-      record.reply.takeSteers(steers, continuationMessageId);
-      await checkpoints.stepEnded();
-      stream.push({ type: 'data-steer-boundary', data: { steers, continuationMessageId } });
-      // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
-      await this.announce({ kind: 'queue.changed', threadId: turn.threadId });
-    } else if (event.type === 'suspended') record.suspended = event.call;
+    } else if (event.type === 'steer-boundary') return this.takeSteers(run, event);
+    else if (event.type === 'suspended') record.suspended = event.call;
     else if (event.type === 'resume-token') record.resumeToken = event.token;
     else if (event.type === 'usage') record.usage = event.usage;
     else if (event.type === 'compacted') record.compacted = true;
     else if (event.type === 'error' || event.type === 'unavailable') {
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return undefined;
       // `unavailable` after the first event breaks the driver's word: it ends the run as a failure.
       record.streamError =
         event.type === 'error'
@@ -637,6 +637,19 @@ export class TurnRunner {
         "the run's own save of its messages failed; the runner writes them",
       );
     }
+    return undefined;
+  }
+
+  /** Steers taken in at a step boundary (`take`). */
+  private async takeSteers(run: Run, event: Extract<DriverEvent, { type: 'steer-boundary' }>): Promise<void> {
+    const { turn, stream, record, checkpoints } = run;
+    const { steers, continuationMessageId } = event;
+    // The reply so far, the steers and the continuation's start are stored before the roll shows.
+    record.reply.takeSteers(steers, continuationMessageId);
+    await checkpoints.stepEnded();
+    stream.push({ type: 'data-steer-boundary', data: { steers, continuationMessageId } });
+    // The steers left the Dock when the driver took them; tabs hear it once the roll is out.
+    await this.announce({ kind: 'queue.changed', threadId: turn.threadId });
   }
 
   /**
@@ -834,7 +847,8 @@ export class TurnRunner {
 /** A driver's run that started: its connection, its events and the first of them, already read. */
 interface StartedRun {
   connection: RuntimeConnection;
-  events: AsyncIterator<DriverEvent>;
+  /** Read to its end by the run loop, which stops it. */
+  events: IdleBoundEvents;
   first: IteratorResult<DriverEvent> | 'idle';
 }
 

@@ -2,6 +2,7 @@ import { inStatusGroup } from '@chat/contracts';
 import type { Database, TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { notFound } from '../../../platform/errors';
+import type { ReplySource } from '../../../platform/http';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
 import { readMessageText } from '../../branches/transcript';
@@ -9,7 +10,7 @@ import { requireOwnedThread } from '../../threads/repository';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { findTurn } from '../repository';
 import { PieceReader, StreamFanOut, WATCH_MS } from './fanOut';
-import { endOfReply, type TurnStream } from './turnStream';
+import { endOfReply, replySourceOf, type TurnStream } from './turnStream';
 
 /** How often a viewer falling back to checkpoints reads the running turn's row. */
 const POLL_MS = 250;
@@ -58,17 +59,15 @@ export class TurnStreams {
    * A turn running on another instance is followed through the pieces that instance sends
    * (`fanOut.ts`), within milliseconds of its own viewers.
    */
-  async attach(
-    ownerId: string,
-    threadId: string,
-    turnId: string,
-  ): Promise<ReadableStream<UIMessageChunk> | null> {
+  async attach(ownerId: string, threadId: string, turnId: string): Promise<ReplySource | null> {
     await requireOwnedThread(this.deps.db, threadId, ownerId);
     const turn = await findTurn(this.deps.db, threadId, turnId);
     if (!turn) throw notFound('turn');
     // Running, or settling its reply (the stream ends once it is durable); else nothing to follow.
     if (!inStatusGroup('leased', turn.status)) return null;
-    return this.deps.runner.replyStream(turnId)?.subscribe() ?? remoteTurnStream(this.deps, threadId, turnId);
+    return (
+      this.deps.runner.replyStream(turnId) ?? replySourceOf(remoteTurnStream(this.deps, threadId, turnId))
+    );
   }
 
   stop(): void {

@@ -1,22 +1,31 @@
 import type { TurnStatus } from '@chat/contracts';
 import type { UIMessageChunk } from 'ai';
+import type { ReplySource } from '../../../platform/http';
+
+interface Listener {
+  onChunk: (chunk: UIMessageChunk) => void;
+  onClose: () => void;
+}
 
 /**
  * The reply stream of one running turn, fanned out to any number of subscribers (the sender, a
  * reloaded page, another tab). A late subscriber first gets every chunk so far, then live ones.
  * The turn runs whatever the subscribers do: a subscriber leaving never stops it (S1).
+ *
+ * Live chunks reach followers synchronously, in `push`: no stream or promise between the run and
+ * the response's writer, since each would cost jobs and garbage per word of every reply.
  */
-export class TurnStream {
+export class TurnStream implements ReplySource {
   private readonly chunks: UIMessageChunk[] = [];
   private readonly subscribers = new Set<ReadableStreamDefaultController<UIMessageChunk>>();
-  private readonly listeners = new Set<{ onChunk: () => void; onClose: () => void }>();
+  private readonly listeners = new Set<Listener>();
   private closed = false;
 
   push(chunk: UIMessageChunk): void {
     if (this.closed) return;
     this.chunks.push(chunk);
     for (const controller of this.subscribers) controller.enqueue(chunk);
-    for (const listener of this.listeners) listener.onChunk();
+    for (const listener of this.listeners) listener.onChunk(chunk);
   }
 
   close(): void {
@@ -38,11 +47,11 @@ export class TurnStream {
   }
 
   /**
-   * Tells `onChunk` each time a chunk is added (read it with `chunkAt`) and `onClose` at the end,
+   * Tells `onChunk` each chunk as it is added (also readable later with `chunkAt`) and `onClose` at the end,
    * synchronously; returns the unsubscribe. For readers that keep their own place in the reply.
    */
-  listen(onChunk: () => void, onClose: () => void): () => void {
-    const listener = { onChunk, onClose };
+  listen(onChunk: (chunk: UIMessageChunk) => void, onClose: () => void): () => void {
+    const listener: Listener = { onChunk, onClose };
     if (this.closed) {
       onClose();
       return () => {};
@@ -51,10 +60,16 @@ export class TurnStream {
     return () => this.listeners.delete(listener);
   }
 
+  follow(onChunk: (chunk: UIMessageChunk) => void, onEnd: () => void): () => void {
+    for (const chunk of this.chunks) onChunk(chunk);
+    return this.listen(onChunk, onEnd);
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
 
+  /** The same as a web stream (for readers that want one; the HTTP answer uses `follow`). */
   subscribe(): ReadableStream<UIMessageChunk> {
     let self: ReadableStreamDefaultController<UIMessageChunk> | undefined;
     return new ReadableStream<UIMessageChunk>({
@@ -81,4 +96,31 @@ export function endOfReply(status: TurnStatus): UIMessageChunk[] {
   if (status === 'interrupted')
     return [{ type: 'abort' }, { type: 'finish', messageMetadata: { interrupted: true } }];
   return [{ type: 'finish' }];
+}
+
+/** A web stream of chunks as a `ReplySource` (a reply followed from another instance). */
+export function replySourceOf(stream: ReadableStream<UIMessageChunk>): ReplySource {
+  return {
+    follow(onChunk, onEnd) {
+      const reader = stream.getReader();
+      let stopped = false;
+      void (async () => {
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (stopped) return;
+            if (done) break;
+            onChunk(value);
+          }
+          onEnd();
+        } catch (error) {
+          if (!stopped) onEnd(error);
+        }
+      })();
+      return () => {
+        stopped = true;
+        reader.cancel().catch(() => {});
+      };
+    },
+  };
 }

@@ -185,13 +185,43 @@ export class AiSdkDriver implements RuntimeDriver {
         return describeError(error);
       },
     }) as AsyncIterable<UIMessageChunk>;
-    yield* this.stream(chunks, result.totalUsage, {
-      abortSignal,
-      boundaries,
-      calls,
-      steering,
-      streamed,
-    });
+    // The run's UI stream as driver events, the boundaries and suspensions in their places: read
+    // here, not in a generator of its own, since each generator a chunk passes costs promise jobs.
+    let step = -1;
+    let failed = false;
+    try {
+      for await (const chunk of chunks) {
+        if (chunk.type === 'start-step') {
+          step += 1;
+          const boundary = boundaries.get(step);
+          if (boundary) yield { type: 'steer-boundary', ...boundary };
+        } else if (chunk.type === 'tool-input-available') {
+          calls.set(chunk.toolCallId, {
+            toolCallId: chunk.toolCallId,
+            toolName: chunk.toolName,
+            args: chunk.input ?? {},
+          });
+        } else if (chunk.type === 'tool-approval-request') {
+          // The host names the request by its own id and shows it once it is recorded.
+          const call = calls.get(chunk.toolCallId);
+          if (call) yield { type: 'suspended', call: { ...call, resumeToken: tokenOfCall(call) } };
+        } else if (chunk.type === 'error') {
+          failed = true;
+          yield { type: 'error', error: streamed.error ?? new Error(chunk.errorText) };
+          continue;
+        } else if (chunk.type === 'abort') {
+          continue;
+        }
+        yield { type: 'chunk', chunk };
+      }
+    } finally {
+      steering.open = false;
+    }
+    if (failed || abortSignal.aborted) return;
+    const usage = tokenUsageOf(await Promise.resolve(result.totalUsage).catch(() => undefined));
+    if (usage) yield { type: 'usage', usage };
+    // No save of its own to fail: the runner writes the run's messages (see the class comment).
+    yield { type: 'turn-complete', saved: true };
   }
 
   /** Reads what the run needs before its first model call: settings, window, tools. */
@@ -233,56 +263,6 @@ export class AiSdkDriver implements RuntimeDriver {
       );
     }
     return { messages, tools, policy };
-  }
-
-  /** The run's UI stream as driver events, the boundaries and suspensions in their places. */
-  private async *stream(
-    chunks: AsyncIterable<UIMessageChunk>,
-    totalUsage: PromiseLike<Parameters<typeof tokenUsageOf>[0]>,
-    run: {
-      abortSignal: AbortSignal;
-      boundaries: Map<number, { steers: SteerMessage[]; continuationMessageId: string }>;
-      calls: Map<string, Omit<SuspendedCall, 'resumeToken'>>;
-      steering: { open: boolean };
-      /** The error behind the stream's last error chunk, as the model call raised it. */
-      streamed: { error?: unknown };
-    },
-  ): AsyncGenerator<DriverEvent> {
-    let step = -1;
-    let failed = false;
-    try {
-      for await (const chunk of chunks) {
-        if (chunk.type === 'start-step') {
-          step += 1;
-          const boundary = run.boundaries.get(step);
-          if (boundary) yield { type: 'steer-boundary', ...boundary };
-        } else if (chunk.type === 'tool-input-available') {
-          run.calls.set(chunk.toolCallId, {
-            toolCallId: chunk.toolCallId,
-            toolName: chunk.toolName,
-            args: chunk.input ?? {},
-          });
-        } else if (chunk.type === 'tool-approval-request') {
-          // The host names the request by its own id and shows it once it is recorded.
-          const call = run.calls.get(chunk.toolCallId);
-          if (call) yield { type: 'suspended', call: { ...call, resumeToken: tokenOfCall(call) } };
-        } else if (chunk.type === 'error') {
-          failed = true;
-          yield { type: 'error', error: run.streamed.error ?? new Error(chunk.errorText) };
-          continue;
-        } else if (chunk.type === 'abort') {
-          continue;
-        }
-        yield { type: 'chunk', chunk };
-      }
-    } finally {
-      run.steering.open = false;
-    }
-    if (failed || run.abortSignal.aborted) return;
-    const usage = tokenUsageOf(await Promise.resolve(totalUsage).catch(() => undefined));
-    if (usage) yield { type: 'usage', usage };
-    // No save of its own to fail: the runner writes the run's messages (see the class comment).
-    yield { type: 'turn-complete', saved: true };
   }
 }
 
