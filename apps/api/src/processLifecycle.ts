@@ -29,19 +29,6 @@ export function beginShutdown(logger: Logger, signal: string): number {
   return Date.now() + SHUTDOWN_BOUND_MS;
 }
 
-/** Whether `work` settled within `ms` (a rejection is passed on). */
-export async function withinMs(work: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true as const), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** BETTER_AUTH_SECRET, or one generated once and kept under DATA_DIR so sessions survive restarts. */
 export function authSecret(config: Config): string {
   if (config.BETTER_AUTH_SECRET) return config.BETTER_AUTH_SECRET;

@@ -62,7 +62,8 @@ import { RateLimiter } from './platform/rateLimit';
 import { databaseReadiness } from './platform/readiness';
 import { StartSlots } from './platform/startSlots';
 import { UPLOAD_LINE, UploadSlots } from './platform/uploadSlots';
-import { authSecret, embeddedPostgresLog, withinMs } from './processLifecycle';
+import { withinMs } from './platform/withinMs';
+import { authSecret, embeddedPostgresLog } from './processLifecycle';
 import type { ApiServices } from './routes/services';
 
 export interface Runtime {

@@ -3,7 +3,8 @@ import { backoffDelay } from '@chat/contracts';
 import { connect } from '@chat/db';
 import type { Config } from './platform/config';
 import type { Logger } from './platform/logger';
-import { authSecret, beginShutdown, embeddedPostgresLog, withinMs } from './processLifecycle';
+import { withinMs } from './platform/withinMs';
+import { authSecret, beginShutdown, embeddedPostgresLog } from './processLifecycle';
 
 /** A replacement for a process that died soon after it started waits longer each time, up to this. */
 const MAX_RESTART_DELAY_MS = 30_000;

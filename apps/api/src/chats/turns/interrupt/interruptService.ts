@@ -3,6 +3,7 @@ import type { TurnRow } from '@chat/db';
 import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
 import type { Signal } from '../../../platform/notifications';
+import { withinMs } from '../../../platform/withinMs';
 import { requireOwnedThread } from '../../threads/repository';
 import { cancelAwaitingTurn } from '../approval/suspend';
 import type { HeadClaims } from '../claim/headClaim';
@@ -118,7 +119,7 @@ export class InterruptService {
         reached.stopped = true;
         // It runs here: its end is known without a round trip through the signal channel (bounded:
         // a turn settling while the database is away waits for it; the wait below then answers).
-        await withinMs(this.deps.runner.finished(active.id), this.timeoutMs());
+        await withinMs(this.deps.runner.finished(active.id) ?? Promise.resolve(), this.timeoutMs());
         return toTurn(await this.waitUntilSettled(active, watch));
       }
       if (!options.interruptSent)
@@ -267,11 +268,4 @@ export class InterruptService {
       await watch.wait(SETTLE_RECHECK_MS);
     }
   }
-}
-
-/** Waits for `work` at most `ms`. */
-async function withinMs(work: Promise<void> | undefined, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
