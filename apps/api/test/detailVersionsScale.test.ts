@@ -151,6 +151,7 @@ async function measure(label: string, threadId: string): Promise<void> {
     cpuMs.push((used.user + used.system) / 1000);
   }
   const load = (await import('node:os')).loadavg()[0]?.toFixed(2);
+  if (process.env.DETAIL_PROFILE === '1') await profileReads(threadId);
   console.log(
     [
       `${label}: ${detail.messages.length} messages, ${versions} with versions, ${userMessages.length} user`,
@@ -162,13 +163,61 @@ async function measure(label: string, threadId: string): Promise<void> {
   );
 }
 
+/** Where the detail's time goes (DETAIL_PROFILE=1): this process's CPU by function, and its reads. */
+async function profileReads(threadId: string): Promise<void> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  for (let i = 0; i < READS; i += 1)
+    await (await client.fetch('GET', `/api/threads/${threadId}`)).arrayBuffer();
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  const self = new Map<string, number>();
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const deltas = profile.timeDeltas ?? [];
+  (profile.samples ?? []).forEach((id, index) => {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) return;
+    const name = `${frame.functionName || '(anon)'} ${frame.url.replace(/.*node_modules\//, '').replace(/.*wt-detail3\//, '')}:${frame.lineNumber}`;
+    self.set(name, (self.get(name) ?? 0) + (deltas[index] ?? 0) / 1000);
+  });
+  const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
+  console.log(top.map(([name, ms]) => `  ${(ms / READS).toFixed(2)} ms/read  ${name}`).join('\n'));
+
+  const db = api.runtime.database.db;
+  const { thread, branch } = await activeBranch(threadId);
+  const time = async (label: string, work: () => Promise<unknown>) => {
+    const spent: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const started = performance.now();
+      await work();
+      spent.push(performance.now() - started);
+    }
+    console.log(`  ${label}: median ${median(spent).toFixed(2)} ms`);
+  };
+  const shown = await activeTranscript(db, thread);
+  const { repairBranchLineage } = await import('../src/chats/branches/lineageRepository');
+  await time('repairBranchLineage (nothing to repair)', () =>
+    repairBranchLineage(db, threadId, branch.id, shown.userMessages),
+  );
+  await time('readMarkedBranchMessages (no cache)', () =>
+    transcriptTables.readMarkedBranchMessages(db, branch),
+  );
+  await time('context window state', () =>
+    api.runtime.services.threads['deps'].windows.forModel(thread.model).state(db, branch),
+  );
+}
+
 describe.runIf(RUN)('thread detail versions at scale (measurement)', () => {
   it(
     'times the versions of 2,000 and 5,000 messages',
     async () => {
       const small = await buildThread(2_000, 4);
-      const large = await buildThread(5_000, 10);
       await measure('2,000 / 4 edits', small);
+      if (process.env.DETAIL_SMALL_ONLY === '1') return;
+      const large = await buildThread(5_000, 10);
       await measure('5,000 / 10 edits', large);
       if (OTHER_THREADS > 0) {
         for (let i = 0; i < OTHER_THREADS; i += 1) await buildThread(1_000, 3);
