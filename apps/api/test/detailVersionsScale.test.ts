@@ -117,6 +117,10 @@ async function measure(label: string, threadId: string): Promise<void> {
   let plan: Record<string, unknown> = {};
   const fresh: number[] = [];
   let newPlan: Record<string, unknown> = {};
+  const [table] = await db.execute<{ name: string | null }>(
+    sql`select to_regclass('lineage_forks')::text as name`,
+  );
+  const hasForks = Boolean(table?.name);
   for (let i = 0; i < 10; i += 1) {
     const explained = await explainSiblingScan(db, threadId, branch.id, userMessages);
     plan = explained.Plan as Record<string, unknown>;
@@ -124,7 +128,8 @@ async function measure(label: string, threadId: string): Promise<void> {
     const started = performance.now();
     await listSiblingRows(db, threadId, branch.id, userMessages);
     now.push(performance.now() - started);
-    // The statement listSiblingRows runs (lineageRepository.ts), with its plan.
+    // The statement listSiblingRows runs (lineageRepository.ts), with its plan (when it exists).
+    if (!hasForks) continue;
     const [forks] = await db.execute<{ 'QUERY PLAN': Array<Record<string, unknown>> }>(sql`
       explain (analyze, buffers, format json)
       select l.message_id, l.parent_id, l.branch_id, l.created_at, b.last_active_at
@@ -204,9 +209,6 @@ async function profileReads(threadId: string): Promise<void> {
   );
   await time('readMarkedBranchMessages (no cache)', () =>
     transcriptTables.readMarkedBranchMessages(db, branch),
-  );
-  await time('context window state', () =>
-    api.runtime.services.threads['deps'].windows.forModel(thread.model).state(db, branch),
   );
 }
 
