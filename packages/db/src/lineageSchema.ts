@@ -32,3 +32,25 @@ export const messageLineage = pgTable(
 );
 
 export type MessageLineageRow = typeof messageLineage.$inferSelect;
+
+/**
+ * Where the thread's conversation may fork (ADR-056): every message (by origin id; '' for the
+ * start) after which two branches can hold different user messages. A branch's next message goes
+ * after its last one, so a message gains a second child only where a version was made after it
+ * (an edit or a regenerate: the new branch's copies end there) or where a branch's messages after
+ * it were deleted (a deleted latest turn, a failed attempt resolved); those writes add the row,
+ * before the second child exists. Thread detail reads the lineage rows under these parents only,
+ * instead of the rows of every user message it shows on every other branch. Rows are never
+ * removed but with the thread: one that no longer forks costs a lookup, never a wrong version.
+ */
+export const lineageForks = pgTable(
+  'lineage_forks',
+  {
+    threadId: uuid('thread_id')
+      .notNull()
+      .references(() => threads.id, { onDelete: 'cascade' }),
+    /** The origin id of the message the fork is after; '' for the start of the conversation. */
+    parentId: text('parent_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.threadId, t.parentId] })],
+);

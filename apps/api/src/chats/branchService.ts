@@ -209,6 +209,8 @@ export class BranchService {
         const deleted = stored.slice(index).map((message) => message.id);
         await transcriptTables.deleteMessages(tx, deleted);
         await deleteLineage(tx, branch.id, deleted.map(originOf));
+        // What the branch holds next goes where the deleted message was, beside its copies elsewhere.
+        await transcriptTables.markBranchTailFork(tx, branch.id);
         which = { messageIds: deleted };
       }
       const forgotten = await forgetTurnsOfDeletedMessages(tx, threadId, which);
@@ -267,6 +269,8 @@ export class BranchService {
       );
       await transcriptTables.writeBranchLineage(tx, branchId);
     }
+    // Its copies end where the edited message was: the version's own message forks there.
+    await transcriptTables.markBranchTailFork(tx, branchId);
     await markBranchActive(tx, branchId);
     return branch;
   }

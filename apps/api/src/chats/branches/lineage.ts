@@ -60,9 +60,12 @@ export function versionsFromLineage(
   for (const row of others) add(row);
   const versions = new Map<string, MessageVersion>();
   if (siblingsByParent.size === 0) return versions;
-  for (const message of shown) add({ ...activeBranch, ...message });
+  // Only the shown messages that have other versions are looked at (a handful of a long chat's):
+  // a transcript holds each message once, so no other shown message shares their parent.
+  const withOthers = shown.filter((message) => siblingsByParent.has(message.parentId));
+  for (const message of withOthers) add({ ...activeBranch, ...message });
 
-  for (const message of shown) {
+  for (const message of withOthers) {
     const siblings = siblingsByParent.get(message.parentId);
     if (!siblings || siblings.size < 2) continue;
     const ordered = [...siblings.entries()].sort(

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '@chat/db';
+import { type Database, preparedSql, type Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
 import { textArray } from '../../platform/sqlArrays';
 import { transcriptTables } from '../transcript/tables';
@@ -80,8 +80,10 @@ export async function heldMessageIds(
 
 /**
  * The other live branches' user messages that are versions of the shown ones: rows whose parent is
- * the parent of a shown user message, but which are not themselves shown. Touches the thread's
- * parent index only; a thread without edits returns nothing.
+ * the parent of a shown user message, but which are not themselves shown (ADR-056). Only parents
+ * the thread has as forks (`lineage_forks`) can hold such a row, so only their rows are read: a
+ * handful per version, whatever the chat's length; a thread without edits reads none. What is
+ * shown is matched here, not sent: the rows are few, the shown messages can be thousands.
  */
 export async function listSiblingRows(
   q: Queryable,
@@ -90,34 +92,41 @@ export async function listSiblingRows(
   shown: ReadonlyArray<{ messageId: string; parentId: string }>,
 ): Promise<LineageRow[]> {
   if (shown.length === 0) return [];
-  const rows = await q.execute<{
-    message_id: string;
-    parent_id: string;
-    branch_id: string;
-    created_at: string;
-    last_active_at: string;
-  }>(sql`
-    with shown as (
-      select * from unnest(
-        ${textArray(shown.map((row) => row.messageId))},
-        ${textArray(shown.map((row) => row.parentId))}
-      ) as s(message_id, parent_id)
-    )
+  const rows = await selectForkRows(q, { threadId, activeBranchId });
+  if (rows.length === 0) return [];
+  const shownIds = new Set<string>();
+  const shownParents = new Set<string>();
+  for (const row of shown) {
+    shownIds.add(row.messageId);
+    shownParents.add(row.parentId);
+  }
+  return rows
+    .filter((row) => shownParents.has(row.parent_id) && !shownIds.has(row.message_id))
+    .map((row) => ({
+      branchId: row.branch_id,
+      lastActiveAt: new Date(row.last_active_at),
+      messageId: row.message_id,
+      parentId: row.parent_id,
+      createdAt: new Date(row.created_at),
+    }));
+}
+
+/** Read by every thread detail: built once (preparedSql). */
+const selectForkRows = preparedSql<
+  { threadId: string; activeBranchId: string },
+  { message_id: string; parent_id: string; branch_id: string; created_at: string; last_active_at: string }
+>(
+  'lineage_fork_rows',
+  sql`
     select l.message_id, l.parent_id, l.branch_id, ${isoText(sql`l.created_at`)} as created_at,
       ${isoText(sql`b.last_active_at`)} as last_active_at
     from message_lineage l
     join branches b on b.id = l.branch_id and b.removed_at is null
-    where l.thread_id = ${threadId} and l.branch_id <> ${activeBranchId}
-      and l.parent_id in (select parent_id from shown)
-      and not exists (select 1 from shown where shown.message_id = l.message_id)`);
-  return rows.map((row) => ({
-    branchId: row.branch_id,
-    lastActiveAt: new Date(row.last_active_at),
-    messageId: row.message_id,
-    parentId: row.parent_id,
-    createdAt: new Date(row.created_at),
-  }));
-}
+    where l.thread_id = ${sql.placeholder('threadId')}
+      and l.parent_id = any(array(
+        select f.parent_id from lineage_forks f where f.thread_id = ${sql.placeholder('threadId')}))
+      and l.branch_id <> ${sql.placeholder('activeBranchId')}`,
+);
 
 /** A timestamp as ISO text a JS Date parses (milliseconds, as a JS Date holds it). */
 function isoText(column: SQL) {

@@ -191,6 +191,7 @@ export async function writeNewChat(
   await transcriptTables.insertMessages(tx, memory);
   for (const [branchId, rows] of copies) await insertMessageOrigins(tx, branchId, rows);
   for (const branchId of branchOf.values()) await transcriptTables.writeBranchLineage(tx, branchId);
+  await transcriptTables.markThreadForks(tx, thread.id);
 
   const turnOf = await writeTurns(tx, thread.id, content, { branchOf, idOf, ownerOf, message, attachmentOf });
   await insertFeedbackRows(

@@ -199,6 +199,10 @@ export interface TranscriptTables {
   writeUserMessageLineage(q: Queryable, branchId: string, messageId: string): Promise<void>;
   /** Deletes the lineage rows of `messageIds` (origin ids) whose message is really gone from the branch. */
   deleteLineageOfGoneMessages(q: Queryable, branchId: string, messageIds: string[]): Promise<void>;
+  /** The branch's last message becomes a fork of its thread (a new version's, a deleted turn's). */
+  markBranchTailFork(q: Queryable, branchId: string): Promise<void>;
+  /** Every fork of a thread written whole (an import), from its lineage rows and branches. */
+  markThreadForks(q: Queryable, threadId: string): Promise<void>;
 
   /** Every stored row of user `from` becomes `to`'s. Running it again moves nothing more. */
   moveRowsOfUser(q: Queryable, from: string, to: string): Promise<void>;

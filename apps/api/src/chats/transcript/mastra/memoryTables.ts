@@ -607,6 +607,44 @@ const insertUserMessageLineage = preparedSql<{ branchId: string; messageId: stri
       set parent_id = excluded.parent_id, created_at = excluded.created_at`,
 );
 
+/** A branch's last message (not a system one) by origin id, or '' when it holds none. */
+const BRANCH_TAIL = (branch: SQL) => sql`coalesce((
+  select coalesce(o.origin_id, m.id) from ${MESSAGES} m
+  left join message_origins o on o.branch_id = ${branch}.id and o.message_id = m.id
+  where m.thread_id = ${branch}.memory_thread_id and m.role <> 'system'
+  order by m."createdAt" desc, m.id desc
+  limit 1
+), '')`;
+
+/**
+ * Records the branch's last message as a fork of its thread (`lineage_forks`, ADR-056): what the
+ * branch holds next goes after it, and may differ from what another branch holds there. Run where
+ * that becomes possible: a new version's copies just made (before its own message), a branch's
+ * latest messages just deleted.
+ */
+export async function markBranchTailFork(q: Queryable, branchId: string): Promise<void> {
+  await q.execute(sql`
+    insert into lineage_forks (thread_id, parent_id)
+    select b.thread_id, ${BRANCH_TAIL(sql`b`)} from branches b where b.id = ${branchId}
+    on conflict do nothing`);
+}
+
+/**
+ * Records every fork of a thread written whole (an import, a copy): each message under which its
+ * lineage rows hold more than one user message, and each live branch's last message (what comes
+ * next there may differ from another branch's). Run after its lineage rows are written.
+ */
+export async function markThreadForks(q: Queryable, threadId: string): Promise<void> {
+  await q.execute(sql`
+    insert into lineage_forks (thread_id, parent_id)
+    select thread_id, parent_id from message_lineage where thread_id = ${threadId}
+    group by thread_id, parent_id having count(distinct message_id) > 1
+    union
+    select b.thread_id, ${BRANCH_TAIL(sql`b`)} from branches b
+    where b.thread_id = ${threadId} and b.removed_at is null
+    on conflict do nothing`);
+}
+
 /** Deletes the lineage rows of `messageIds` (origin ids) whose message is really gone from the branch. */
 export async function deleteLineageOfGoneMessages(
   q: Queryable,

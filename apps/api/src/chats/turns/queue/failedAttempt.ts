@@ -15,6 +15,8 @@ export async function removeFailedAttempt(tx: Queryable, turn: TurnRow): Promise
   if (turn.status !== 'failed') return;
   const ids = [turn.userMessageId, turn.assistantMessageId].filter((id): id is string => id !== null);
   await transcriptTables.deleteMessages(tx, ids);
+  // What the branch holds next goes where the attempt was (a retry's message, another turn's).
+  await transcriptTables.markBranchTailFork(tx, turn.branchId);
 }
 
 /** The columns that tied a turn to an attempt that is gone. */
