@@ -1,24 +1,23 @@
 import { schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { activeTranscript } from '../src/chats/branches/activeTranscript';
-import { listSiblingRows } from '../src/chats/branches/lineageRepository';
-import { transcriptTables } from '../src/chats/transcript/tables';
-import { type ApiClient, readChunks } from './support/client';
-import { explainSiblingScan, scanSiblingRows } from './support/siblingScan';
-import { type TestApi, useTestApi } from './support/testApi';
+import { activeTranscript } from '../../src/chats/branches/activeTranscript';
+import { listSiblingRows } from '../../src/chats/branches/lineageRepository';
+import { transcriptTables } from '../../src/chats/transcript/tables';
+import { type ApiClient, readChunks } from '../support/client';
+import { explainSiblingScan, scanSiblingRows } from '../support/siblingScan';
+import { type TestApi, useTestApi } from '../support/testApi';
 
 /**
- * A measurement, not a test (skipped unless DETAIL_VERSIONS_SCALE=1): the cost of the versions of
+ * A measurement, not a test (`pnpm --filter @chat/api probe`, outside the test command): the cost of the versions of
  * a long chat's thread detail (issue 38). Grows threads through the database (turns written as
  * memory rows with their lineage rows, as a settle leaves them) with edits through the API spread
  * evenly along the way (as `bench/src/scenarios/detail.ts` does), optionally beside other threads'
  * rows, then times GET detail (median of 20) and the versions query alone (EXPLAIN ANALYZE of the
  * query detail ran before issue 38, and of `listSiblingRows`, alternating).
  *
- *   DETAIL_VERSIONS_SCALE=1 OTHER_THREADS=40 npx vitest run test/detailVersionsScale.test.ts
+ *   OTHER_THREADS=40 npx vitest run --config vitest.probe.config.ts test/probes/detailVersionsScale.probe.ts
  */
-const RUN = process.env.DETAIL_VERSIONS_SCALE === '1';
 const OTHER_THREADS = Number(process.env.OTHER_THREADS ?? 0);
 const READS = 20;
 
@@ -203,7 +202,7 @@ async function profileReads(threadId: string): Promise<void> {
     console.log(`  ${label}: median ${median(spent).toFixed(2)} ms`);
   };
   const shown = await activeTranscript(db, thread);
-  const { repairBranchLineage } = await import('../src/chats/branches/lineageRepository');
+  const { repairBranchLineage } = await import('../../src/chats/branches/lineageRepository');
   await time('repairBranchLineage (nothing to repair)', () =>
     repairBranchLineage(db, threadId, branch.id, shown.userMessages),
   );
@@ -212,7 +211,7 @@ async function profileReads(threadId: string): Promise<void> {
   );
 }
 
-describe.runIf(RUN)('thread detail versions at scale (measurement)', () => {
+describe('thread detail versions at scale (measurement)', () => {
   it(
     'times the versions of 2,000 and 5,000 messages',
     async () => {
