@@ -190,7 +190,7 @@ export class AiSdkDriver implements RuntimeDriver {
     // The run's parts as the UI chunks `toUIMessageStream` would make (`uiChunks.ts`), and those as
     // driver events, the boundaries and suspensions in their places: read here, not in a generator
     // or a web stream of their own, since each one a word passes costs promise jobs (ADR-055, 058).
-    const parts = partsOf(result);
+    const { reader: parts, partOf } = partsOf(result);
     let step = -1;
     let failed = false;
     let done = false;
@@ -201,7 +201,7 @@ export class AiSdkDriver implements RuntimeDriver {
           done = true;
           break;
         }
-        const chunk = uiChunkOf(read.value, options);
+        const chunk = uiChunkOf(partOf(read.value), options);
         if (chunk === undefined) continue;
         if (chunk.type === 'start-step') {
           step += 1;

@@ -34,9 +34,36 @@ export function uiChunkOf(
   });
 }
 
-/** The run's parts, read with a reader of its own (no async iterator wrapper per part). */
-export function partsOf(result: {
-  fullStream: ReadableStream<TextStreamPart<ToolSet>>;
-}): ReadableStreamDefaultReader<TextStreamPart<ToolSet>> {
-  return result.fullStream.getReader();
+/** A run's parts as read: a reader, and the part in each value it reads. */
+export interface RunParts {
+  reader: ReadableStreamDefaultReader<unknown>;
+  partOf(value: unknown): TextStreamPart<ToolSet>;
+  /** Read from the result's own stream, not through `fullStream`'s copy. */
+  direct: boolean;
+}
+
+/**
+ * The run's parts, read with a reader of our own (no async iterator wrapper per part). The
+ * result's `fullStream` is a branch of a `tee` of its own stream and two transforms more (one takes
+ * the part out of the `{ part, partialOutput }` its own stream carries, one wraps it for `for
+ * await`), and the other branch, which nobody reads, keeps a copy of every part until the run is
+ * dropped. So the result's own stream (`baseStream`, not in the SDK's types, the `ai` version is
+ * pinned) is read when it is there and unread, with the part taken out here; otherwise
+ * `fullStream`. `test/aiSdkUiChunks.test.ts` checks the chunks either way, and that the result's
+ * own stream is what is read.
+ */
+export function partsOf(result: { fullStream: ReadableStream<TextStreamPart<ToolSet>> }): RunParts {
+  const own = (result as { baseStream?: unknown }).baseStream;
+  if (own instanceof ReadableStream && !own.locked) {
+    return { reader: own.getReader(), partOf: partOfBase, direct: true };
+  }
+  return { reader: result.fullStream.getReader(), partOf: itself, direct: false };
+}
+
+function partOfBase(value: unknown): TextStreamPart<ToolSet> {
+  return (value as { part: TextStreamPart<ToolSet> }).part;
+}
+
+function itself(value: unknown): TextStreamPart<ToolSet> {
+  return value as TextStreamPart<ToolSet>;
 }
