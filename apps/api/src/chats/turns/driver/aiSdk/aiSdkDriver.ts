@@ -28,6 +28,7 @@ import type {
 } from '../types';
 import { deniedOutput, resultOutput, type StoredMessage, toModelMessages } from './modelMessages';
 import { callOfToken, tokenOfCall } from './resumeToken';
+import { partsOf, type UiChunkOptions, uiChunkOf } from './uiChunks';
 
 /** What the AI SDK driver needs of the host: models, tools and the conversation's window. */
 export interface AiSdkDriverDeps {
@@ -175,22 +176,33 @@ export class AiSdkDriver implements RuntimeDriver {
     });
 
     const streamed: { error?: unknown } = {};
-    const chunks = result.toUIMessageStream({
+    const options: UiChunkOptions = {
+      tools,
       // A resumed reply goes on in the message the person sees (the runner opens it).
       sendStart: segment.kind === 'start',
-      generateMessageId: () => crypto.randomUUID(),
+      messageId: crypto.randomUUID(),
       // The stream carries text; the host words the failure from the error itself (F3).
       onError: (error: unknown) => {
         streamed.error = error;
         return describeError(error);
       },
-    }) as AsyncIterable<UIMessageChunk>;
-    // The run's UI stream as driver events, the boundaries and suspensions in their places: read
-    // here, not in a generator of its own, since each generator a chunk passes costs promise jobs.
+    };
+    // The run's parts as the UI chunks `toUIMessageStream` would make (`uiChunks.ts`), and those as
+    // driver events, the boundaries and suspensions in their places: read here, not in a generator
+    // or a web stream of their own, since each one a word passes costs promise jobs (ADR-055, 058).
+    const { reader: parts, partOf } = partsOf(result);
     let step = -1;
     let failed = false;
+    let done = false;
     try {
-      for await (const chunk of chunks) {
+      for (;;) {
+        const read = await parts.read();
+        if (read.done) {
+          done = true;
+          break;
+        }
+        const chunk = uiChunkOf(partOf(read.value), options);
+        if (chunk === undefined) continue;
         if (chunk.type === 'start-step') {
           step += 1;
           const boundary = boundaries.get(step);
@@ -216,6 +228,9 @@ export class AiSdkDriver implements RuntimeDriver {
       }
     } finally {
       steering.open = false;
+      // Closed early (Stop, the host's close, a failure): the run's stream is cancelled, as leaving
+      // a `for await` over it did.
+      if (!done) parts.cancel().catch(() => {});
     }
     if (failed || abortSignal.aborted) return;
     const usage = tokenUsageOf(await Promise.resolve(result.totalUsage).catch(() => undefined));
