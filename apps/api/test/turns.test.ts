@@ -103,6 +103,38 @@ describe('a send on an idle thread (Q1, Q2)', () => {
     expect(row?.finishedAt).not.toBeNull();
   });
 
+  it('has the turn settled whole when its stream ends: reply, lineage and counts stored, the next send starts', async () => {
+    // The reply is stored in the settle's own transaction (ADR-057): nothing of it may come after
+    // the stream's end, and the user message's lineage row reads the message the settle wrote.
+    const threadId = await client.createThread();
+    for (const label of ['First', 'Second']) {
+      const response = await client.send(threadId, `${label} [[words:20]] [[delay:0]]`);
+      expect(response.status).toBe(200);
+      const chunks = await readChunks(response);
+      expect(chunks.at(-1)?.type).toBe('finish');
+      // Read before the detail, which would repair a missing lineage row and count what is uncounted.
+      const { db } = api.runtime.database;
+      const lineage = await db
+        .select()
+        .from(schema.messageLineage)
+        .where(eq(schema.messageLineage.threadId, threadId));
+      const counted = await db
+        .select()
+        .from(schema.messageTokenCounts)
+        .where(eq(schema.messageTokenCounts.threadId, threadId));
+      const detail = await client.detail(threadId);
+      expect(detail.turnQueue.activeTurn).toBeNull();
+      const last = detail.messages.at(-1);
+      expect(last?.id).toBe(chunks[0]?.messageId);
+      expect(textOfMessage(last)).toBe(textOfChunks(chunks));
+      const user = detail.messages.at(-2);
+      expect(lineage.map((row) => row.messageId)).toContain(user?.id);
+      expect(counted.map((row) => row.messageId)).toEqual(expect.arrayContaining([user?.id, last?.id]));
+    }
+    const rows = await turnRows(threadId);
+    expect(rows.map((row) => row.status)).toEqual(['completed', 'completed']);
+  });
+
   it('returns every message of a long conversation, not just the last page', async () => {
     const threadId = await client.createThread();
     for (let i = 0; i < 12; i += 1)

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestServer, type TestDatabase } from '../src/testing';
@@ -75,6 +76,51 @@ describe('a transaction on a busy pool', () => {
         await Promise.all([...busy, ...transactions, ...others]);
       }
       expect(seen.filter((name) => name === 'inside')).toEqual([]);
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+describe("a transaction's round trips", () => {
+  it('sends its first statements with its BEGIN, not after its answer (ADR-057)', async () => {
+    // Every write the client makes to its one connection, counted on the socket.
+    let writes = 0;
+    const url = new URL(database.url);
+    // `socket` is an option of the client that its types leave out.
+    const options = {
+      max: 1,
+      onnotice: () => {},
+      socket: () => {
+        const socket = url.searchParams.get('host')
+          ? net.connect(`${url.searchParams.get('host')}/.s.PGSQL.${url.port || 5432}`)
+          : net.connect(Number(url.port || 5432), url.hostname);
+        const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+        socket.write = ((...args: unknown[]) => {
+          writes++;
+          return write(...args);
+        }) as typeof socket.write;
+        return socket;
+      },
+    };
+    const sql = postgres(database.url, options);
+    try {
+      await sql`select 1`.execute();
+      // The first round prepares the statements on the connection (their descriptions are asked for).
+      for (const name of ['warm', 'first', 'second']) {
+        writes = 0;
+        const seen = await sql.begin(async (tx) => {
+          await tx`select set_config('application_name', ${name}, true)`;
+          return (await tx`select current_setting('application_name') as name`)[0]?.name as string;
+        });
+        const written = writes;
+        // Set inside the transaction (local to it): both statements ran in it.
+        expect(seen).toBe(name);
+        expect(await appName(sql)).not.toBe(name);
+        // BEGIN with the first statement, the second after its answer, COMMIT: three writes (four
+        // when BEGIN's answer was waited for).
+        if (name !== 'warm') expect(written).toBe(3);
+      }
     } finally {
       await sql.end();
     }

@@ -191,41 +191,53 @@ export async function storeTurnMessages(
   turn: TurnMessages,
 ): Promise<{ replyId: string | null; written: StoredMessage[] }> {
   const stored = await messagesFromUserMessage(q, turn.memoryThreadId, turn.userMessage.id);
-  const { replyId, written } = await storeMissing(transcript, turn, stored);
-  await afterNewest([...stored, ...written].map((message) => new Date(message.createdAt).getTime()));
-  return { replyId, written };
+  const plan = planTurnMessages(turn, stored);
+  // Through the store's own connections, in the order that never leaves the reply without a copy.
+  if (plan.empty.length > 0) await transcript.deleteMessages(plan.empty);
+  if (plan.writes.length > 0) {
+    // Made first when missing (a turn whose user message is the conversation's first).
+    await transcript.saveMessages(conversationOf(turn), plan.writes);
+  }
+  if (plan.replaced.length > 0) await transcript.deleteMessages(plan.replaced);
+  await afterNewest(plan.stamps);
+  return { replyId: plan.replyId, written: plan.writes };
 }
 
 /**
- * Memory orders a branch by each message's `createdAt`, and the next turn's messages are stamped
- * with the time they are made: they must come after every message of this turn, which can be
- * stamped ahead of the clock (Mastra stamps messages made within one millisecond a millisecond
- * apart; a repaired reply is stamped after its user message whatever the clock says). So this
- * waits until the clock has passed the newest, usually not at all. Mastra's own save paused 10 ms
- * after every run for the same reason; that pause is patched out (ADR-032). A stamp further ahead
- * than MAX_STAMP_LEAD_MS is another clock's (a skewed instance), which waiting would not mend.
+ * What making sure of a turn's messages takes, given what is stored from its user message on
+ * (`messagesFromUserMessage`): decided without the database, so a settle can read and write in
+ * its own transaction (`writeTurnMessages`).
  */
-async function afterNewest(stamps: readonly number[]): Promise<void> {
-  const newest = Math.min(Math.max(...stamps.filter(Number.isFinite)), Date.now() + MAX_STAMP_LEAD_MS);
-  while (Date.now() <= newest) await sleep(newest + 1 - Date.now());
+export interface TurnMessagesPlan {
+  /** Stored replies with nothing visible (an abort before the first word): deleted. */
+  empty: string[];
+  /** The messages to write (none when memory holds them all). */
+  writes: StoredMessage[];
+  /** Stored replies the record does not name (the record holds their content): deleted. */
+  replaced: string[];
+  /** The id of the reply as stored (the last message of it with something visible), or null. */
+  replyId: string | null;
+  /** The times of the turn's messages: the clock passes the newest before its turn is done. */
+  stamps: number[];
 }
 
-const MAX_STAMP_LEAD_MS = 250;
-
-async function storeMissing(
-  transcript: TranscriptStore,
-  turn: TurnMessages,
-  stored: StoredMessage[],
-): Promise<{ replyId: string | null; written: StoredMessage[] }> {
+/** The plan of `storeTurnMessages`: see `ensureTurnStored`. */
+export function planTurnMessages(turn: TurnMessages, stored: readonly StoredMessage[]): TurnMessagesPlan {
   const storedUser = stored[0];
   const after = stored.slice(1);
   // An abort before the first word leaves an assistant message with nothing visible in it (a
   // tool call is something: its card shows).
-  const empty = after.filter((message) => message.role === 'assistant' && !hasContent(message));
-  if (empty.length > 0) await transcript.deleteMessages(empty.map((message) => message.id));
-  const kept = after.filter((message) => !empty.includes(message));
+  const emptyMessages = after.filter((message) => message.role === 'assistant' && !hasContent(message));
+  const empty = emptyMessages.map((message) => message.id);
+  const kept = after.filter((message) => !emptyMessages.includes(message));
   if (storedUser && covers(kept, turn.messages)) {
-    return { replyId: kept.findLast((message) => message.role === 'assistant')?.id ?? null, written: [] };
+    return {
+      empty,
+      writes: [],
+      replaced: [],
+      replyId: kept.findLast((message) => message.role === 'assistant')?.id ?? null,
+      stamps: stampsOf(stored),
+    };
   }
 
   const storedAt = new Map(stored.map((message) => [message.id, message.createdAt]));
@@ -264,17 +276,58 @@ async function storeMissing(
     });
   }
   const named = new Set(turn.messages.map((message) => message.id));
-  const replaced = kept.filter((message) => message.role === 'assistant' && !named.has(message.id));
-  if (writes.length > 0) {
-    // Made first when missing (a turn whose user message is the conversation's first).
-    await transcript.saveMessages(
-      { memoryThreadId: turn.memoryThreadId, resourceId: turn.resourceId },
-      writes,
-    );
-  }
-  if (replaced.length > 0) await transcript.deleteMessages(replaced.map((message) => message.id));
-  return { replyId: writes.findLast((message) => message.role === 'assistant')?.id ?? null, written: writes };
+  const replaced = kept
+    .filter((message) => message.role === 'assistant' && !named.has(message.id))
+    .map((message) => message.id);
+  return {
+    empty,
+    writes,
+    replaced,
+    replyId: writes.findLast((message) => message.role === 'assistant')?.id ?? null,
+    stamps: stampsOf([...stored, ...writes]),
+  };
 }
+
+/**
+ * The plan's statements on `q` (a settle's transaction), sent together: issued in this call, in
+ * order, before anything the caller sends after it (statements on one connection run in the order
+ * they were sent), so a statement sent next may read what they wrote.
+ */
+export function writeTurnMessages(
+  q: Queryable,
+  turn: TurnMessages,
+  plan: TurnMessagesPlan,
+): Promise<unknown> {
+  const gone = [...plan.empty, ...plan.replaced];
+  return Promise.all([
+    gone.length > 0 ? transcriptTables.deleteMessages(q, gone) : undefined,
+    plan.writes.length > 0 ? transcriptTables.saveMessages(q, conversationOf(turn), plan.writes) : undefined,
+  ]);
+}
+
+function conversationOf(turn: TurnMessages) {
+  return { memoryThreadId: turn.memoryThreadId, resourceId: turn.resourceId };
+}
+
+function stampsOf(messages: ReadonlyArray<{ createdAt: Date }>): number[] {
+  return messages.map((message) => new Date(message.createdAt).getTime());
+}
+
+/**
+ * Memory orders a branch by each message's `createdAt`, and the next turn's messages are stamped
+ * with the time they are made: they must come after every message of this turn, which can be
+ * stamped ahead of the clock (Mastra stamps messages made within one millisecond a millisecond
+ * apart; a repaired reply is stamped after its user message whatever the clock says). So this
+ * waits until the clock has passed the newest, usually not at all. Mastra's own save paused 10 ms
+ * after every run for the same reason; that pause is patched out (ADR-032). A stamp further ahead
+ * than MAX_STAMP_LEAD_MS is another clock's (a skewed instance), which waiting would not mend.
+ */
+export async function afterNewest(stamps: readonly number[]): Promise<void> {
+  const newest = Math.min(Math.max(...stamps.filter(Number.isFinite)), Date.now() + MAX_STAMP_LEAD_MS);
+  while (Date.now() <= newest) await sleep(newest + 1 - Date.now());
+}
+
+const MAX_STAMP_LEAD_MS = 250;
 
 /**
  * Whether the stored messages after a turn's user message hold all of what was recorded: all of

@@ -192,6 +192,15 @@ export interface TranscriptTables {
   ): Promise<Map<string, string>>;
   /** Messages deleted by id. */
   deleteMessages(q: Queryable, messageIds: readonly string[]): Promise<void>;
+  /**
+   * Messages written by id into a conversation, as `TranscriptStore.saveMessages` writes them (an
+   * upsert; the conversation made first when missing), on the caller's connection or transaction.
+   */
+  saveMessages(
+    q: Queryable,
+    conversation: { memoryThreadId: string; resourceId: string },
+    messages: readonly StoredMessage[],
+  ): Promise<void>;
 
   /** The lineage rows of every user message of a branch, from its stored order (a new branch's). */
   writeBranchLineage(q: Queryable, branchId: string): Promise<void>;

@@ -1,4 +1,4 @@
-import type { Database } from '@chat/db';
+import type { Database, Queryable } from '@chat/db';
 import type { MastraDBMessage } from '@mastra/core/agent';
 import { AIV6Adapter } from '@mastra/core/agent/message-list';
 import type { Memory } from '@mastra/memory';
@@ -59,6 +59,7 @@ export const mastraTranscriptTables: TranscriptTables = {
   insertMessages: insertMemoryMessages,
   copyMessages: copyMemoryMessages,
   deleteMessages: deleteMemoryMessages,
+  saveMessages,
   writeBranchLineage,
   writeUserMessageLineage,
   deleteLineageOfGoneMessages,
@@ -82,6 +83,32 @@ function storedContentOf(message: UIMessageToStore): string {
     metadata: { createdAt: message.createdAt },
   } as Parameters<typeof AIV6Adapter.fromUIMessage>[0]);
   return JSON.stringify(stored.content);
+}
+
+/**
+ * The rows Mastra's `memory.saveMessages` would write, in one statement on the caller's connection
+ * or transaction (ADR-046); like it, a system message is never stored.
+ */
+async function saveMessages(
+  q: Queryable,
+  conversation: { memoryThreadId: string; resourceId: string },
+  messages: readonly StoredMessage[],
+): Promise<void> {
+  await saveConversationMessages(
+    q,
+    conversation,
+    messages
+      .filter((message) => message.role !== 'system')
+      .map((message) => ({
+        id: message.id,
+        threadId: message.threadId ?? conversation.memoryThreadId,
+        resourceId: message.resourceId ?? conversation.resourceId,
+        role: message.role as 'user' | 'assistant',
+        content: JSON.stringify(message.content),
+        createdAt: message.createdAt,
+        ...(message.type ? { type: message.type } : {}),
+      })),
+  );
 }
 
 const asStored = (messages: readonly MastraDBMessage[]) => messages as unknown as StoredMessage[];
@@ -116,23 +143,7 @@ export class MastraTranscriptStore implements TranscriptStore {
     conversation: { memoryThreadId: string; resourceId: string },
     messages: readonly StoredMessage[],
   ): Promise<void> {
-    // The rows Mastra's `memory.saveMessages` would write, in one statement on our connection
-    // (ADR-046); like it, a system message is never stored.
-    await saveConversationMessages(
-      this.db,
-      conversation,
-      messages
-        .filter((message) => message.role !== 'system')
-        .map((message) => ({
-          id: message.id,
-          threadId: message.threadId ?? conversation.memoryThreadId,
-          resourceId: message.resourceId ?? conversation.resourceId,
-          role: message.role as 'user' | 'assistant',
-          content: JSON.stringify(message.content),
-          createdAt: message.createdAt,
-          ...(message.type ? { type: message.type } : {}),
-        })),
-    );
+    await saveMessages(this.db, conversation, messages);
   }
 
   async updateMessageContent(messageId: string, content: StoredContent): Promise<void> {

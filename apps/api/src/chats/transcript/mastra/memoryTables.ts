@@ -1,6 +1,6 @@
 import { preparedSql, type Queryable } from '@chat/db';
 import { type SQL, sql } from 'drizzle-orm';
-import { textArray } from '../../../platform/sqlArrays';
+import { textArray, textArrayLiteral } from '../../../platform/sqlArrays';
 import type {
   MarkedMessage,
   ModelWindowScope,
@@ -485,29 +485,63 @@ export async function saveConversationMessages(
   for (let start = 0; start < messages.length; start += INSERT_BATCH) {
     const batch = messages.slice(start, start + INSERT_BATCH);
     const column = (pick: (message: NewStoredMessage & { type?: string }) => string) =>
-      textArray(batch.map(pick));
-    await q.execute(sql`
-      with conversation as (
-        insert into mastra.mastra_threads (id, "resourceId", title, metadata, "createdAt", "createdAtZ", "updatedAt", "updatedAtZ")
-        values (${conversation.memoryThreadId}, ${conversation.resourceId}, '', '{}'::jsonb,
-          now() at time zone 'UTC', now(), now() at time zone 'UTC', now())
-        on conflict (id) do update set "updatedAt" = excluded."updatedAt", "updatedAtZ" = excluded."updatedAtZ"
-      )
-      insert into ${MESSAGES} (id, thread_id, content, "createdAt", "createdAtZ", role, type, "resourceId")
-      select m.id, m.thread_id, m.content, m.created::timestamptz at time zone 'UTC', m.created::timestamptz, m.role, m.type, m.resource
-      from unnest(
-        ${column((message) => message.id)},
-        ${column((message) => message.threadId)},
-        ${column((message) => message.content)},
-        ${column((message) => message.createdAt.toISOString())},
-        ${column((message) => message.role)},
-        ${column((message) => message.type ?? 'v2')},
-        ${column((message) => message.resourceId)}
-      ) as m(id, thread_id, content, created, role, type, resource)
-      on conflict (id) do update set thread_id = excluded.thread_id, content = excluded.content,
-        role = excluded.role, type = excluded.type, "resourceId" = excluded."resourceId"`);
+      textArrayLiteral(batch.map(pick));
+    // Each batch's statement is sent within this call (a settle sends its user message's lineage
+    // next, which reads the first batch: statements on one connection run in the order sent).
+    await saveMessageRows(q, {
+      memoryThreadId: conversation.memoryThreadId,
+      resourceId: conversation.resourceId,
+      ids: column((message) => message.id),
+      threadIds: column((message) => message.threadId),
+      contents: column((message) => message.content),
+      createdAts: column((message) => message.createdAt.toISOString()),
+      roles: column((message) => message.role),
+      types: column((message) => message.type ?? 'v2'),
+      resources: column((message) => message.resourceId),
+    });
   }
 }
+
+/**
+ * Written as every turn settles: built once (preparedSql), like the other statements a settle
+ * sends, so it goes out in the order it is called among them.
+ */
+const saveMessageRows = preparedSql<
+  Record<
+    | 'memoryThreadId'
+    | 'resourceId'
+    | 'ids'
+    | 'threadIds'
+    | 'contents'
+    | 'createdAts'
+    | 'roles'
+    | 'types'
+    | 'resources',
+    string
+  >
+>(
+  'save_messages',
+  sql`
+    with conversation as (
+      insert into mastra.mastra_threads (id, "resourceId", title, metadata, "createdAt", "createdAtZ", "updatedAt", "updatedAtZ")
+      values (${sql.placeholder('memoryThreadId')}, ${sql.placeholder('resourceId')}, '', '{}'::jsonb,
+        now() at time zone 'UTC', now(), now() at time zone 'UTC', now())
+      on conflict (id) do update set "updatedAt" = excluded."updatedAt", "updatedAtZ" = excluded."updatedAtZ"
+    )
+    insert into ${MESSAGES} (id, thread_id, content, "createdAt", "createdAtZ", role, type, "resourceId")
+    select m.id, m.thread_id, m.content, m.created::timestamptz at time zone 'UTC', m.created::timestamptz, m.role, m.type, m.resource
+    from unnest(
+      ${sql.placeholder('ids')}::text[],
+      ${sql.placeholder('threadIds')}::text[],
+      ${sql.placeholder('contents')}::text[],
+      ${sql.placeholder('createdAts')}::text[],
+      ${sql.placeholder('roles')}::text[],
+      ${sql.placeholder('types')}::text[],
+      ${sql.placeholder('resources')}::text[]
+    ) as m(id, thread_id, content, created, role, type, resource)
+    on conflict (id) do update set thread_id = excluded.thread_id, content = excluded.content,
+      role = excluded.role, type = excluded.type, "resourceId" = excluded."resourceId"`,
+);
 
 /**
  * A new memory thread `to` holding a copy of the messages `messageIds` of thread `from`, as

@@ -163,6 +163,12 @@ export interface RuntimeDriver {
    */
   resumesSessions?: boolean;
   /**
+   * The driver's run stores its own messages in memory (Mastra's agent saves them as it ends): the
+   * settle then finds them stored and writes only what is missing. Left out: the runner writes
+   * them all (its settle counts their tokens beforehand, ADR-057).
+   */
+  savesMessages?: boolean;
+  /**
    * The model's summary of the messages (C3); throws when the model call fails. A driver without
    * it cannot compact: the host falls back to the newest messages that fit.
    */

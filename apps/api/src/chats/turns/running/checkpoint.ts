@@ -83,18 +83,22 @@ export class TurnCheckpoints {
     if (!this.failing) await write;
   }
 
-  /** Stops text checkpoints (the run ended); the lease is still renewed until `release`. */
-  async finishStreaming(): Promise<void> {
+  /**
+   * Stops text checkpoints (the run ended); the lease is still renewed until `release`. A text
+   * write still in flight is not waited for: the settle that follows writes the whole reply, and
+   * an append that lands after it finds the turn no longer running and changes nothing.
+   */
+  finishStreaming(): void {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.stopped = true;
-    await this.writing;
   }
 
   /** The runner no longer holds the turn (it is settled, or left to crash recovery). */
   async release(): Promise<void> {
     clearInterval(this.leaseTimer);
-    await this.finishStreaming();
+    this.finishStreaming();
+    await this.writing;
   }
 
   /** One write at a time, in order; `withParts` writes the reply's messages too. */
@@ -133,7 +137,9 @@ export class TurnCheckpoints {
         if (ours) this.written = { id, text, bytes: Buffer.byteLength(text) };
         if (ours && withParts) this.partsPending = false;
       }
-      if (!ours) this.lost();
+      // After the run's end, a turn no longer running may be its own settle's doing (see
+      // `finishStreaming`): the settle, under the thread lock, finds out whether it is still ours.
+      if (!ours && !this.stopped) this.lost();
       this.recovered();
     } catch (error) {
       this.written = null;

@@ -6,12 +6,13 @@ import { InvariantError } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
+import { planTurnMessages, type TurnMessages } from '../../branches/transcript';
 import { readRunSetup } from '../../threads/choices';
 import type { ChatToolModes } from '../../threads/repository';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, markAgentCompaction, prepareHistory } from '../context/compaction';
-import type { ContextWindows } from '../context/window';
+import type { ContextWindows, TokenCount } from '../context/window';
 import type {
   DriverEvent,
   DriverTurn,
@@ -26,8 +27,14 @@ import { leaseFromNow } from '../lease';
 import { transitionTurn } from '../lifecycle';
 import { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
-import { type Outcome, storeReply } from '../settle/replyRepair';
-import { failUnsettledTurn, heldBy, markSettling, settleRun, UnknownSteers } from '../settle/settle';
+import {
+  closeCutOffReply,
+  discardIfStoppedAsItSuspended,
+  type Outcome,
+  storeReply,
+  turnMessagesOf,
+} from '../settle/replyRepair';
+import { failUnsettledTurn, heldBy, markSettling, settleRun } from '../settle/settle';
 import { DEFAULT_SETTLE_GIVE_UP_MS, GrowingPause, SettleRetry } from '../settle/settleRetry';
 import { requeuePendingSteers, takeSteersAtBoundary } from '../steer/delivery';
 import { endOfReply, TurnStream } from '../stream/turnStream';
@@ -127,50 +134,11 @@ interface Run {
   checkpoints: TurnCheckpoints;
   /** Whether the turn is still this runner's (false once its lease went to someone else). */
   held: { value: boolean };
-  /** The steers handed to the run at its boundaries, and whether that is all it took in. */
-  steering: Steering;
-}
-
-/**
- * The steers a run was handed at its boundaries. A steer becomes delivered into a running turn
- * through its own run's boundary (`takeSteersAtBoundary`, under the thread lock, while the turn
- * runs on this runner), so once every boundary answered (none failed: a failed one may have
- * committed unheard; none still waiting) these are what the database delivered into a run that
- * started with this claim, and the reply is stored without a read to find them. The settle checks
- * it under the lock (`Settlement.steersStored`): a steer it finds beyond them (delivered some other
- * way) rolls the settle back, and the reply is stored again with the database's steers.
- */
-class Steering {
-  readonly handed: Array<SteerMessage & { at: Date }> = [];
-  private waiting = 0;
-  private uncertain = false;
-
-  /** Takes steers in through `take`, keeping what it handed over, or that it is unsure. */
-  async take(take: () => Promise<SteerMessage[]>): Promise<SteerMessage[]> {
-    this.waiting += 1;
-    try {
-      const steers = await take();
-      const at = new Date();
-      for (const steer of steers) this.handed.push({ ...steer, at });
-      return steers;
-    } catch (error) {
-      this.uncertain = true;
-      throw error;
-    } finally {
-      this.waiting -= 1;
-    }
-  }
-
-  /** What the run was handed is not all it took in (the settle found more). */
-  distrust(): void {
-    this.uncertain = true;
-  }
-
-  /** All the steers the run took in, when that is known without the database; else undefined. */
-  known(segment: Segment): Array<SteerMessage & { at: Date }> | undefined {
-    // A resumed run's turn took steers in before it waited (they are in its restored reply).
-    return segment.kind === 'start' && this.waiting === 0 && !this.uncertain ? this.handed : undefined;
-  }
+  /**
+   * A step's end taken but not passed on yet: stored and shown when the run goes on
+   * (`passStepEnd`), or shown once the settle stored the reply when it was the run's last.
+   */
+  stepEnd?: UIMessageChunk;
 }
 
 /** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
@@ -378,11 +346,10 @@ export class TurnRunner {
       record: { reply, resumeToken: turn.resumeToken },
       checkpoints,
       held,
-      steering: new Steering(),
     };
     try {
       await this.follow(run);
-      await checkpoints.finishStreaming();
+      checkpoints.finishStreaming();
       await this.finish(run);
     } finally {
       await checkpoints.release();
@@ -432,23 +399,22 @@ export class TurnRunner {
         abortSignal: controller.signal,
         // A boundary the database cannot serve takes nothing in: the reply goes on, its steers wait
         // for the next boundary or the queue. One whose commit went through unheard is handed over
-        // at the next boundary, or kept after the reply by storeReply when none comes.
+        // at the next boundary, or kept after the reply by the settle (which reads them under the
+        // thread lock) when none comes.
         takeSteers: () =>
-          run.steering
-            .take(() => takeSteersAtBoundary(this.deps, turn, heard))
-            .then(
-              (steers) => {
-                for (const steer of steers) heard.add(steer.turnId);
-                return steers;
-              },
-              (error: unknown) => {
-                this.deps.logger.warn(
-                  { err: error, turnId: turn.id },
-                  'could not take steers in at a boundary',
-                );
-                return [];
-              },
-            ),
+          takeSteersAtBoundary(this.deps, turn, heard).then(
+            (steers) => {
+              for (const steer of steers) heard.add(steer.turnId);
+              return steers;
+            },
+            (error: unknown) => {
+              this.deps.logger.warn(
+                { err: error, turnId: turn.id },
+                'could not take steers in at a boundary',
+              );
+              return [];
+            },
+          ),
         ...(toolModes
           ? {
               toolModes: () => {
@@ -606,10 +572,18 @@ export class TurnRunner {
    * its events, pass without a promise and its job each.
    */
   private take(run: Run, event: DriverEvent): Promise<void> | undefined {
+    // A step's end held back is stored and passed on before anything that shows more of the run.
+    if (run.stepEnd && !recordsOnly(event)) return this.passStepEnd(run).then(() => this.take(run, event));
     const { turn, segment, controller, stream, record, checkpoints } = run;
     if (event.type === 'chunk') {
       const { chunk } = event;
       const passOn = takeChunk(chunk, record);
+      // The last step's end is stored by the settle before anyone sees it, with no write of its own
+      // (most replies are one step); only what follows it says it was not the last (`passStepEnd`).
+      if (chunk.type === 'finish-step' && passOn) {
+        run.stepEnd = chunk;
+        return undefined;
+      }
       // What a person sees of a finished step is stored before they see it.
       if (endsStep(chunk))
         return checkpoints.stepEnded().then(() => {
@@ -640,6 +614,21 @@ export class TurnRunner {
     return undefined;
   }
 
+  /** A step's end held back (`Run.stepEnd`) was not the run's last: stored, then passed on. */
+  private async passStepEnd(run: Run): Promise<void> {
+    const chunk = run.stepEnd;
+    run.stepEnd = undefined;
+    await run.checkpoints.stepEnded();
+    if (chunk) run.stream.push(chunk);
+  }
+
+  /** The last step's end, held back until the reply it ends is stored (the settle, a suspension). */
+  private showStepEnd(run: Run): void {
+    const chunk = run.stepEnd;
+    run.stepEnd = undefined;
+    if (chunk) run.stream.push(chunk);
+  }
+
   /** Steers taken in at a step boundary (`take`). */
   private async takeSteers(run: Run, event: Extract<DriverEvent, { type: 'steer-boundary' }>): Promise<void> {
     const { turn, stream, record, checkpoints } = run;
@@ -653,8 +642,9 @@ export class TurnRunner {
   }
 
   /**
-   * Makes the ended run durable, then ends its stream: the reply's messages in memory, then the
-   * turn settled (or, suspended for an approval, the request recorded). While that fails the turn
+   * Makes the ended run durable, then ends its stream: the reply's messages in memory and the turn
+   * settled, in one transaction (`settleRun`), or, suspended for an approval, the reply stored and
+   * the request recorded. While that fails the turn
    * stays this runner's (its lease renewed) and the runner tries again; after the first failure
    * the row takes the reply (`settling`), so a crash meanwhile ends it as the run did.
    */
@@ -670,6 +660,7 @@ export class TurnRunner {
       const durable = await this.untilDurable(run, async () => {
         // Stored with the steers as the database has them: nothing checks them again before the wait.
         await storeReply(this.deps, turn, run, reply, outcome, suspended);
+        this.showStepEnd(run);
         await this.deps.suspend(turn, reply, suspended, record.approvalRequest, stream);
         return true;
       });
@@ -682,29 +673,27 @@ export class TurnRunner {
     const durable = await this.untilDurable(
       run,
       async () => {
-        const settle = async () => {
-          const storing = this.storing(run);
-          const stored = await storeReply(this.deps, turn, storing, reply, outcome, suspended);
-          const windows = this.deps.windows?.forModel(turn.model);
-          return await settleRun(this.deps, turn, {
+        closeCutOffReply(reply, outcome);
+        const place = { branch: run.branch, ownerId: run.ownerId, userMessageId: run.userMessageId };
+        const messages = (steers: Array<SteerMessage & { at: Date | null }>) => {
+          reply.appendSteers(steers);
+          return turnMessagesOf(turn, place, reply);
+        };
+        const settled = await settleRun(
+          this.deps,
+          turn,
+          {
             status,
             error,
-            assistantMessageId: stored.id,
-            ...(windows ? { tokenCounts: windows.countsOf(turn.threadId, stored.written) } : {}),
             resumeToken: record.resumeToken,
             ...(record.usage ? { usage: record.usage } : {}),
-            ...(storing.steers ? { steersStored: new Set(storing.steers.map((steer) => steer.turnId)) } : {}),
-          });
-        };
-        try {
-          return await settle();
-        } catch (error) {
-          // The settle found a steer taken in that the run did not know of (its settle rolled
-          // back): stored again with the steers as the database has them, then settled.
-          if (!(error instanceof UnknownSteers)) throw error;
-          run.steering.distrust();
-          return await settle();
-        }
+            messages,
+            ...this.tokenCountsOf(turn, messages),
+          },
+          { memoryThreadId: run.branch.memoryThreadId, userMessageId: run.userMessageId },
+        );
+        await discardIfStoppedAsItSuspended(this.deps, outcome, suspended);
+        return settled?.turn ?? null;
       },
       () =>
         markSettling(this.deps.db, turn, this.deps.runnerId, {
@@ -719,15 +708,20 @@ export class TurnRunner {
     else await this.endStream(run, durable.kind === 'done' ? durable.value : undefined);
   }
 
-  /** Where the run's reply is stored, and the steers it took in when they are known (`Steering`). */
-  private storing(run: Run) {
-    const steers = run.steering.known(run.segment);
-    return {
-      branch: run.branch,
-      ownerId: run.ownerId,
-      userMessageId: run.userMessageId,
-      ...(steers ? { steers } : {}),
-    };
+  /**
+   * C2: the token counts of the messages a settle writes, sent with its lock (see `settleRun`):
+   * counted from the record as the settle would write it when nothing of it is stored yet, which
+   * is what a driver without its own save finds. A driver that saves its own run's messages leaves
+   * the settle little or nothing to write, and its stored messages are counted by the next measure.
+   */
+  private tokenCountsOf(
+    turn: TurnRow,
+    messages: (steers: Array<SteerMessage & { at: Date | null }>) => TurnMessages,
+  ): { tokenCounts?: TokenCount[] } {
+    const windows = this.deps.windows?.forModel(turn.model);
+    if (!windows || this.deps.driver.savesMessages) return {};
+    const { writes } = planTurnMessages(messages([]), []);
+    return { tokenCounts: windows.countsOf(turn.threadId, writes) };
   }
 
   /**
@@ -743,7 +737,11 @@ export class TurnRunner {
 
   /** F1: the stream of a turn that ended failed unsettled says so (the product's words), then ends. */
   private async endUnsettled(run: Run, failed: TurnRow | null): Promise<void> {
-    if (failed) run.stream.push({ type: 'error', errorText: turnErrorMessages.notSaved });
+    if (failed) {
+      // Its row keeps the reply (`failUnsettledTurn`).
+      this.showStepEnd(run);
+      run.stream.push({ type: 'error', errorText: turnErrorMessages.notSaved });
+    }
     await this.endStream(run, failed);
   }
 
@@ -814,6 +812,7 @@ export class TurnRunner {
         ? await findTurn(this.deps.db, turn.threadId, turn.id).catch(() => undefined)
         : undefined);
     if (final && final.status !== 'running' && final.status !== 'settling') {
+      this.showStepEnd(run);
       for (const chunk of endOfReply(final.status)) stream.push(chunk);
     }
     stream.close();
@@ -850,6 +849,15 @@ interface StartedRun {
   /** Read to its end by the run loop, which stops it. */
   events: IdleBoundEvents;
   first: IteratorResult<DriverEvent> | 'idle';
+}
+
+/**
+ * Events that only add to the record (the UI stream's `finish` is held back anyway): after a step's
+ * end, they leave it the run's last.
+ */
+function recordsOnly(event: DriverEvent): boolean {
+  if (event.type === 'chunk') return event.chunk.type === 'finish';
+  return event.type !== 'steer-boundary' && event.type !== 'error' && event.type !== 'unavailable';
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts. */

@@ -1,8 +1,8 @@
 import type { BranchRow, Database, TurnRow } from '@chat/db';
 import { TOOL_CANCELLED_REASON } from '../../../agent/tools';
-import { storeTurnMessages } from '../../branches/transcript';
+import { storeTurnMessages, type TurnMessages } from '../../branches/transcript';
 import type { StoredMessage, TranscriptStore } from '../../transcript/transcriptStore';
-import type { RuntimeDriver, SteerMessage, SuspendedCall } from '../driver/types';
+import type { RuntimeDriver, SuspendedCall } from '../driver/types';
 import type { ReplyRecord } from '../replyRecord';
 import { deliveredSteersOf } from '../steer/repository';
 
@@ -30,25 +30,47 @@ export type Outcome =
 export async function storeReply(
   deps: { db: Database; transcript: TranscriptStore; driver: RuntimeDriver },
   turn: TurnRow,
-  context: {
-    branch: BranchRow;
-    ownerId: string;
-    userMessageId: string;
-    /**
-     * Every steer the turn took in, when its runner knows them all (each boundary answered); left
-     * out, they are read from the database.
-     */
-    steers?: Array<SteerMessage & { at?: Date | null }>;
-  },
+  context: ReplyPlace,
   reply: ReplyRecord,
   outcome: Outcome,
   suspendedCall: SuspendedCall | undefined,
 ): Promise<StoredReply> {
-  const cutOff = outcome.status === 'interrupted' || outcome.status === 'failed';
-  if (cutOff) reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
-  const stoppedAsItSuspended = suspendedCall !== undefined && outcome.status !== 'awaiting_approval';
-  reply.appendSteers(context.steers ?? (await deliveredSteersOf(deps.db, turn)));
-  const stored = await storeTurnMessages(deps.transcript, deps.db, {
+  closeCutOffReply(reply, outcome);
+  reply.appendSteers(await deliveredSteersOf(deps.db, turn));
+  const stored = await storeTurnMessages(deps.transcript, deps.db, turnMessagesOf(turn, context, reply));
+  await discardIfStoppedAsItSuspended(deps, outcome, suspendedCall);
+  return { id: stored.replyId, written: stored.written };
+}
+
+/** Where a turn's reply is stored: its branch's conversation, whose it is, after which message. */
+export interface ReplyPlace {
+  branch: BranchRow;
+  ownerId: string;
+  userMessageId: string;
+}
+
+/**
+ * A reply cut off (stopped, failed) has every tool call that has no result yet closed as
+ * cancelled, so the transcript never keeps a call without a result.
+ */
+export function closeCutOffReply(reply: ReplyRecord, outcome: Outcome): void {
+  if (outcome.status === 'interrupted' || outcome.status === 'failed')
+    reply.closeOpenToolCalls(TOOL_CANCELLED_REASON);
+}
+
+/** A turn stopped just as it suspended for an approval has the driver's suspended run discarded. */
+export async function discardIfStoppedAsItSuspended(
+  deps: { driver: RuntimeDriver },
+  outcome: Outcome,
+  suspendedCall: SuspendedCall | undefined,
+): Promise<void> {
+  if (suspendedCall !== undefined && outcome.status !== 'awaiting_approval')
+    await deps.driver.discard(suspendedCall.resumeToken);
+}
+
+/** The turn's messages as its runner recorded them, to be made sure of in memory. */
+export function turnMessagesOf(turn: TurnRow, context: ReplyPlace, reply: ReplyRecord): TurnMessages {
+  return {
     memoryThreadId: context.branch.memoryThreadId,
     resourceId: context.ownerId,
     userMessage: {
@@ -58,9 +80,7 @@ export async function storeReply(
       attachments: turn.attachments,
     },
     messages: reply.all,
-  });
-  if (stoppedAsItSuspended) await deps.driver.discard(suspendedCall.resumeToken);
-  return { id: stored.replyId, written: stored.written };
+  };
 }
 
 /** A reply as `storeReply` left it in memory. */

@@ -2,14 +2,22 @@ import { type TokenUsage, turnErrorMessages } from '@chat/contracts';
 import type { Database, Queryable, SettleOutcome, ThreadRow, TurnRow } from '@chat/db';
 import type { Logger } from '../../../platform/logger';
 import type { Signals } from '../../../platform/notifications';
+import {
+  afterNewest,
+  planTurnMessages,
+  type TurnMessages,
+  writeTurnMessages,
+} from '../../branches/transcript';
 import { lockThread } from '../../threads/repository';
 import { transcriptTables } from '../../transcript/tables';
+import type { StoredMessage } from '../../transcript/transcriptStore';
 import { insertTokenCounts } from '../context/repository';
 import type { TokenCount } from '../context/window';
+import type { SteerMessage } from '../driver/types';
 import { endTurn, transitionTurn } from '../lifecycle';
 import type { ReplyRecord } from '../replyRecord';
 import { findTurn } from '../repository';
-import { listSteersDeliveredInto, requeueSteers } from '../steer/repository';
+import { listSteersDeliveredInto, requeueSteers, steerMessageOf } from '../steer/repository';
 
 /** How a running turn ends. */
 export interface Settlement {
@@ -21,25 +29,6 @@ export interface Settlement {
   resumeToken?: string | null;
   /** The reply's token usage as the model reported it (C1). */
   usage?: TokenUsage | null;
-  /**
-   * The steers (turn ids) the stored reply holds, when it was stored without reading them: a steer
-   * delivered into the turn beyond these rolls the settle back (`UnknownSteers`), so a steer taken
-   * in is never settled without its message in memory.
-   */
-  steersStored?: ReadonlySet<string>;
-  /**
-   * Token counts of the messages the reply's store wrote, written with the settle's first
-   * statements (C2; see `settleTurn`). Only for a settlement known before the turn is read
-   * (`settleRun`).
-   */
-  tokenCounts?: TokenCount[];
-}
-
-/** The settle found a steer taken into the turn that its stored reply does not hold (rolled back). */
-export class UnknownSteers extends Error {
-  constructor(turnId: string) {
-    super(`turn ${turnId} took in a steer its stored reply does not hold`);
-  }
 }
 
 /**
@@ -72,35 +61,55 @@ export async function settleTurn(
     ]);
     const turn = thread ? held : undefined;
     if (!thread || !turn) return null;
-    const { status, steersStored, tokenCounts: _written, ...changes } = await decide(tx, turn, thread);
-    // Under the lock, statements that do not depend on each other, in one round trip:
-    // - Steers no run took in go to the head of the queue as the turn ends (the reference's
-    //   steer-undelivered), in this transaction: none is ever left pending without an active turn.
-    // - Its user message is stored by now: the lineage row that versions are found by. So are the
-    //   steers it took in (user messages of their own), read here and written next (most turns
-    //   took none: no further round trip).
-    // - The turn ends, and every instance hears it at the commit.
-    const [, , delivered, ended] = await Promise.all([
-      requeueSteers(tx, threadId),
-      turn.userMessageId
-        ? transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId)
-        : undefined,
-      listSteersDeliveredInto(tx, turn),
-      endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
-      announceSettled(deps, tx, turn, thread),
-    ]);
-    if (steersStored && delivered.some((steer) => !steersStored.has(steer.id)))
-      throw new UnknownSteers(turn.id);
-    await Promise.all(
-      delivered.flatMap((steer) =>
-        steer.userMessageId
-          ? [transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId)]
-          : [],
-      ),
-    );
-    return ended;
+    const { status, ...changes } = await decide(tx, turn, thread);
+    return await endUnderLock(deps, tx, { turn, thread, status, changes });
   });
   return settled;
+}
+
+/**
+ * The end of a settle, under the thread lock, in one round trip of statements that do not depend
+ * on each other (`before`, the reply's own writes when the settle stores it, go first: they are
+ * sent first, and statements on one connection run in the order they were sent):
+ * - Steers no run took in go to the head of the queue as the turn ends (the reference's
+ *   steer-undelivered), in this transaction: none is ever left pending without an active turn.
+ * - Its user message is stored by now: the lineage row that versions are found by. So are the
+ *   steers it took in (user messages of their own), read here (or before, `delivered`) and written
+ *   next (most turns took none: no further round trip).
+ * - The turn ends, and every instance hears it at the commit.
+ */
+async function endUnderLock(
+  deps: { signals: Signals },
+  tx: Queryable,
+  end: {
+    turn: TurnRow;
+    thread: ThreadRow;
+    status: SettleOutcome;
+    changes: Omit<Settlement, 'status'>;
+    before?: Promise<unknown>;
+    delivered?: TurnRow[];
+  },
+): Promise<TurnRow> {
+  const { turn, thread, status, changes } = end;
+  const threadId = turn.threadId;
+  const [, , , delivered, ended] = await Promise.all([
+    end.before,
+    requeueSteers(tx, threadId),
+    turn.userMessageId
+      ? transcriptTables.writeUserMessageLineage(tx, turn.branchId, turn.userMessageId)
+      : undefined,
+    end.delivered ?? listSteersDeliveredInto(tx, turn),
+    endTurn(tx, turn, status, { ...changes, finishedAt: new Date() }),
+    announceSettled(deps, tx, turn, thread),
+  ]);
+  await Promise.all(
+    delivered.flatMap((steer) =>
+      steer.userMessageId
+        ? [transcriptTables.writeUserMessageLineage(tx, turn.branchId, steer.userMessageId)]
+        : [],
+    ),
+  );
+  return ended;
 }
 
 /**
@@ -174,23 +183,78 @@ export async function heldBy(tx: Queryable, turn: TurnRow, runnerId: string): Pr
   return held && current.runnerId === runnerId ? current : undefined;
 }
 
+/** How a run its runner ended settles: how it ended, and its messages to make sure of. */
+export interface RunSettlement {
+  status: SettleOutcome;
+  error: string | null;
+  /** The runtime driver's newest resume token, kept with the final reply (failed turns too). */
+  resumeToken: string | null;
+  /** The reply's token usage as the model reported it (C1). */
+  usage?: TokenUsage;
+  /**
+   * The turn's messages (its user message and the reply, `TurnMessages`), given the steers the
+   * database says it took in: ones the reply does not hold go after it (`ReplyRecord.appendSteers`).
+   */
+  messages: (steers: Array<SteerMessage & { at: Date | null }>) => TurnMessages;
+  /**
+   * Token counts of the messages the settle will write when none of them is stored yet (C2), sent
+   * with the lock: see `settleTurn`. Left out when what the settle writes is known only once it
+   * read what is stored (a driver that saves its own messages).
+   */
+  tokenCounts?: readonly TokenCount[];
+}
+
 /**
- * Settles a turn its runner (`runnerId`) ran to an end, its messages stored in memory under
- * `assistantMessageId`. Null when the turn is no longer this runner's (recovery settled it after
- * its lease ran out).
+ * Settles a turn its runner (`runnerId`) ran to an end, and makes sure of its messages in memory
+ * in the same transaction (`planTurnMessages`): what is stored of them is read with the lock, the
+ * missing ones written with the turn's end, so the turn is never done without its messages and
+ * the reply costs no round trip or commit of its own. The steers the turn took in are read under
+ * the lock too: the reply is stored with exactly those. Null when the turn is no longer this
+ * runner's (recovery settled it after its lease ran out); else the turn as it ended, the reply's
+ * id as stored and the messages written.
  */
 export async function settleRun(
   deps: { db: Database; signals: Signals; logger: Logger; runnerId: string },
   turn: TurnRow,
-  settlement: Settlement,
-): Promise<TurnRow | null> {
-  return await settleTurn(
-    deps,
-    turn.threadId,
-    (tx) => heldBy(tx, turn, deps.runnerId),
-    async () => settlement,
-    settlement.tokenCounts,
-  );
+  run: RunSettlement,
+  where: { memoryThreadId: string; userMessageId: string },
+): Promise<{ turn: TurnRow; replyId: string | null; written: StoredMessage[] } | null> {
+  return await deps.db.transaction(async (tx) => {
+    // As `settleTurn`: the counts before the lock, the reads after it, in one round trip.
+    const [, thread, held, stored, delivered] = await Promise.all([
+      insertTokenCounts(tx, run.tokenCounts ?? []),
+      lockThread(tx, turn.threadId),
+      heldBy(tx, turn, deps.runnerId),
+      transcriptTables.readMessagesFrom(tx, where.memoryThreadId, where.userMessageId),
+      listSteersDeliveredInto(tx, turn),
+    ]);
+    if (!thread || !held) return null;
+    const messages = run.messages(
+      delivered.flatMap((steer) => {
+        const message = steerMessageOf(steer);
+        return message ? [{ ...message, at: steer.startedAt }] : [];
+      }),
+    );
+    const plan = planTurnMessages(messages, stored);
+    const [ended] = await Promise.all([
+      endUnderLock(deps, tx, {
+        turn: held,
+        thread,
+        status: run.status,
+        changes: {
+          error: run.error,
+          assistantMessageId: plan.replyId,
+          resumeToken: run.resumeToken,
+          ...(run.usage ? { usage: run.usage } : {}),
+        },
+        before: writeTurnMessages(tx, messages, plan),
+        delivered,
+      }),
+      // The next turn's messages are stamped after these (usually no wait; see afterNewest).
+      afterNewest(plan.stamps),
+    ]);
+    return { turn: ended, replyId: plan.replyId, written: plan.writes };
+  });
 }
 
 /**

@@ -25,6 +25,9 @@ const AGENT_LOOP_WORKFLOW = 'agentic-loop';
  * (FreshRuns), so a run's pending snapshot need not be written.
  */
 export class MastraDriver implements RuntimeDriver {
+  /** The agent's memory saves each run's messages as it ends. */
+  readonly savesMessages = true;
+
   private constructor(
     private readonly chatAgent: ChatAgent,
     private readonly runs: FreshRuns,
