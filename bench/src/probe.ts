@@ -7,6 +7,8 @@ export interface ProbeRequest {
   method: 'GET' | 'POST';
   path: string;
   headers: Record<string, string>;
+  /** How long after `go` this request is sent; the plan's `delayMs` when not given. */
+  delayMs?: number;
 }
 
 export interface ProbeAnswer {
@@ -18,7 +20,7 @@ export interface ProbeAnswer {
 interface Plan {
   baseUrl: string;
   requests: ProbeRequest[];
-  /** How long after `go` the requests are sent. */
+  /** How long after `go` the requests are sent (each request may say otherwise). */
   delayMs: number;
 }
 
@@ -43,7 +45,7 @@ export class Probe {
     return probe;
   }
 
-  /** Sends the requests `delayMs` after this call, all at once; resolves with their answers. */
+  /** Sends each request its `delayMs` after this call; resolves with their answers, in order. */
   async fire(): Promise<ProbeAnswer[]> {
     const answers = this.next() as Promise<ProbeAnswer[]>;
     this.child.send('go');
@@ -80,9 +82,9 @@ async function runProbe(): Promise<void> {
   }
   process.send?.('ready');
   await new Promise((resolve) => process.once('message', resolve));
-  await new Promise((resolve) => setTimeout(resolve, plan.delayMs));
   const answers = await Promise.all(
     plan.requests.map(async (request, index) => {
+      await new Promise((resolve) => setTimeout(resolve, request.delayMs ?? plan.delayMs));
       const at = performance.now();
       try {
         const response = await (clients[index] as Client).request({
