@@ -1,5 +1,5 @@
 import { schema } from '@chat/db';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { type ApiClient, readChunks, readUntilWords, textOfChunks, waitFor } from './support/client';
 import { type TestApi, useTestApi } from './support/testApi';
@@ -102,6 +102,46 @@ describe('the handoff follows every interrupt (S5)', () => {
     const next = await client.fetch('POST', `/api/threads/${threadId}/queue/claim`);
     expect(await replyOf(next)).toMatch(/^You said: "two"\./);
     expect(await handoffRows(threadId)).toEqual([queued[0]?.id]);
+  });
+
+  it('stops nothing when the message of a Stop & send left the queue while it waited for the thread (S4)', async () => {
+    const threadId = await client.createThread();
+    const reply = await client.send(threadId, 'tell me everything [[words:400]] [[delay:25]]');
+    await readUntilWords(reply, 4);
+    const doomed = await client.queued(threadId, 'one [[words:6]]');
+    await client.queued(threadId, 'two [[words:6]]');
+    const db = api.runtime.database.db;
+    /** Requests waiting for a lock: the thread's, held below. */
+    const lockWaiters = async () => {
+      const [row] = await db.execute<{ count: number }>(sql`
+        select count(*)::int as count from pg_stat_activity
+        where wait_event_type = 'Lock' and datname = current_database()`);
+      return row?.count ?? 0;
+    };
+    // Another tab deletes the item while this tab's Stop & send of it is on its way: the delete
+    // takes the thread first, after the Stop & send read the queue without it. Held by the
+    // thread's lock, so the interleaving is the same on every run, whatever the machine's pace.
+    const { deleting, sending } = await db.transaction(async (tx) => {
+      await tx.execute(sql`select id from threads where id = ${threadId} for update`);
+      const deleting = client.json('DELETE', `/api/threads/${threadId}/queue/${doomed.id}`);
+      await waitFor(lockWaiters, (count) => count >= 1, 20_000);
+      const sending = client.json<{ error: { code: string } }>(
+        'POST',
+        `/api/threads/${threadId}/queue/${doomed.id}/send-now`,
+      );
+      await waitFor(lockWaiters, (count) => count >= 2, 20_000);
+      return { deleting, sending };
+    });
+    expect((await deleting).status).toBe(200);
+    const refused = await sending;
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'not_queued']);
+    // Nothing changed by the refusal: the reply goes on, and the queue is not paused.
+    const queue = await client.turnQueue(threadId);
+    expect(queue.activeTurn?.status).toBe('running');
+    expect(queue.paused).toBe(false);
+    expect(queue.items.map((item) => item.text)).toEqual(['two [[words:6]]']);
+    await client.json('POST', `/api/threads/${threadId}/interrupt`);
+    await reply.body?.cancel();
   });
 
   it('gives no handoff once the interrupted reply was deleted from the version (B4)', async () => {

@@ -163,7 +163,7 @@ export class InterruptService {
     // its own meanwhile, nothing was cut off and the head runs as an ordinary turn.
     // Nothing running (the common Send now): the claim alone, with no lock taken for a pause.
     if (!running) return await claims.claim(ownerId, threadId, { turnId });
-    const { active, paused } = await this.pauseBeforeStop(ownerId, threadId);
+    const { active, paused } = await this.pauseBeforeStop(ownerId, threadId, turnId);
     if (!active || !paused) {
       if (active) await this.interruptOwned(threadId, { known: active });
       return await claims.claim(ownerId, threadId, { turnId });
@@ -186,10 +186,15 @@ export class InterruptService {
    * so (leftWaiting). Not announced: the claim that follows ends the pause, and other tabs would
    * only see it flicker. Returns the running turn as the lock saw it (none: it ended meanwhile)
    * and whether the queue is paused now.
+   *
+   * The head is checked again under the lock, before anything changes: the reads before it took
+   * no lock, and another tab's claim may have started this very message since (the reply running
+   * now is then the one asked for, and stopping it would cut off what was asked to run).
    */
   private async pauseBeforeStop(
     ownerId: string,
     threadId: string,
+    turnId: string,
   ): Promise<{ active: TurnRow | undefined; paused: boolean }> {
     return await this.deps.db.transaction(async (tx) => {
       // One round trip, as in `stop`: the reads run once the lock is held.
@@ -198,6 +203,10 @@ export class InterruptService {
         findActiveTurn(tx, threadId),
         listWaitingTurns(tx, threadId),
       ]);
+      const [head] = waiting;
+      if (!waiting.some((item) => item.id === turnId)) throw new ApiError('not_queued');
+      if (head?.id !== turnId) throw new ApiError('not_queue_head');
+      if (head.status === 'failed') throw notEligible('head_failed');
       return { active, paused: active !== undefined && (await pauseIfItemsWait(tx, thread, waiting)) };
     });
   }
