@@ -182,6 +182,14 @@ Feature: Chat with queued turns and interrupts
     Then the answer is 409 not_eligible, reason head_failed
     And the reply keeps streaming and completes
 
+  @queue @S4 @api
+  Scenario: A Stop & send whose message left the queue meanwhile stops nothing
+    Given a reply is streaming and "one" then "two" wait in the queue
+    And I press "Stop & send" on "one" in one tab while another tab deletes "one"
+    When the delete reaches the thread first
+    Then the Stop & send is answered 409 not_queued
+    And the reply keeps streaming, the queue is not paused, and "two" waits alone
+
   @queue @S4 @F4 @api
   Scenario: A Stop & send that stopped the reply but lost the database says so
     Given a reply is streaming and "the priority now" waits at the head of the queue
