@@ -28,7 +28,15 @@ test.describe('agent chats off (no AGENT_WORKSPACES)', () => {
     page,
   }) => {
     await chat.openStartPage();
-    const listed = await page.request.get('/api/workspaces');
+    // The page makes its guest session as it loads, which may land just after the composer is
+    // ready: the list is read once that session exists (a 401 before it is not the answer).
+    let listed = await page.request.get('/api/workspaces');
+    await expect
+      .poll(async () => {
+        listed = await page.request.get('/api/workspaces');
+        return listed.status();
+      })
+      .toBe(200);
     expect(await listed.json()).toEqual({ workspaces: [] });
     await expect(page.getByTestId('agent-picker')).toHaveCount(0);
     await expect(page.getByRole('combobox', { name: 'New chat kind' })).toHaveCount(0);
