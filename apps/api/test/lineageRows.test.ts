@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { ChatMessage, ThreadDetail } from '@chat/contracts';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { type ApiClient, readChunks } from './support/client';
+import type { ApiClient } from './support/client';
+import { runMigrationBackfill } from './support/migrationBackfill';
 import { type TestApi, useTestApi } from './support/testApi';
 
 /**
@@ -22,37 +22,11 @@ const turn = (label: string) => `${label} [[words:3]] [[delay:0]]`;
 const users = (detail: ThreadDetail) => detail.messages.filter((message) => message.role === 'user');
 const nthUser = (detail: ThreadDetail, n: number) => users(detail)[n - 1] as ChatMessage;
 
-async function edit(threadId: string, messageId: string, text: string): Promise<ThreadDetail> {
-  const response = await client.fetch('POST', `/api/threads/${threadId}/messages/${messageId}/versions`, {
-    clientRequestId: crypto.randomUUID(),
-    text,
-  });
-  expect(response.status).toBe(200);
-  await readChunks(response);
-  return await client.detail(threadId);
-}
-
-async function switchTo(threadId: string, branchId: string): Promise<ThreadDetail> {
-  const response = await client.json<ThreadDetail>('PUT', `/api/threads/${threadId}/active-branch`, {
-    branchId,
-  });
-  expect(response.status).toBe(200);
-  return response.body;
-}
-
 async function lineageRows(threadId: string) {
   const rows = await api.runtime.database.db.execute<Record<string, unknown>>(sql`
     select branch_id, message_id, parent_id, created_at from message_lineage
     where thread_id = ${threadId} order by branch_id, message_id`);
   return [...rows];
-}
-
-/** The hand-written part of the migration, run again as it runs on a database with old threads. */
-async function runBackfill(): Promise<void> {
-  const migration = readFileSync(MIGRATION, 'utf8');
-  const backfill = migration.slice(migration.indexOf('DO $backfill$'));
-  expect(backfill.startsWith('DO $backfill$')).toBe(true);
-  await api.runtime.database.db.execute(sql.raw(backfill));
 }
 
 describe('lineage rows', () => {
@@ -62,15 +36,19 @@ describe('lineage rows', () => {
     const root = await client.detail(threadId);
     const rootBranch = root.thread.activeBranchId;
 
-    const second = await edit(threadId, nthUser(root, 2).id, turn('Two, second version.'));
+    const second = await client.editAndRead(threadId, nthUser(root, 2).id, turn('Two, second version.'));
     await client.sendAndRead(threadId, turn('Second 3.'));
-    const third = await edit(threadId, nthUser(second, 2).id, turn('Two, third version.'));
+    const third = await client.editAndRead(threadId, nthUser(second, 2).id, turn('Two, third version.'));
     for (let i = 3; i <= 5; i += 1) await client.sendAndRead(threadId, turn(`Third ${i}.`));
-    const fourth = await edit(threadId, nthUser(await client.detail(threadId), 4).id, turn('Four, again.'));
+    const fourth = await client.editAndRead(
+      threadId,
+      nthUser(await client.detail(threadId), 4).id,
+      turn('Four, again.'),
+    );
     expect(fourth.messages.at(-2)?.metadata.version).toMatchObject({ index: 2, count: 2 });
 
     // On the root: its latest turn deleted, another sent in its place.
-    const onRoot = await switchTo(threadId, rootBranch);
+    const onRoot = await client.switchBranch(threadId, rootBranch);
     const deleted = await client.fetch(
       'DELETE',
       `/api/threads/${threadId}/messages/${nthUser(onRoot, 4).id}`,
@@ -86,7 +64,7 @@ describe('lineage rows', () => {
       fourth.thread.activeBranchId,
     ];
     const shown: ThreadDetail[] = [];
-    for (const branchId of branches) shown.push(await switchTo(threadId, branchId));
+    for (const branchId of branches) shown.push(await client.switchBranch(threadId, branchId));
     expect(nthUser(shown[0] as ThreadDetail, 2).metadata.version).toMatchObject({ index: 1, count: 3 });
     expect(nthUser(shown[2] as ThreadDetail, 2).metadata.version).toMatchObject({ index: 3, count: 3 });
 
@@ -96,7 +74,7 @@ describe('lineage rows', () => {
 
     await api.runtime.database.db.execute(sql`delete from message_lineage where thread_id = ${threadId}`);
     expect(await lineageRows(threadId)).toEqual([]);
-    await runBackfill();
+    await runMigrationBackfill(api.runtime.database.db, MIGRATION);
     expect(await lineageRows(threadId)).toEqual(live);
 
     // Missing rows of the shown branch are written again by the next detail, and a row of a message
@@ -111,7 +89,7 @@ describe('lineage rows', () => {
     await expect.poll(async () => await lineageRows(threadId)).toEqual(live);
 
     for (const [index, branchId] of branches.entries()) {
-      expect((await switchTo(threadId, branchId)).messages).toEqual(shown[index]?.messages);
+      expect((await client.switchBranch(threadId, branchId)).messages).toEqual(shown[index]?.messages);
     }
   });
 });

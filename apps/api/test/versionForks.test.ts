@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { ChatMessage, ThreadDetail } from '@chat/contracts';
 import { schema } from '@chat/db';
 import { eq, sql } from 'drizzle-orm';
@@ -10,6 +9,7 @@ import { listBranchOrigins, listLiveBranches } from '../src/chats/branches/repos
 import { transcriptTables } from '../src/chats/transcript/tables';
 import { exportJson } from './support/chatCopies';
 import { type ApiClient, readChunks, readUntilWords, untilIdle } from './support/client';
+import { runMigrationBackfill } from './support/migrationBackfill';
 import { scanSiblingRows } from './support/siblingScan';
 import { type TestApi, useTestApi } from './support/testApi';
 
@@ -33,37 +33,11 @@ const nthUser = (detail: ThreadDetail, n: number) => users(detail)[n - 1] as Cha
 const MIGRATION = new URL('../../../packages/db/drizzle/0021_lineage_forks.sql', import.meta.url);
 const key = (row: LineageRow) => `${row.branchId}/${row.parentId}/${row.messageId}`;
 
-async function edit(threadId: string, messageId: string, text: string): Promise<ThreadDetail> {
-  const response = await client.fetch('POST', `/api/threads/${threadId}/messages/${messageId}/versions`, {
-    clientRequestId: crypto.randomUUID(),
-    text,
-  });
-  expect(response.status).toBe(200);
-  await readChunks(response);
-  return await client.detail(threadId);
-}
-
-async function switchTo(threadId: string, branchId: string): Promise<ThreadDetail> {
-  const response = await client.json<ThreadDetail>('PUT', `/api/threads/${threadId}/active-branch`, {
-    branchId,
-  });
-  expect(response.status).toBe(200);
-  return response.body;
-}
-
 async function deleteTurn(threadId: string, messageId: string): Promise<ThreadDetail> {
   const response = await client.fetch('DELETE', `/api/threads/${threadId}/messages/${messageId}`);
   expect(response.status).toBe(200);
   await response.arrayBuffer();
   return await client.detail(threadId);
-}
-
-/** The hand-written part of the migration, run again as it runs on a database with old threads. */
-async function runBackfill(): Promise<void> {
-  const migration = readFileSync(MIGRATION, 'utf8');
-  const backfill = migration.slice(migration.indexOf('DO $backfill$'));
-  expect(backfill.startsWith('DO $backfill$')).toBe(true);
-  await api.runtime.database.db.execute(sql.raw(backfill));
 }
 
 /**
@@ -115,11 +89,15 @@ describe('versions found under the forks (ADR-056)', () => {
 
     // A version of message 3, continued; a version of that version (nested); a fork of the fork
     // at a later message; a regenerate of the latest reply there.
-    const first = await edit(threadId, nthUser(root, 3).id, turn('Three, second version.'));
+    const first = await client.editAndRead(threadId, nthUser(root, 3).id, turn('Three, second version.'));
     await client.sendAndRead(threadId, turn('First version 4.'));
-    await edit(threadId, nthUser(first, 3).id, turn('Three, third version.'));
+    await client.editAndRead(threadId, nthUser(first, 3).id, turn('Three, third version.'));
     for (let i = 4; i <= 6; i += 1) await client.sendAndRead(threadId, turn(`Nested ${i}.`));
-    const later = await edit(threadId, nthUser(await client.detail(threadId), 5).id, turn('Five, again.'));
+    const later = await client.editAndRead(
+      threadId,
+      nthUser(await client.detail(threadId), 5).id,
+      turn('Five, again.'),
+    );
     const regenerated = await client.fetch(
       'POST',
       `/api/threads/${threadId}/messages/${later.messages.at(-1)?.id}/regenerate`,
@@ -130,7 +108,7 @@ describe('versions found under the forks (ADR-056)', () => {
     expect(await expectSameVersions(threadId)).toBeGreaterThan(0);
 
     // A removed version: its own edit deleted (the version before it is shown again).
-    const doomed = await edit(threadId, nthUser(later, 4).id, turn('Four, soon gone.'));
+    const doomed = await client.editAndRead(threadId, nthUser(later, 4).id, turn('Four, soon gone.'));
     const doomedBranch = doomed.thread.activeBranchId;
     await deleteTurn(threadId, nthUser(doomed, 4).id);
     const branches = await listLiveBranches(api.runtime.database.db, threadId);
@@ -139,19 +117,19 @@ describe('versions found under the forks (ADR-056)', () => {
     // On the root: its latest two turns deleted in place (message 3, the first version's fork
     // message, among them), then another turn sent where they were. Message 3's versions now
     // answer the new message: the root forks where nothing was ever edited.
-    let onRoot = await switchTo(threadId, rootBranch);
+    let onRoot = await client.switchBranch(threadId, rootBranch);
     onRoot = await deleteTurn(threadId, nthUser(onRoot, 5).id);
     onRoot = await deleteTurn(threadId, nthUser(onRoot, 4).id);
-    onRoot = await switchTo(threadId, rootBranch);
+    onRoot = await client.switchBranch(threadId, rootBranch);
     onRoot = await deleteTurn(threadId, nthUser(onRoot, 3).id);
-    onRoot = await switchTo(threadId, rootBranch);
+    onRoot = await client.switchBranch(threadId, rootBranch);
     expect(users(onRoot)).toHaveLength(2);
     await client.sendAndRead(threadId, turn('Root 3, after the deletes.'));
     onRoot = await client.detail(threadId);
     expect(nthUser(onRoot, 3).metadata.version?.count).toBeGreaterThan(1);
     // Deleted back to message 2, whose versions nobody made: the same again one turn earlier.
     onRoot = await deleteTurn(threadId, nthUser(onRoot, 3).id);
-    onRoot = await switchTo(threadId, rootBranch);
+    onRoot = await client.switchBranch(threadId, rootBranch);
     onRoot = await deleteTurn(threadId, nthUser(onRoot, 2).id);
     await client.sendAndRead(threadId, turn('Root 2, after the deletes.'));
     onRoot = await client.detail(threadId);
@@ -159,7 +137,7 @@ describe('versions found under the forks (ADR-056)', () => {
     expect(await expectSameVersions(threadId)).toBeGreaterThan(0);
 
     // A failed attempt at the end of the first version, resolved by deleting it, then a turn sent.
-    await switchTo(threadId, first.thread.activeBranchId);
+    await client.switchBranch(threadId, first.thread.activeBranchId);
     await client.sendAndRead(threadId, 'this fails [[fail]]');
     const failed = await client.detail(threadId);
     const head = failed.turnQueue.items[0];
@@ -199,7 +177,7 @@ describe('versions found under the forks (ADR-056)', () => {
     // Threads from before the forks were recorded: the migration's backfill finds theirs.
     const db = api.runtime.database.db;
     await db.execute(sql`delete from lineage_forks where thread_id in (${threadId}, ${copy})`);
-    await runBackfill();
+    await runMigrationBackfill(api.runtime.database.db, MIGRATION);
     expect(await expectSameVersions(threadId)).toBeGreaterThan(0);
     expect(await expectSameVersions(copy)).toBeGreaterThan(0);
   });
@@ -209,14 +187,14 @@ describe('versions found under the forks (ADR-056)', () => {
     for (let i = 1; i <= 3; i += 1) await client.sendAndRead(threadId, turn(`Root ${i}.`));
     const root = await client.detail(threadId);
     const rootBranch = root.thread.activeBranchId;
-    await edit(threadId, nthUser(root, 3).id, turn('Three, again.'));
+    await client.editAndRead(threadId, nthUser(root, 3).id, turn('Three, again.'));
     // The root's latest two turns deleted: it ends before message 2, which the version holds.
-    let onRoot = await switchTo(threadId, rootBranch);
+    let onRoot = await client.switchBranch(threadId, rootBranch);
     onRoot = await deleteTurn(threadId, nthUser(onRoot, 3).id);
-    onRoot = await switchTo(threadId, rootBranch);
+    onRoot = await client.switchBranch(threadId, rootBranch);
     await deleteTurn(threadId, nthUser(onRoot, 2).id);
     await api.runtime.database.db.execute(sql`delete from lineage_forks where thread_id = ${threadId}`);
-    await runBackfill();
+    await runMigrationBackfill(api.runtime.database.db, MIGRATION);
     await client.sendAndRead(threadId, turn('Two, after the migration.'));
     expect(nthUser(await client.detail(threadId), 2).metadata.version?.count).toBe(2);
     expect(await expectSameVersions(threadId)).toBeGreaterThan(0);

@@ -168,6 +168,26 @@ export class ApiClient {
     return { turnId: response.headers.get('x-turn-id') ?? '', chunks: await readChunks(response) };
   }
 
+  /** Edits a user message into a new version and reads its reply to the end; returns the detail. */
+  async editAndRead(threadId: string, messageId: string, text: string): Promise<ThreadDetail> {
+    const response = await this.fetch('POST', `/api/threads/${threadId}/messages/${messageId}/versions`, {
+      clientRequestId: crypto.randomUUID(),
+      text,
+    });
+    if (response.status !== 200) throw new Error(`edit: ${response.status} ${await response.text()}`);
+    await readChunks(response);
+    return await this.detail(threadId);
+  }
+
+  /** Shows another version (branch) of the chat; returns the detail it answers with. */
+  async switchBranch(threadId: string, branchId: string): Promise<ThreadDetail> {
+    const { status, body } = await this.json<ThreadDetail>('PUT', `/api/threads/${threadId}/active-branch`, {
+      branchId,
+    });
+    if (status !== 200) throw new Error(`switch branch: ${status}`);
+    return body;
+  }
+
   async queued(threadId: string, text: string): Promise<Turn> {
     const response = await this.send(threadId, text);
     if (response.status !== 202)
