@@ -146,18 +146,15 @@ export class InterruptService {
     const { db, claims } = this.deps;
     if (options.moveToHead) await this.deps.queue.moveToHead(ownerId, threadId, turnId);
     else await requireOwnedThread(db, threadId, ownerId);
-    const [turn, [head], running] = await Promise.all([
+    const [turn, waiting, running] = await Promise.all([
       findTurn(db, threadId, turnId),
       listWaitingTurns(db, threadId),
       findActiveTurn(db, threadId),
     ]);
     if (!turn) throw notFound('turn');
-    // A pending steer counts as the head too: stopping the reply requeues it there, then it runs.
-    if (!inStatusGroup('waiting', turn.status)) throw new ApiError('not_queued');
-    if (head?.id !== turnId) throw new ApiError('not_queue_head');
     // Every refusal the claim would give comes before anything is interrupted: a refusal changes
-    // nothing. A failed head is resolved by Retry, Edit or Delete, never by Send now (Q11).
-    if (head.status === 'failed') throw notEligible('head_failed');
+    // nothing.
+    requireSendableHead(waiting, turnId);
     // Stop & send: stop the running reply first. The claim then runs the head with the handoff,
     // because it sees the branch's last settled turn interrupted (S5); if the reply finished on
     // its own meanwhile, nothing was cut off and the head runs as an ordinary turn.
@@ -203,10 +200,7 @@ export class InterruptService {
         findActiveTurn(tx, threadId),
         listWaitingTurns(tx, threadId),
       ]);
-      const [head] = waiting;
-      if (!waiting.some((item) => item.id === turnId)) throw new ApiError('not_queued');
-      if (head?.id !== turnId) throw new ApiError('not_queue_head');
-      if (head.status === 'failed') throw notEligible('head_failed');
+      requireSendableHead(waiting, turnId);
       return { active, paused: active !== undefined && (await pauseIfItemsWait(tx, thread, waiting)) };
     });
   }
@@ -277,4 +271,16 @@ export class InterruptService {
       await watch.wait(SETTLE_RECHECK_MS);
     }
   }
+}
+
+/**
+ * Send now runs only the queue's head (`waiting`, in queue order), and not a failed one: a failed
+ * head is resolved by Retry, Edit or Delete, never by Send now (Q11). A pending steer counts as the
+ * head too: stopping the reply requeues it there, then it runs.
+ */
+function requireSendableHead(waiting: readonly TurnRow[], turnId: string): void {
+  const [head] = waiting;
+  if (!waiting.some((item) => item.id === turnId)) throw new ApiError('not_queued');
+  if (head?.id !== turnId) throw new ApiError('not_queue_head');
+  if (head.status === 'failed') throw notEligible('head_failed');
 }
