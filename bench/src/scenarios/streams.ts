@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import { describeError } from '../errors';
 import { lightRequest, readStream, type StreamAnswer, type StreamTiming } from '../http';
 import { onProcesses, type ServerProcess } from '../processes';
@@ -42,23 +41,11 @@ async function runStreams(
   const rss = sampleRss(server);
   const cpuBefore = server.processes();
   const startedAt = performance.now();
-  const dump: { index: number; t0: number; turn: string | null; deltas: number[] }[] = [];
-  const stalls: [number, number][] = [];
-  let last = performance.now();
-  const stallTimer = setInterval(() => {
-    const now = performance.now();
-    if (now - last - 10 > 15) stalls.push([performance.timeOrigin + now, now - last - 10]);
-    last = now;
-  }, 10);
   // Each stream catches its own failure: this never throws.
   await Promise.all(
     Array.from({ length: count }, async (_, index) => {
       try {
-        const t0 = performance.timeOrigin + performance.now();
-        const answer = await open(index);
-        const timing = await readStream(answer, performance.now());
-        timings.push(timing);
-        dump.push({ index, t0, turn: answer.header('x-turn-id'), deltas: timing.deltaTimes.map((t) => t + performance.timeOrigin) });
+        timings.push(await readStream(await open(index), performance.now()));
       } catch (error) {
         const reason = describeError(error).slice(0, 120);
         errors.set(reason, (errors.get(reason) ?? 0) + 1);
@@ -66,8 +53,6 @@ async function runStreams(
     }),
   );
   const spanMs = performance.now() - startedAt;
-  clearInterval(stallTimer);
-  if (process.env.STREAMS_DUMP) writeFileSync(`${process.env.STREAMS_DUMP}-${server.baseUrl.split(':').pop()}.json`, JSON.stringify({ dump, stalls }));
   const cpu = cpuShares(cpuBefore, server.processes(), spanMs);
   const peakRss = rss.stop();
   // A gap is the wait between two reads that brought text: words that arrive together in one read

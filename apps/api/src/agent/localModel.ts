@@ -7,7 +7,6 @@ import type {
   LanguageModelV4StreamResult,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { diagLateness } from '../platform/streamDiag';
 import { isSummaryCall, type PlannedReply, planReply, planSummary, turnOf } from './localModelReply';
 import { planToolStep, type ToolStep } from './localModelTools';
 
@@ -122,7 +121,6 @@ async function* streamParts(
   for (const [index, word] of plan.words.entries()) {
     if (index === failAt) break;
     await sleepUntil(startedAt + (index + 1) * delayMs, signal);
-    diagLateness(performance.now() - (startedAt + (index + 1) * delayMs));
     yield { type: 'text-delta', id: textId, delta: index === 0 || plan.verbatim ? word : ` ${word}` };
   }
 

@@ -6,7 +6,6 @@ import { FastResponse } from 'srvx';
 import { z } from 'zod';
 import { ApiError, notFound } from './errors';
 import { jsonBodyOf } from './requestBody';
-import { diagMark, diagWrite } from './streamDiag';
 
 /**
  * Validates the JSON body the request guard read (`platform/requestBody.ts`: bounded, UTF-8, no
@@ -111,8 +110,7 @@ export function turnStreamResponse(
   const all = new Headers({ ...UI_MESSAGE_STREAM_HEADERS, 'x-turn-id': turnId, ...headers });
   if (event) takePreparedHeaders(event, all);
   // srvx's response pipes a Node stream body into the socket as it is (its types name web bodies only).
-  diagMark('accept');
-  return new FastResponse(replyBody(source, turnId) as unknown as BodyInit, { headers: all });
+  return new FastResponse(replyBody(source) as unknown as BodyInit, { headers: all });
 }
 
 /** Moves the headers prepared on `event` into `headers`, as h3 would merge them (theirs win). */
@@ -130,7 +128,7 @@ function takePreparedHeaders(event: H3Event, headers: Headers): void {
  * word costs one JSON encoding and, past the batch interval, one push into the socket's pipe).
  * The client going away destroys it, which stops following.
  */
-export function replyBody(source: ReplySource, diagTurn?: string): Readable {
+export function replyBody(source: ReplySource): Readable {
   let pending = '';
   // Counted from the start: the reply's opening chunks wait (briefly) for its first text.
   let lastWriteAt = performance.now();
@@ -157,7 +155,6 @@ export function replyBody(source: ReplySource, diagTurn?: string): Readable {
     clearTimeout(opening);
     opening = undefined;
     if (body.destroyed) return;
-    if (diagTurn && pending.includes('"text-delta"')) diagWrite(diagTurn);
     if (pending) body.push(pending);
     pending = '';
     lastWriteAt = performance.now();

@@ -1,6 +1,5 @@
 import { refusalMessages } from '@chat/contracts';
 import { ApiError } from './errors';
-import { diagMark } from './streamDiag';
 
 export interface StartSlotLimits {
   /** Requests that start a turn, handled at once; the rest wait in line. */
@@ -31,9 +30,9 @@ export const OVERLOAD_RETRY_AFTER_S = 1;
 
 /** `503 overloaded`: the send was not accepted (nothing was recorded); the same request may come again. */
 export const overloadedSends = () =>
-  (diagMark('shed'), new ApiError('overloaded', refusalMessages.overloaded.sends, undefined, {
+  new ApiError('overloaded', refusalMessages.overloaded.sends, undefined, {
     'retry-after': String(OVERLOAD_RETRY_AFTER_S),
-  }));
+  });
 
 /**
  * Load shedding for requests that start turns (a send, an edit into a new version, a regenerate):

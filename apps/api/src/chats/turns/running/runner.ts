@@ -1,4 +1,3 @@
-import { diagMark } from '../../../platform/streamDiag';
 import { COMPACTION_PART, type HitlDecision, type ToolMode, turnErrorMessages } from '@chat/contracts';
 import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
 import type { UIMessageChunk } from 'ai';
@@ -815,7 +814,6 @@ export class TurnRunner {
     if (final && final.status !== 'running' && final.status !== 'settling') {
       this.showStepEnd(run);
       for (const chunk of endOfReply(final.status)) stream.push(chunk);
-      diagMark('settled');
     }
     stream.close();
   }
