@@ -11,7 +11,6 @@ import {
 import { z } from 'zod';
 import { CHAT_RUNTIMES, DEFAULT_CHAT_RUNTIME } from './chatRuntimes';
 import { mcpServerList, parseJsonSetting } from './mcpServerList';
-import { STREAM_WORD_SLACK_MS } from './startSlots';
 import {
   configuredModels,
   ModelListError,
@@ -20,6 +19,7 @@ import {
   modelSourcesOf,
   openaiApiKey,
 } from './modelList';
+import { STREAM_WORD_SLACK_MS } from './startSlots';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
