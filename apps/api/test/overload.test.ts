@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { createSql, schema } from '@chat/db';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/platform/config';
 import { StartSlots } from '../src/platform/startSlots';
 import {
   APP_HEADERS,
@@ -385,6 +386,36 @@ describe('start slots', () => {
     for (const release of holders) release();
     expect(slots.refusesAtOnce()).toBe(false);
     expect(slots.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('by default, take on a burst of sends only while the replies streaming are at most 25 ms late (issue 40)', async () => {
+    // A reply's words come 50 ms apart and may come 75 ms apart: sheds hold the loop at the bound
+    // while a burst lasts, so the bound is what the burst adds to every streaming reply's gaps.
+    const config = loadConfig({});
+    const loop = { delayMs: 0 };
+    const slots = new StartSlots(
+      {
+        atOnce: config.SENDS_AT_ONCE,
+        maxWaiting: config.SENDS_WAITING,
+        maxWaitMs: config.SEND_WAIT_MS,
+        maxLoopDelayMs: config.SEND_LOOP_DELAY_MS,
+        maxLoopDelayBesideSendsMs: config.SEND_LOOP_DELAY_BESIDE_SENDS_MS,
+      },
+      loop,
+    );
+    const first = await slots.acquire();
+    // Beside a send starting, 25 ms behind is still within a word's slack: taken.
+    loop.delayMs = 25;
+    const second = await slots.acquire();
+    // 30 ms behind would make every streaming reply's next gap 80 ms: refused, to come again.
+    loop.delayMs = 30;
+    await expect(slots.acquire()).rejects.toMatchObject({ code: 'overloaded', status: 503 });
+    expect(slots.load).toEqual({ running: 2, waiting: 0 });
+    first();
+    second();
+    // A lone send, a while later, still meets only the far bound.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    (await slots.acquire())();
   });
 
   it('take more sends than the slots hold, arriving within half a second, as a burst: the lower bound holds with none starting', async () => {

@@ -19,6 +19,7 @@ import {
   modelSourcesOf,
   openaiApiKey,
 } from './modelList';
+import { STREAM_WORD_SLACK_MS } from './startSlots';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -201,10 +202,11 @@ const configSchema = z.object({
   /**
    * How far behind (ms) this process's event loop may be before a send is answered `503
    * overloaded` at once, every start slot free or not (platform/loopDelay.ts); `0` turns it off.
-   * The second, lower bound holds while other sends are starting or waiting (a burst).
+   * The second, lower bound holds while other sends are starting or waiting (a burst): it is how
+   * late the replies already streaming may be made by taking on more (`STREAM_WORD_SLACK_MS`).
    */
   SEND_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(300),
-  SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(50),
+  SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(STREAM_WORD_SLACK_MS),
   /**
    * How much memory (MB, by estimate) this process may keep of converted transcripts for thread
    * detail (ADR-051, chats/detail/transcriptCache.ts); `0` turns the cache off.

@@ -25,6 +25,16 @@ export interface LoopPressure {
 /** Sends are counted as they arrive over windows this long (`StartSlots.arrived`). */
 const ARRIVAL_WINDOW_MS = 250;
 
+/**
+ * How late the event loop may make the replies already streaming when a burst of sends is taken
+ * on (the default of `SEND_LOOP_DELAY_BESIDE_SENDS_MS`). A reply's words come 50 ms apart at 20
+ * words a second, and a person still reads them as an even stream up to 75 ms apart (issue 40):
+ * every millisecond the loop is behind is a millisecond added to the gap between two words of
+ * every reply on it. Sheds hold the loop about at this bound while a burst lasts (sends are taken
+ * on while it is under, refused past it), so the bound is the gap the burst adds (ADR-061).
+ */
+export const STREAM_WORD_SLACK_MS = 25;
+
 /** Seconds a refused send is told to wait before it tries again. */
 export const OVERLOAD_RETRY_AFTER_S = 1;
 
