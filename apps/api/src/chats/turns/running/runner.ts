@@ -404,7 +404,8 @@ export class TurnRunner {
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
       // history was read. One that begins after it meets the run's own first reads (`connect`).
-      // A resumed run reads it too: an agent chat's run goes on on the agent.
+      // A resumed run reads it too: an agent chat's run goes on on the agent. A send that runs at
+      // once read it with its claim, under the thread lock (`claimNew`, ADR-060).
       const setup =
         run.reads?.setup ??
         (await this.waitingForDatabase(controller, () => readRunSetup(this.deps.db, turn.threadId)));
