@@ -73,6 +73,11 @@ export class HangWatch {
   private aliveAt = Number.NEGATIVE_INFINITY;
   private closed = false;
   private readonly tickMs: number;
+  /**
+   * Writes to the watched connections so far (each one a statement or a pipeline of them, so about
+   * one round trip): how many a request makes is counted from it (`sendRoundTrips.test.ts`).
+   */
+  writes = 0;
 
   constructor(private readonly options: HangWatchOptions) {
     this.tickMs = options.tickMs ?? 250;
@@ -101,6 +106,7 @@ export class HangWatch {
     const state: Watched = { waitingSince: undefined };
     // Whatever a driver writes expects an answer (a query, a sync, the start-up message).
     const socket = new WatchedSocket(() => {
+      this.writes++;
       state.waitingSince ??= performance.now();
     });
     this.watched.set(socket, state);

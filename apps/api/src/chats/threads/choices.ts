@@ -68,25 +68,47 @@ export async function readRunInstructions(
  * workspace (A1; null on a plain chat), and the tool settings its first step goes by (T2, as
  * `readToolModes` reads them before each later step). One read.
  */
-export async function readRunSetup(
-  q: Queryable,
-  threadId: string,
-): Promise<{
+export async function readRunSetup(q: Queryable, threadId: string): Promise<RunSetup> {
+  const [row] = await selectRunInstructions(q, { threadId });
+  return runSetupOf(row ? { ...row, instructions: row.chat } : undefined, row?.account ?? '');
+}
+
+/** What a started run of the chat reads of it (`readRunSetup`). */
+export interface RunSetup {
   account: string;
   chat: string;
   workspace: { id: string; path: string } | null;
   toolModes: ChatToolModes;
-}> {
-  const [row] = await selectRunInstructions(q, { threadId });
-  const workspace =
-    row?.workspaceId && row.workspacePath ? { id: row.workspaceId, path: row.workspacePath } : null;
-  return {
-    account: row?.account ?? '',
-    chat: row?.chat ?? '',
-    workspace,
-    toolModes: toolModesOf(row),
-  };
 }
+
+/**
+ * `readRunSetup` from a thread row in hand and its owner's instructions (`readAccountInstructions`):
+ * a send that claims its turn read both under the thread lock, with its writes (ADR-060).
+ */
+export function runSetupOf(
+  thread: Pick<ThreadRow, 'instructions' | 'workspaceId' | 'workspacePath' | 'toolModes'> | undefined,
+  account: string,
+): RunSetup {
+  const workspace =
+    thread?.workspaceId && thread.workspacePath
+      ? { id: thread.workspaceId, path: thread.workspacePath }
+      : null;
+  return { account, chat: thread?.instructions ?? '', workspace, toolModes: toolModesOf(thread) };
+}
+
+/** The owner's custom instructions (M4); '' when none. */
+export async function readAccountInstructions(q: Queryable, ownerId: string): Promise<string> {
+  const [row] = await selectAccountInstructions(q, { ownerId });
+  return row?.instructions ?? '';
+}
+
+// Read by every send that claims its turn: built once (preparedQuery).
+const selectAccountInstructions = preparedQuery('account_instructions', (q) =>
+  q
+    .select({ instructions: accountSettings.instructions })
+    .from(accountSettings)
+    .where(eq(accountSettings.ownerId, sql.placeholder('ownerId'))),
+);
 
 export async function readAccountSettings(
   q: Queryable,

@@ -134,6 +134,11 @@ export interface NewClaim {
 
 /** The values an accepted turn is recorded with. */
 export interface NewTurn {
+  /**
+   * Its id when the caller names it (a turn recorded running announces itself in the same round
+   * trip, ADR-060); else a new one.
+   */
+  id?: string;
   threadId: string;
   branchId: string;
   clientRequestId: string;
@@ -171,7 +176,12 @@ export async function insertTurn(
     status,
   };
   const [row] = claim
-    ? await insertClaimedTurn(q, { ...common, ...claim, lease: leaseInterval(claim.leaseMs) })
+    ? await insertClaimedTurn(q, {
+        ...common,
+        ...claim,
+        id: values.id ?? crypto.randomUUID(),
+        lease: leaseInterval(claim.leaseMs),
+      })
     : values.queuePosition === undefined
       ? await insertWaitingTurn(q, common)
       : await q
@@ -202,6 +212,7 @@ const insertClaimedTurn = preparedQuery('turn_insert_claimed', (q) =>
     .insert(turns)
     .values({
       ...newTurnColumns,
+      id: sql.placeholder('id'),
       handoff: sql.placeholder('handoff'),
       runnerId: sql.placeholder('runnerId'),
       leaseExpiresAt: leaseFromNowPlaceholder,

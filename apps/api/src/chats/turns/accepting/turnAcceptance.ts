@@ -185,18 +185,18 @@ export class TurnAcceptance {
       if (joining.joins === 'run') {
         // Recorded running at once: accepted and claimed in one write (claim/claim.ts).
         const claimStartedAt = performance.now();
-        const [turn] = await Promise.all([
+        const [{ turn, reads }] = await Promise.all([
           runner.claimNew(
             tx,
             { ...values, steer: joining.steer ?? false },
             // The thread row is held locked since the transaction's first statement.
-            { ownerId, lastSettled: joining.lastSettled, chatModel: thread.model },
+            { ownerId, lastSettled: joining.lastSettled, thread },
           ),
           touchThread,
           told,
         ]);
         claimMs = performance.now() - claimStartedAt;
-        return { retry: false as const, turn, joining };
+        return { retry: false as const, turn, joining, reads };
       }
       // Under the lock, the two writes go out together: one round trip.
       const [turn] = await Promise.all([
@@ -206,7 +206,7 @@ export class TurnAcceptance {
         touchThread,
         told,
       ]);
-      return { retry: false as const, turn, joining };
+      return { retry: false as const, turn, joining, reads: undefined };
     });
     times.add('accept', performance.now() - startedAt - claimMs);
     if (claimMs > 0) times.add('claim', claimMs);
@@ -214,12 +214,12 @@ export class TurnAcceptance {
     if (result.retry) return await this.replay(result.turn);
     // E5: the commit accepted the turn (its signals went out with it); nothing after it may turn
     // the answer into a refusal.
-    const { turn, joining } = result;
+    const { turn, joining, reads } = result;
     if (joining.joins === 'run') {
       return {
         kind: 'streaming',
         turn: toTurn(turn),
-        stream: await times.measure('start', () => runner.start(turn, ownerId, joining.branch)),
+        stream: await times.measure('start', () => runner.start(turn, ownerId, joining.branch, reads)),
       };
     }
     const turnQueue = await times.measure('queue', () => readTurnQueue(db, threadId));
@@ -240,7 +240,7 @@ export class TurnAcceptance {
 /**
  * What an accepted turn tells every instance: the thread's title or shown version changed
  * (`announce`); a steer for the running reply; the queue grew. A turn that runs now announces
- * itself when it starts (`turn.started`).
+ * itself with its claim (`turn.started`, `TurnRunner.claimNew`), after these.
  */
 function signalsOf(threadId: string, joining: Joining): Signal[] {
   const signals: Signal[] = joining.announce ? [{ kind: 'thread.changed', threadId }] : [];

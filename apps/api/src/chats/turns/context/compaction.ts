@@ -52,10 +52,12 @@ export async function prepareHistory(
   incoming: number,
   signal: AbortSignal,
   onProgress: OnProgress,
+  /** The branch's latest marker when the caller read it already (null: none; ADR-060). */
+  marker?: ContextMarkerRow | null,
 ): Promise<ModelHistory & { compacted: boolean }> {
   const { windows } = deps;
   const { window, compactAt } = windows.settings;
-  let measured = await windows.measure(deps.db, branch);
+  let measured = await windows.measure(deps.db, branch, marker);
   const limit = compactAt === null ? window : Math.floor(window * compactAt);
   let compacted = false;
   if (measured.tokens + incoming > limit) {

@@ -81,8 +81,9 @@ export class ContextWindows {
     };
   }
 
-  async measure(q: Queryable, branch: BranchRow): Promise<MeasuredWindow> {
-    const marker = await findLatestMarker(q, branch.id);
+  /** `known`: the branch's latest marker when the caller read it (null: none); else it is read. */
+  async measure(q: Queryable, branch: BranchRow, known?: ContextMarkerRow | null): Promise<MeasuredWindow> {
+    const marker = known === undefined ? await findLatestMarker(q, branch.id) : (known ?? undefined);
     const scope = this.scope(branch, marker);
     const { messages, tokens, uncounted } = await transcriptTables.tallyModelWindow(q, scope);
     let counted = 0;

@@ -1,5 +1,13 @@
 import { COMPACTION_PART, type HitlDecision, type ToolMode, turnErrorMessages } from '@chat/contracts';
-import type { BranchRow, Database, HitlRequestRow, Queryable, TurnRow } from '@chat/db';
+import type {
+  BranchRow,
+  ContextMarkerRow,
+  Database,
+  HitlRequestRow,
+  Queryable,
+  ThreadRow,
+  TurnRow,
+} from '@chat/db';
 import type { UIMessageChunk } from 'ai';
 import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { InvariantError } from '../../../platform/errors';
@@ -7,11 +15,12 @@ import type { Logger } from '../../../platform/logger';
 import type { Signal, Signals } from '../../../platform/notifications';
 import { findBranch } from '../../branches/repository';
 import { planTurnMessages, type TurnMessages } from '../../branches/transcript';
-import { readRunSetup } from '../../threads/choices';
+import { type RunSetup, readAccountInstructions, readRunSetup, runSetupOf } from '../../threads/choices';
 import type { ChatToolModes } from '../../threads/repository';
 import type { TranscriptStore } from '../../transcript/transcriptStore';
 import { claimNewTurn, claimTurn, type NewTurnValues } from '../claim/claim';
 import { type ModelHistory, markAgentCompaction, prepareHistory } from '../context/compaction';
+import { findLatestMarker } from '../context/repository';
 import type { ContextWindows, TokenCount } from '../context/window';
 import type {
   DriverEvent,
@@ -124,6 +133,8 @@ interface Run {
   turn: TurnRow;
   branch: BranchRow;
   ownerId: string;
+  /** What its claim read for its start, when it read it (`claimNew`). */
+  reads?: StartReads;
   /** The turn's user message (a claimed turn always has one). */
   userMessageId: string;
   segment: Segment;
@@ -139,6 +150,17 @@ interface Run {
    * (`passStepEnd`), or shown once the settle stored the reply when it was the run's last.
    */
   stepEnd?: UIMessageChunk;
+}
+
+/**
+ * What a started run reads before its first model call, read by a send's claim under the thread
+ * lock with its writes (`TurnRunner.claimNew`, ADR-060), so the run does not read it again.
+ */
+export interface StartReads {
+  /** The chat's and its owner's instructions, its workspace and tool settings (M4, T1). */
+  setup: RunSetup;
+  /** The branch's latest context marker (null: none): where its window starts (C2). */
+  marker: ContextMarkerRow | null;
 }
 
 /** How long the runner waits on a silent run by default (`TURN_IDLE_MS`). */
@@ -198,13 +220,26 @@ export class TurnRunner {
     return await claimTurn(tx, turn, branchId, this.deps);
   }
 
-  /** `claim` of a turn accepted in the same transaction: recorded running at once (claim.ts). */
+  /**
+   * `claim` of a turn accepted in the same transaction: recorded running at once (claim.ts). With
+   * the insert go, in the same round trip and under the thread lock, what the run reads as it
+   * starts (`StartReads`: the owner's instructions beside the locked `thread` row, the branch's
+   * latest marker) and `turn.started`, delivered at the commit (ADR-060); `start` it with them.
+   */
   async claimNew(
     tx: Queryable,
     values: NewTurnValues,
-    known: { ownerId: string; lastSettled?: TurnRow | null; chatModel?: string | null },
-  ): Promise<TurnRow> {
-    return await claimNewTurn(tx, values, known, this.deps);
+    known: { ownerId: string; lastSettled?: TurnRow | null; thread: ThreadRow },
+  ): Promise<{ turn: TurnRow; reads: StartReads }> {
+    const id = crypto.randomUUID();
+    const { ownerId, lastSettled, thread } = known;
+    const [turn, account, marker] = await Promise.all([
+      claimNewTurn(tx, { ...values, id }, { ownerId, lastSettled, chatModel: thread.model }, this.deps),
+      readAccountInstructions(tx, ownerId),
+      findLatestMarker(tx, values.branchId),
+      this.deps.signals.publishWith(tx, { kind: 'turn.started', threadId: values.threadId, turnId: id }),
+    ]);
+    return { turn, reads: { setup: runSetupOf(thread, account), marker: marker ?? null } };
   }
 
   /**
@@ -220,10 +255,11 @@ export class TurnRunner {
 
   /**
    * Runs a turn this instance claimed, and tells every instance it started. `branch`: the turn's
-   * branch when the caller read it already (else it is read here).
+   * branch when the caller read it already (else it is read here); `reads`: what `claimNew` read
+   * for it (its `turn.started` went out with that claim's commit).
    */
-  async start(turn: TurnRow, ownerId: string, branch?: BranchRow): Promise<TurnStream> {
-    return await this.launch(turn, ownerId, { kind: 'start' }, branch);
+  async start(turn: TurnRow, ownerId: string, branch?: BranchRow, reads?: StartReads): Promise<TurnStream> {
+    return await this.launch(turn, ownerId, { kind: 'start' }, branch, reads);
   }
 
   /**
@@ -251,13 +287,14 @@ export class TurnRunner {
     ownerId: string,
     segment: Segment,
     known?: BranchRow,
+    reads?: StartReads,
   ): Promise<TurnStream> {
     assertRunnable(turn, this.deps.runnerId);
     const branch = known?.id === turn.branchId ? known : await findBranch(this.deps.db, turn.branchId);
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    const done = this.run(turn, { branch, ownerId }, segment, controller, stream)
+    const done = this.run(turn, { branch, ownerId, ...(reads ? { reads } : {}) }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
         this.running.delete(turn.id);
@@ -265,6 +302,8 @@ export class TurnRunner {
         stream.close();
       });
     this.running.set(turn.id, { threadId: turn.threadId, controller, stream, done });
+    // Announced with its claim's commit already.
+    if (reads) return stream;
     // The run has started whatever happens to the announcement: other tabs also find it by reading.
     await this.announce({ kind: 'turn.started', threadId: turn.threadId, turnId: turn.id });
     return stream;
@@ -309,7 +348,7 @@ export class TurnRunner {
 
   private async run(
     turn: TurnRow,
-    context: { branch: BranchRow; ownerId: string },
+    context: { branch: BranchRow; ownerId: string; reads?: StartReads },
     segment: Segment,
     controller: AbortController,
     stream: TurnStream,
@@ -365,10 +404,11 @@ export class TurnRunner {
       // M4: read as the run starts, so a change reaches the next turn, never one already running.
       // After the history, not beside it: this read also waits out an outage that began while the
       // history was read. One that begins after it meets the run's own first reads (`connect`).
-      // A resumed run reads it too: an agent chat's run goes on on the agent.
-      const setup = await this.waitingForDatabase(controller, () =>
-        readRunSetup(this.deps.db, turn.threadId),
-      );
+      // A resumed run reads it too: an agent chat's run goes on on the agent. A send that runs at
+      // once read it with its claim, under the thread lock (`claimNew`, ADR-060).
+      const setup =
+        run.reads?.setup ??
+        (await this.waitingForDatabase(controller, () => readRunSetup(this.deps.db, turn.threadId)));
       const custom = segment.kind === 'start' ? customInstructions(setup) : '';
       const { workspace } = setup;
       const { toolModes } = this.deps;
@@ -533,6 +573,7 @@ export class TurnRunner {
           windows.incomingTokens(turn.text, turn.attachments),
           controller.signal,
           (progress) => stream.push({ type: COMPACTION_PART, data: progress, transient: true }),
+          run.reads?.marker,
         ),
       );
       if (prepared.compacted) await this.announce({ kind: 'context.changed', threadId: turn.threadId });

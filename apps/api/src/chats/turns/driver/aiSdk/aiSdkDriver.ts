@@ -1,6 +1,7 @@
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import { type ToolMode, turnErrorMessages } from '@chat/contracts';
 import {
+  type LanguageModelUsage,
   type ModelMessage,
   type SystemModelMessage,
   stepCountIs,
@@ -194,6 +195,10 @@ export class AiSdkDriver implements RuntimeDriver {
     let step = -1;
     let failed = false;
     let done = false;
+    // The run's total usage, as its `finish` part carries it (what `result.totalUsage` resolves
+    // to). That getter would tee the run's stream once more, and this driver holds the stream's
+    // reader: the tee fails (an error made and caught on every run) after the read is done.
+    let totalUsage: LanguageModelUsage | undefined;
     try {
       for (;;) {
         const read = await parts.read();
@@ -201,7 +206,9 @@ export class AiSdkDriver implements RuntimeDriver {
           done = true;
           break;
         }
-        const chunk = uiChunkOf(partOf(read.value), options);
+        const part = partOf(read.value);
+        if (part.type === 'finish') totalUsage = part.totalUsage;
+        const chunk = uiChunkOf(part, options);
         if (chunk === undefined) continue;
         if (chunk.type === 'start-step') {
           step += 1;
@@ -233,7 +240,9 @@ export class AiSdkDriver implements RuntimeDriver {
       if (!done) parts.cancel().catch(() => {});
     }
     if (failed || abortSignal.aborted) return;
-    const usage = tokenUsageOf(await Promise.resolve(result.totalUsage).catch(() => undefined));
+    const usage = tokenUsageOf(
+      totalUsage ?? (await Promise.resolve(result.totalUsage).catch(() => undefined)),
+    );
     if (usage) yield { type: 'usage', usage };
     // No save of its own to fail: the runner writes the run's messages (see the class comment).
     yield { type: 'turn-complete', saved: true };
