@@ -1,5 +1,5 @@
 import { inStatusGroup, refusalMessages, type StopAndSendLeftWaiting, type Turn } from '@chat/contracts';
-import type { TurnRow } from '@chat/db';
+import type { Database, PriorityPool, TurnRow } from '@chat/db';
 import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
 import type { Signal } from '../../../platform/notifications';
@@ -19,6 +19,8 @@ import type { TurnStream } from '../stream/turnStream';
 import { SettleWatch } from './settleWatch';
 
 export interface InterruptDeps extends RecoveryDeps {
+  /** Where a person's Stop runs (ADR-059); the main pool when absent. */
+  priority?: PriorityPool;
   runner: TurnRunner;
   /** Discards a stopped approval's suspended run. */
   driver: RuntimeDriver;
@@ -47,6 +49,10 @@ export class InterruptService {
    * for before the turn is read, so it is waited for, not read for first.
    */
   async stop(ownerId: string, threadId: string): Promise<{ turn: Turn | null; queuePaused?: true }> {
+    // On the priority connections, every statement of it (ADR-059): a Stop must answer while a
+    // crowd of sends holds the main pool.
+    const { priority } = this.deps;
+    if (priority) return await priority.run((db) => this.on(db).stop(ownerId, threadId));
     const watch = new SettleWatch(this.deps.signals, threadId);
     try {
       const { paused, active, interruptSent } = await this.deps.db.transaction(async (tx) => {
@@ -77,6 +83,11 @@ export class InterruptService {
     } finally {
       watch.close();
     }
+  }
+
+  /** This service with every statement on `db` (and no priority pool of its own). */
+  private on(db: Database): InterruptService {
+    return new InterruptService({ ...this.deps, db, priority: undefined });
   }
 
   /**
@@ -115,11 +126,21 @@ export class InterruptService {
       const active = known ?? (await findActiveTurn(this.deps.db, threadId));
       if (!active) return null;
       if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active, watch));
+      const settledHere = this.deps.runner.settled(active.id);
       if (!options.interruptSent && this.deps.runner.abort(active.id)) {
         reached.stopped = true;
-        // It runs here: its end is known without a round trip through the signal channel (bounded:
-        // a turn settling while the database is away waits for it; the wait below then answers).
-        await withinMs(this.deps.runner.finished(active.id) ?? Promise.resolve(), this.timeoutMs());
+        // It runs here: its settle's row is the answer, with no round trip through the signal
+        // channel and no read (bounded: a turn settling while the database is away waits for it;
+        // the wait below then answers). Not the run's end: that also waits for its last
+        // checkpoint write, on the main pool (ADR-059).
+        let ended: TurnRow | undefined;
+        await withinMs(
+          (settledHere ?? Promise.resolve(undefined)).then((row) => {
+            ended = row;
+          }),
+          this.timeoutMs(),
+        );
+        if (ended && !inStatusGroup('leased', ended.status)) return toTurn(ended);
         return toTurn(await this.waitUntilSettled(active, watch));
       }
       if (!options.interruptSent)
