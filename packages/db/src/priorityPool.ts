@@ -17,8 +17,9 @@ export const PRIORITY_CONNECTIONS = 3;
  * statement timeouts, the same back-off, and the same hang watch, so an outage or a hang fails them
  * as fast as everything else. Kept open (no lifetime): reopened only after they were cut.
  *
- * Fewer works than connections run here at once; past that, work goes to the main pool, so a crowd
- * of readers is never held to these few connections while the main pool sits idle.
+ * At most `size` works run here at once (a work: one step that needs the database, its caller
+ * takes it for no longer); past that, work goes to the main pool, so a crowd of readers is never
+ * held to these few connections, nor a Stop queued behind them.
  */
 export class PriorityPool {
   private running = 0;

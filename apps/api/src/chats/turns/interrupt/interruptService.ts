@@ -49,33 +49,35 @@ export class InterruptService {
    * for before the turn is read, so it is waited for, not read for first.
    */
   async stop(ownerId: string, threadId: string): Promise<{ turn: Turn | null; queuePaused?: true }> {
-    // On the priority connections, every statement of it (ADR-059): a Stop must answer while a
-    // crowd of sends holds the main pool.
-    const { priority } = this.deps;
-    if (priority) return await priority.run((db) => this.on(db).stop(ownerId, threadId));
     const watch = new SettleWatch(this.deps.signals, threadId);
     try {
-      const { paused, active, interruptSent } = await this.deps.db.transaction(async (tx) => {
-        // One round trip: statements on one connection run in order, so the reads see the queue
-        // and the active turn once the lock is held. Another person's thread fails the first;
-        // what the others read of it is dropped.
-        const [thread, waiting, active] = await Promise.all([
-          requireOwnedThread(tx, threadId, ownerId, { lock: true }),
-          listWaitingTurns(tx, threadId),
-          findActiveTurn(tx, threadId),
-        ]);
-        const paused = await pauseIfItemsWait(tx, thread, waiting);
-        // A reply another instance runs hears its interrupt when this commits (a turn is running
-        // here or not: the lock is held, so it does not move meanwhile).
-        const interruptSent =
-          active !== undefined && active.status !== 'awaiting_approval' && !this.deps.runner.holds(active.id);
-        const signals: Signal[] = [
-          ...(paused ? [{ kind: 'queue.changed' as const, threadId }] : []),
-          ...(active && interruptSent ? [{ kind: 'interrupt' as const, threadId, turnId: active.id }] : []),
-        ];
-        if (signals.length > 0) await this.deps.signals.publishWith(tx, ...signals);
-        return { paused, active, interruptSent };
-      });
+      // On the priority connections (ADR-059): a Stop must answer while a crowd of sends holds the
+      // main pool's connections in their transactions.
+      const { paused, active, interruptSent } = await this.onPriority((db) =>
+        db.transaction(async (tx) => {
+          // One round trip: statements on one connection run in order, so the reads see the queue
+          // and the active turn once the lock is held. Another person's thread fails the first;
+          // what the others read of it is dropped.
+          const [thread, waiting, active] = await Promise.all([
+            requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+            listWaitingTurns(tx, threadId),
+            findActiveTurn(tx, threadId),
+          ]);
+          const paused = await pauseIfItemsWait(tx, thread, waiting);
+          // A reply another instance runs hears its interrupt when this commits (a turn is running
+          // here or not: the lock is held, so it does not move meanwhile).
+          const interruptSent =
+            active !== undefined &&
+            active.status !== 'awaiting_approval' &&
+            !this.deps.runner.holds(active.id);
+          const signals: Signal[] = [
+            ...(paused ? [{ kind: 'queue.changed' as const, threadId }] : []),
+            ...(active && interruptSent ? [{ kind: 'interrupt' as const, threadId, turnId: active.id }] : []),
+          ];
+          if (signals.length > 0) await this.deps.signals.publishWith(tx, ...signals);
+          return { paused, active, interruptSent };
+        }),
+      );
       const turn = active
         ? await this.interruptOwned(threadId, { known: active, watch, interruptSent })
         : null;
@@ -85,9 +87,13 @@ export class InterruptService {
     }
   }
 
-  /** This service with every statement on `db` (and no priority pool of its own). */
-  private on(db: Database): InterruptService {
-    return new InterruptService({ ...this.deps, db, priority: undefined });
+  /**
+   * `work` on the priority connections (the main pool without them). Taken for each step that
+   * needs the database, not for the whole Stop: waiting for the settle holds no connection.
+   */
+  private async onPriority<T>(work: (db: Database) => Promise<T>): Promise<T> {
+    const { priority } = this.deps;
+    return priority ? await priority.run(work) : await work(this.deps.db);
   }
 
   /**
@@ -272,7 +278,7 @@ export class InterruptService {
     for (;;) {
       // A settle heard from here on wakes the wait below at once (the read may predate it).
       watch.reset();
-      const current = await findTurn(this.deps.db, turn.threadId, turn.id);
+      const current = await this.onPriority((db) => findTurn(db, turn.threadId, turn.id));
       if (!current) throw notFound('turn');
       // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
       if (current.status === 'awaiting_approval') {
