@@ -4,6 +4,7 @@ import { createDatabase, createHangWatch, createSql, type Database, type Sql } f
 import { startEmbeddedPostgres } from './embedded';
 import type { HangWatch } from './hangWatch';
 import { runMigrations } from './migrate';
+import { PRIORITY_CONNECTIONS, PriorityPool } from './priorityPool';
 
 export interface DatabaseHandle {
   /** Connection URL (also given to Mastra's store). */
@@ -14,6 +15,8 @@ export interface DatabaseHandle {
   embedded: boolean;
   /** The client-side deadline `sql` keeps; another pool serving requests makes its connections through it too. */
   watch: HangWatch;
+  /** A few connections of their own, open already, for a Stop, a read and a stopped reply's settle (ADR-059). */
+  priority: PriorityPool;
   close(): Promise<void>;
 }
 
@@ -28,6 +31,8 @@ export interface ConnectOptions {
   onLog?: (message: string) => void;
   /** Told when the database hung and the connections waiting on it were cut. */
   onHang?: (dropped: number) => void;
+  /** How many connections the priority pool keeps (`PRIORITY_CONNECTIONS` when absent; 0: none). */
+  priorityConnections?: number;
 }
 
 const EMBEDDED_DATABASE = 'chat';
@@ -49,14 +54,19 @@ export async function connect(options: ConnectOptions): Promise<DatabaseHandle> 
   await runMigrations(url);
   const watch = createHangWatch(url, options.onHang);
   const sql = createSql(url, { watch });
+  const db = createDatabase(sql);
+  const priority = new PriorityPool(url, db, options.priorityConnections ?? PRIORITY_CONNECTIONS, watch);
+  await priority.open();
   return {
     url,
     sql,
-    db: createDatabase(sql),
+    db,
     embedded: !options.databaseUrl,
     watch,
+    priority,
     close: async () => {
       await watch.close();
+      await priority.close();
       await sql.end({ timeout: 5 });
       await stopServer();
     },

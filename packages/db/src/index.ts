@@ -4,6 +4,7 @@ export * from './embedded';
 export * from './hangWatch';
 export * from './migrate';
 export * from './preparedQuery';
+export * from './priorityPool';
 export type {
   AttachmentRow,
   BranchRow,
