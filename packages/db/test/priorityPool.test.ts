@@ -1,32 +1,23 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDatabase, createSql, type Database } from '../src/client';
 import { PriorityPool } from '../src/priorityPool';
-import { createTestDatabase, startTestServer, type TestDatabase } from '../src/testing';
+import { useFileDatabase } from './support/fileDatabase';
 
 /**
  * ADR-059: the priority pool's connections are open before the first request, and a crowd of work
  * on it is not held to them: past its size, work runs on the main pool.
  */
-let server: { adminUrl: string; stop(): Promise<void> };
-let database: TestDatabase;
-beforeAll(async () => {
-  server = await startTestServer();
-  database = await createTestDatabase(server.adminUrl);
-});
-afterAll(async () => {
-  await database?.drop();
-  await server?.stop();
-});
+const database = useFileDatabase();
 
 const backendOf = async (db: Database) =>
   ((await db.execute(sql`select pg_backend_pid() as pid`)) as unknown as Array<{ pid: number }>)[0]?.pid;
 
 describe('the priority pool', () => {
   it('opens its connections at once, runs work on them, and past its size on the main pool', async () => {
-    const mainSql = createSql(database.url, { max: 2 });
+    const mainSql = createSql(database.current().url, { max: 2 });
     const main = createDatabase(mainSql);
-    const pool = new PriorityPool(database.url, main, 2);
+    const pool = new PriorityPool(database.current().url, main, 2);
     try {
       const count = async () =>
         Number(
@@ -75,9 +66,9 @@ describe('the priority pool', () => {
   });
 
   it('with size 0 has no connections of its own', async () => {
-    const mainSql = createSql(database.url, { max: 1 });
+    const mainSql = createSql(database.current().url, { max: 1 });
     const main = createDatabase(mainSql);
-    const pool = new PriorityPool(database.url, main, 0);
+    const pool = new PriorityPool(database.current().url, main, 0);
     try {
       await pool.open();
       expect(await pool.run(async (db) => db)).toBe(main);

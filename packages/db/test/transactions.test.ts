@@ -1,7 +1,7 @@
 import net from 'node:net';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, startTestServer, type TestDatabase } from '../src/testing';
+import { describe, expect, it } from 'vitest';
+import { useFileDatabase } from './support/fileDatabase';
 
 /**
  * The PostgreSQL client pipelines queries onto busy connections when the pool has none free. A
@@ -10,22 +10,13 @@ import { createTestDatabase, startTestServer, type TestDatabase } from '../src/t
  * UNSAFE_TRANSACTION (a send under load answered `500`). Patched (patches/, ADR-033); a small
  * pipeline reaches that boundary at once.
  */
-let server: { adminUrl: string; stop(): Promise<void> };
-let database: TestDatabase;
-beforeAll(async () => {
-  server = await startTestServer();
-  database = await createTestDatabase(server.adminUrl);
-});
-afterAll(async () => {
-  await database?.drop();
-  await server?.stop();
-});
+const database = useFileDatabase();
 
 /** A pool of `max` connections, each taking at most two queries at a time. */
 function pool(max: number) {
   // `max_pipeline` is an option of the client that its types leave out.
   const options = { max, max_pipeline: 2, onnotice: () => {} };
-  return postgres(database.url, options);
+  return postgres(database.current().url, options);
 }
 
 const appName = (sql: postgres.Sql) =>
@@ -86,7 +77,7 @@ describe("a transaction's round trips", () => {
   it('sends its first statements with its BEGIN, not after its answer (ADR-057)', async () => {
     // Every write the client makes to its one connection, counted on the socket.
     let writes = 0;
-    const url = new URL(database.url);
+    const url = new URL(database.current().url);
     // `socket` is an option of the client that its types leave out.
     const options = {
       max: 1,
@@ -103,7 +94,7 @@ describe("a transaction's round trips", () => {
         return socket;
       },
     };
-    const sql = postgres(database.url, options);
+    const sql = postgres(database.current().url, options);
     try {
       await sql`select 1`.execute();
       // The first round prepares the statements on the connection (their descriptions are asked for).
