@@ -20,7 +20,7 @@ import {
   modelSourcesOf,
   openaiApiKey,
 } from './modelList';
-import { STREAM_WORD_SLACK_MS } from './startSlots';
+import { BURST_LOOP_DELAY_MS } from './startSlots';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -203,11 +203,11 @@ const configSchema = z.object({
   /**
    * How far behind (ms) this process's event loop may be before a send is answered `503
    * overloaded` at once, every start slot free or not (platform/loopDelay.ts); `0` turns it off.
-   * The second, lower bound holds while other sends are starting or waiting (a burst): it is how
-   * late the replies already streaming may be made by taking on more (`STREAM_WORD_SLACK_MS`).
+   * The second, lower bound holds while other sends are starting or waiting (a burst): about how
+   * late the replies already streaming may be made by taking on more (`BURST_LOOP_DELAY_MS`).
    */
   SEND_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(300),
-  SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(STREAM_WORD_SLACK_MS),
+  SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(BURST_LOOP_DELAY_MS),
   /**
    * Database connections this process keeps open of their own for a Stop, a thread read and the
    * settle of a reply a Stop ended, beside the main pool's 10, so they never wait behind a crowd
