@@ -107,7 +107,6 @@ export async function createRuntime(
     onLog: embeddedPostgresLog(logger),
     onHang: (dropped) =>
       logger.warn({ dropped }, 'database did not answer: its waiting connections were cut'),
-    priorityConnections: config.DATABASE_PRIORITY_CONNECTIONS,
   });
   const { db } = database;
   const storage = postgresAttachmentStorage(db);
@@ -212,7 +211,6 @@ export async function createRuntime(
   });
   const runner = new TurnRunner({
     db,
-    priority: database.priority,
     transcript,
     windows,
     driver,
@@ -240,7 +238,6 @@ export async function createRuntime(
   const holds = (turnId: string) => runner.holds(turnId);
   const interrupts = new InterruptService({
     db,
-    priority: database.priority,
     transcript,
     signals,
     logger,
@@ -285,7 +282,6 @@ export async function createRuntime(
   const approvals = new ApprovalService({ db, signals, runner, logger });
   const threads = new ThreadService({
     db,
-    priority: database.priority,
     tools: chatAgent.tools,
     transcript,
     signals,

@@ -29,8 +29,6 @@ export async function superviseApiProcesses(config: Config, logger: Logger): Pro
     dataDir: config.DATA_DIR,
     embeddedPort: config.EMBEDDED_PG_PORT,
     onLog: embeddedPostgresLog(logger),
-    // It serves no request.
-    priorityConnections: 0,
   });
   // The schema is up to date now; the children open their own connections.
   await database.sql.end({ timeout: 5 });

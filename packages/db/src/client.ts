@@ -62,18 +62,10 @@ export function createHangWatch(url: string, onHang?: (dropped: number) => void)
   });
 }
 
-/**
- * `watch`: the client-side deadline its connections keep (every pool that serves requests has one).
- * `keepOpen`: its connections are never ended for their age (postgres.js ends one after 30 to 60
- * minutes by default, and the next statement opens it again).
- */
-export function createSql(
-  url: string,
-  options: { max?: number; watch?: HangWatch; keepOpen?: boolean } = {},
-): Sql {
+/** `watch`: the client-side deadline its connections keep (every pool that serves requests has one). */
+export function createSql(url: string, options: { max?: number; watch?: HangWatch } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
-    ...(options.keepOpen ? { max_lifetime: null } : {}),
     ...(options.watch ? { socket: options.watch.socket } : {}),
     connect_timeout: DATABASE_TIMEOUTS.connectMs / 1000,
     // In seconds; `retries` counts failed attempts in a row from 0: 50 ms, doubling, at most reconnectMaxMs.

@@ -4,7 +4,6 @@ import { createDatabase, createHangWatch, createSql, type Database, type Sql } f
 import { startEmbeddedPostgres } from './embedded';
 import type { HangWatch } from './hangWatch';
 import { runMigrations } from './migrate';
-import { PRIORITY_CONNECTIONS, PriorityPool } from './priorityPool';
 
 export interface DatabaseHandle {
   /** Connection URL (also given to Mastra's store). */
@@ -15,8 +14,6 @@ export interface DatabaseHandle {
   embedded: boolean;
   /** The client-side deadline `sql` keeps; another pool serving requests makes its connections through it too. */
   watch: HangWatch;
-  /** A few connections of their own, open already, for a Stop, a read and a stopped reply's settle (ADR-059). */
-  priority: PriorityPool;
   close(): Promise<void>;
 }
 
@@ -31,8 +28,6 @@ export interface ConnectOptions {
   onLog?: (message: string) => void;
   /** Told when the database hung and the connections waiting on it were cut. */
   onHang?: (dropped: number) => void;
-  /** How many connections the priority pool keeps (`PRIORITY_CONNECTIONS` when absent; 0: none). */
-  priorityConnections?: number;
 }
 
 const EMBEDDED_DATABASE = 'chat';
@@ -54,19 +49,14 @@ export async function connect(options: ConnectOptions): Promise<DatabaseHandle> 
   await runMigrations(url);
   const watch = createHangWatch(url, options.onHang);
   const sql = createSql(url, { watch });
-  const db = createDatabase(sql);
-  const priority = new PriorityPool(url, db, options.priorityConnections ?? PRIORITY_CONNECTIONS, watch);
-  await priority.open();
   return {
     url,
     sql,
-    db,
+    db: createDatabase(sql),
     embedded: !options.databaseUrl,
     watch,
-    priority,
     close: async () => {
       await watch.close();
-      await priority.close();
       await sql.end({ timeout: 5 });
       await stopServer();
     },

@@ -4,7 +4,6 @@ export * from './embedded';
 export * from './hangWatch';
 export * from './migrate';
 export * from './preparedQuery';
-export * from './priorityPool';
 export type {
   AttachmentRow,
   BranchRow,

@@ -15,7 +15,7 @@ import {
   type UpdateThreadBody,
   type WorkspaceList,
 } from '@chat/contracts';
-import type { Database, PriorityPool, ThreadRow } from '@chat/db';
+import type { Database, ThreadRow } from '@chat/db';
 import { agentTools } from '../agent/agentTools';
 import type { ModelRegistry } from '../agent/models';
 import type { ToolCatalog } from '../agent/toolCatalog';
@@ -58,8 +58,6 @@ const SNAPSHOT = { isolationLevel: 'repeatable read', accessMode: 'read only' } 
 
 export interface ThreadServiceDeps {
   db: Database;
-  /** Where a thread's detail is read (ADR-059); the main pool when absent. */
-  priority?: PriorityPool;
   /** The tools the chat has, with each one's default mode (T1). */
   tools: ToolCatalog;
   transcript: TranscriptStore;
@@ -215,14 +213,7 @@ export class ThreadService {
    * still holds their rows as cached (ADR-051, detail/shownTranscript.ts).
    */
   async detail(ownerId: string, threadId: string): Promise<ThreadDetail> {
-    // On the priority connections, with the measure and the repair beside it (ADR-059): a person
-    // opening a chat should not wait behind a crowd of sends holding the main pool.
-    const { priority } = this.deps;
-    if (priority) return await priority.run((db) => this.detailOn(db, ownerId, threadId));
-    return await this.detailOn(this.deps.db, ownerId, threadId);
-  }
-
-  private async detailOn(db: Database, ownerId: string, threadId: string): Promise<ThreadDetail> {
+    const { db } = this.deps;
     let repair: Promise<void> = Promise.resolve();
     const read = await db.transaction(async (tx) => {
       const thread = await requireOwnedThread(tx, threadId, ownerId);

@@ -8,7 +8,6 @@ import {
   toolModes,
   toolName,
 } from '@chat/contracts';
-import { PRIORITY_CONNECTIONS } from '@chat/db';
 import { z } from 'zod';
 import { CHAT_RUNTIMES, DEFAULT_CHAT_RUNTIME } from './chatRuntimes';
 import { mcpServerList, parseJsonSetting } from './mcpServerList';
@@ -208,12 +207,6 @@ const configSchema = z.object({
    */
   SEND_LOOP_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(300),
   SEND_LOOP_DELAY_BESIDE_SENDS_MS: z.coerce.number().int().min(0).max(60_000).default(BURST_LOOP_DELAY_MS),
-  /**
-   * Database connections this process keeps open of their own for a Stop, a thread read and the
-   * settle of a reply a Stop ended, beside the main pool's 10, so they never wait behind a crowd
-   * of sends (ADR-059, `@chat/db` PriorityPool); `0`: none, everything on the main pool.
-   */
-  DATABASE_PRIORITY_CONNECTIONS: z.coerce.number().int().min(0).max(20).default(PRIORITY_CONNECTIONS),
   /**
    * How much memory (MB, by estimate) this process may keep of converted transcripts for thread
    * detail (ADR-051, chats/detail/transcriptCache.ts); `0` turns the cache off.

@@ -1,5 +1,5 @@
 import { inStatusGroup, refusalMessages, type StopAndSendLeftWaiting, type Turn } from '@chat/contracts';
-import type { Database, PriorityPool, TurnRow } from '@chat/db';
+import type { TurnRow } from '@chat/db';
 import { isDatabaseUnavailable } from '../../../platform/databaseErrors';
 import { ApiError, notEligible, notFound, threadBusy } from '../../../platform/errors';
 import type { Signal } from '../../../platform/notifications';
@@ -19,8 +19,6 @@ import type { TurnStream } from '../stream/turnStream';
 import { SettleWatch } from './settleWatch';
 
 export interface InterruptDeps extends RecoveryDeps {
-  /** Where a person's Stop runs (ADR-059); the main pool when absent. */
-  priority?: PriorityPool;
   runner: TurnRunner;
   /** Discards a stopped approval's suspended run. */
   driver: RuntimeDriver;
@@ -51,33 +49,27 @@ export class InterruptService {
   async stop(ownerId: string, threadId: string): Promise<{ turn: Turn | null; queuePaused?: true }> {
     const watch = new SettleWatch(this.deps.signals, threadId);
     try {
-      // On the priority connections (ADR-059): a Stop must answer while a crowd of sends holds the
-      // main pool's connections in their transactions.
-      const { paused, active, interruptSent } = await this.onPriority((db) =>
-        db.transaction(async (tx) => {
-          // One round trip: statements on one connection run in order, so the reads see the queue
-          // and the active turn once the lock is held. Another person's thread fails the first;
-          // what the others read of it is dropped.
-          const [thread, waiting, active] = await Promise.all([
-            requireOwnedThread(tx, threadId, ownerId, { lock: true }),
-            listWaitingTurns(tx, threadId),
-            findActiveTurn(tx, threadId),
-          ]);
-          const paused = await pauseIfItemsWait(tx, thread, waiting);
-          // A reply another instance runs hears its interrupt when this commits (a turn is running
-          // here or not: the lock is held, so it does not move meanwhile).
-          const interruptSent =
-            active !== undefined &&
-            active.status !== 'awaiting_approval' &&
-            !this.deps.runner.holds(active.id);
-          const signals: Signal[] = [
-            ...(paused ? [{ kind: 'queue.changed' as const, threadId }] : []),
-            ...(active && interruptSent ? [{ kind: 'interrupt' as const, threadId, turnId: active.id }] : []),
-          ];
-          if (signals.length > 0) await this.deps.signals.publishWith(tx, ...signals);
-          return { paused, active, interruptSent };
-        }),
-      );
+      const { paused, active, interruptSent } = await this.deps.db.transaction(async (tx) => {
+        // One round trip: statements on one connection run in order, so the reads see the queue
+        // and the active turn once the lock is held. Another person's thread fails the first;
+        // what the others read of it is dropped.
+        const [thread, waiting, active] = await Promise.all([
+          requireOwnedThread(tx, threadId, ownerId, { lock: true }),
+          listWaitingTurns(tx, threadId),
+          findActiveTurn(tx, threadId),
+        ]);
+        const paused = await pauseIfItemsWait(tx, thread, waiting);
+        // A reply another instance runs hears its interrupt when this commits (a turn is running
+        // here or not: the lock is held, so it does not move meanwhile).
+        const interruptSent =
+          active !== undefined && active.status !== 'awaiting_approval' && !this.deps.runner.holds(active.id);
+        const signals: Signal[] = [
+          ...(paused ? [{ kind: 'queue.changed' as const, threadId }] : []),
+          ...(active && interruptSent ? [{ kind: 'interrupt' as const, threadId, turnId: active.id }] : []),
+        ];
+        if (signals.length > 0) await this.deps.signals.publishWith(tx, ...signals);
+        return { paused, active, interruptSent };
+      });
       const turn = active
         ? await this.interruptOwned(threadId, { known: active, watch, interruptSent })
         : null;
@@ -85,15 +77,6 @@ export class InterruptService {
     } finally {
       watch.close();
     }
-  }
-
-  /**
-   * `work` on the priority connections (the main pool without them). Taken for each step that
-   * needs the database, not for the whole Stop: waiting for the settle holds no connection.
-   */
-  private async onPriority<T>(work: (db: Database) => Promise<T>): Promise<T> {
-    const { priority } = this.deps;
-    return priority ? await priority.run(work) : await work(this.deps.db);
   }
 
   /**
@@ -132,21 +115,11 @@ export class InterruptService {
       const active = known ?? (await findActiveTurn(this.deps.db, threadId));
       if (!active) return null;
       if (active.status === 'awaiting_approval') return toTurn(await this.waitUntilSettled(active, watch));
-      const settledHere = this.deps.runner.settled(active.id);
       if (!options.interruptSent && this.deps.runner.abort(active.id)) {
         reached.stopped = true;
-        // It runs here: its settle's row is the answer, with no round trip through the signal
-        // channel and no read (bounded: a turn settling while the database is away waits for it;
-        // the wait below then answers). Not the run's end: that also waits for its last
-        // checkpoint write, on the main pool (ADR-059).
-        let ended: TurnRow | undefined;
-        await withinMs(
-          (settledHere ?? Promise.resolve(undefined)).then((row) => {
-            ended = row;
-          }),
-          this.timeoutMs(),
-        );
-        if (ended && !inStatusGroup('leased', ended.status)) return toTurn(ended);
+        // It runs here: its end is known without a round trip through the signal channel (bounded:
+        // a turn settling while the database is away waits for it; the wait below then answers).
+        await withinMs(this.deps.runner.finished(active.id) ?? Promise.resolve(), this.timeoutMs());
         return toTurn(await this.waitUntilSettled(active, watch));
       }
       if (!options.interruptSent)
@@ -278,7 +251,7 @@ export class InterruptService {
     for (;;) {
       // A settle heard from here on wakes the wait below at once (the read may predate it).
       watch.reset();
-      const current = await this.onPriority((db) => findTurn(db, turn.threadId, turn.id));
+      const current = await findTurn(this.deps.db, turn.threadId, turn.id);
       if (!current) throw notFound('turn');
       // It suspended for an approval as the interrupt arrived (or was waiting): cancel that.
       if (current.status === 'awaiting_approval') {

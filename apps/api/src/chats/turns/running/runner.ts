@@ -4,7 +4,6 @@ import type {
   ContextMarkerRow,
   Database,
   HitlRequestRow,
-  PriorityPool,
   Queryable,
   ThreadRow,
   TurnRow,
@@ -70,8 +69,6 @@ export type SuspendRun = (
 
 export interface TurnRunnerDeps {
   db: Database;
-  /** Where the settle of a reply a Stop ended runs (ADR-059); the main pool when absent. */
-  priority?: PriorityPool;
   /** The transcript store: a run's messages are made sure of there before its turn is done. */
   transcript: TranscriptStore;
   /** The runtime driver every model call goes through (the Mastra agent; see driver/types.ts). */
@@ -124,10 +121,6 @@ interface RunningTurn {
   controller: AbortController;
   stream: TurnStream;
   done: Promise<void>;
-  /** The turn's row as its settle here ended it; undefined once the run ended any other way. */
-  settled: Promise<TurnRow | undefined>;
-  /** Resolves `settled` (the first call counts). */
-  onSettled: (row: TurnRow | undefined) => void;
 }
 
 /**
@@ -301,19 +294,14 @@ export class TurnRunner {
     if (!branch) throw new InvariantError(`turn ${turn.id} has no branch`);
     const controller = new AbortController();
     const stream = new TurnStream();
-    let onSettled: (row: TurnRow | undefined) => void = () => {};
-    const settled = new Promise<TurnRow | undefined>((resolve) => {
-      onSettled = resolve;
-    });
     const done = this.run(turn, { branch, ownerId, ...(reads ? { reads } : {}) }, segment, controller, stream)
       .catch((error: unknown) => this.deps.logger.error({ err: error, turnId: turn.id }, 'turn run crashed'))
       .finally(() => {
         this.running.delete(turn.id);
-        onSettled(undefined);
         // Whatever happened, subscribers are never left waiting on a stream nobody writes.
         stream.close();
       });
-    this.running.set(turn.id, { threadId: turn.threadId, controller, stream, done, settled, onSettled });
+    this.running.set(turn.id, { threadId: turn.threadId, controller, stream, done });
     // Announced with its claim's commit already.
     if (reads) return stream;
     // The run has started whatever happens to the announcement: other tabs also find it by reading.
@@ -337,15 +325,6 @@ export class TurnRunner {
    */
   finished(turnId: string): Promise<void> | undefined {
     return this.running.get(turnId)?.done;
-  }
-
-  /**
-   * Resolves once a turn running on this instance is settled here, with its row as the settle
-   * ended it (committed), before the run's last checkpoint writes are waited for; undefined when
-   * the run ended any other way (left to recovery, failed unsettled). A Stop answers with it.
-   */
-  settled(turnId: string): Promise<TurnRow | undefined> | undefined {
-    return this.running.get(turnId)?.settled;
   }
 
   abort(turnId: string): boolean {
@@ -741,22 +720,19 @@ export class TurnRunner {
           reply.appendSteers(steers);
           return turnMessagesOf(turn, place, reply);
         };
-        const settlement = {
-          status,
-          error,
-          resumeToken: record.resumeToken,
-          ...(record.usage ? { usage: record.usage } : {}),
-          messages,
-          ...this.tokenCountsOf(turn, messages),
-        };
-        const where = { memoryThreadId: run.branch.memoryThreadId, userMessageId: run.userMessageId };
-        const settle = (db: Database) => settleRun({ ...this.deps, db }, turn, settlement, where);
-        // A stopped reply's settle is what its Stop waits for: on the priority connections, not
-        // behind a crowd of sends on the main pool (ADR-059).
-        const { priority } = this.deps;
-        const settled = await (controller.signal.aborted && priority
-          ? priority.run(settle)
-          : settle(this.deps.db));
+        const settled = await settleRun(
+          this.deps,
+          turn,
+          {
+            status,
+            error,
+            resumeToken: record.resumeToken,
+            ...(record.usage ? { usage: record.usage } : {}),
+            messages,
+            ...this.tokenCountsOf(turn, messages),
+          },
+          { memoryThreadId: run.branch.memoryThreadId, userMessageId: run.userMessageId },
+        );
         await discardIfStoppedAsItSuspended(this.deps, outcome, suspended);
         return settled?.turn ?? null;
       },
@@ -768,7 +744,6 @@ export class TurnRunner {
           resumeToken: record.resumeToken,
         }),
     );
-    if (durable.kind === 'done' && durable.value) this.running.get(turn.id)?.onSettled(durable.value);
     if (durable.kind === 'done' && record.compacted) await this.markAgentCompaction(run);
     if (durable.kind === 'failed') await this.endUnsettled(run, durable.turn);
     else await this.endStream(run, durable.kind === 'done' ? durable.value : undefined);
